@@ -1,0 +1,270 @@
+//===- RemoteCAPI.cpp - The C ABI over the engine -------------------------===//
+//
+// Handles, argument checks and failure reporting; everything else is the
+// engine's. Each function is defined once under __catalyst__remote__ and
+// aliased under __catalyst__executor__.
+//
+//===----------------------------------------------------------------------===//
+
+#include "catalyst/remote/RemoteCAPI.h"
+
+#include "catalyst/remote/Session.h"
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+using namespace catalyst::remote;
+using llvm::Error;
+
+namespace {
+
+thread_local std::string LastError;
+
+void defaultFailureHandler(const char *Message) {
+  std::fprintf(stderr, "catalyst-remote: %s\n", Message);
+  std::abort();
+}
+
+std::atomic<void (*)(const char *)> FailureHandler{&defaultFailureHandler};
+
+void fail(std::string Message) {
+  LastError = std::move(Message);
+  FailureHandler.load()(LastError.c_str());
+}
+
+bool failed(Error Err, const char *Call) {
+  if (!Err)
+    return false;
+  fail(std::string(Call) + ": " + llvm::toString(std::move(Err)));
+  return true;
+}
+
+// Live sessions by handle and by address, and async launches by token.
+class Registry {
+public:
+  static Registry &get() {
+    static Registry R;
+    return R;
+  }
+
+  std::mutex M;
+  std::map<int64_t, std::shared_ptr<Session>> Sessions;
+  std::map<std::string, int64_t> ByAddress;
+  std::map<int64_t, std::pair<std::shared_ptr<Session>, uint64_t>> Tokens;
+  int64_t NextHandle = 1;
+  int64_t NextToken = 1;
+  OutputAllocator Outputs;
+
+  std::shared_ptr<Session> find(int64_t Handle) {
+    std::lock_guard<std::mutex> Lock(M);
+    auto It = Sessions.find(Handle);
+    return It == Sessions.end() ? nullptr : It->second;
+  }
+
+  // A live session for Address, or its stale handle (to be replaced).
+  int64_t liveHandle(const std::string &Address) {
+    auto It = ByAddress.find(Address);
+    if (It != ByAddress.end() && Sessions.at(It->second)->connected())
+      return It->second;
+    return 0;
+  }
+};
+
+std::shared_ptr<Session> sessionFor(int64_t Handle, const char *Call) {
+  auto S = Registry::get().find(Handle);
+  if (!S)
+    fail(std::string(Call) + ": unknown session handle " + std::to_string(Handle));
+  return S;
+}
+
+void zeroOutputs(size_t N, void *const *Descs, const size_t *Ranks) {
+  for (size_t I = 0; Descs && Ranks && I < N; ++I)
+    if (Descs[I])
+      std::memset(Descs[I], 0, (3 + 2 * Ranks[I]) * sizeof(int64_t));
+}
+
+std::vector<MemrefArg> memrefArgs(size_t N, void *const *Descs, const size_t *Ranks,
+                                  const size_t *ElemSizes) {
+  std::vector<MemrefArg> Args(N);
+  for (size_t I = 0; I < N; ++I)
+    Args[I] = {Descs[I], Ranks[I], ElemSizes[I]};
+  return Args;
+}
+
+} // namespace
+
+#define CATALYST_REMOTE_API extern "C" __attribute__((visibility("default")))
+#define CATALYST_EXECUTOR_ALIAS(Name)                                                              \
+  extern "C" __attribute__((visibility("default"), alias("__catalyst__remote__" #Name)))
+
+CATALYST_REMOTE_API int64_t __catalyst__remote__open(const char *addr) {
+  if (!addr || !*addr) {
+    fail("open: empty executor address");
+    return 0;
+  }
+  auto &R = Registry::get();
+  std::lock_guard<std::mutex> Lock(R.M);
+  if (int64_t Live = R.liveHandle(addr))
+    return Live;
+  SessionOptions Opts;
+  Opts.Outputs = R.Outputs;
+  auto S = Session::open(addr, Opts);
+  if (!S) {
+    failed(S.takeError(), "open");
+    return 0;
+  }
+  int64_t Handle = R.NextHandle++;
+  R.Sessions[Handle] = std::move(*S);
+  R.ByAddress[addr] = Handle;
+  return Handle;
+}
+
+CATALYST_REMOTE_API int64_t __catalyst__remote__send_binary(int64_t session, const char *path,
+                                                            uint32_t format) {
+  auto S = sessionFor(session, "send_binary");
+  if (!S)
+    return -1;
+  if (!path || !*path) {
+    fail("send_binary: empty path");
+    return -1;
+  }
+  return failed(S->sendBinary(path, static_cast<BinaryFormat>(format)), "send_binary") ? -1 : 0;
+}
+
+CATALYST_REMOTE_API void
+__catalyst__remote__launch(int64_t session, const char *entry_symbol, const char *object,
+                           size_t num_inputs, void *const *input_descs, const size_t *input_ranks,
+                           const size_t *input_elem_sizes, size_t num_outputs,
+                           void *const *output_descs, const size_t *output_ranks,
+                           const size_t *output_elem_sizes) {
+  zeroOutputs(num_outputs, output_descs, output_ranks);
+  auto S = sessionFor(session, "launch");
+  if (!S)
+    return;
+  if (!entry_symbol || !*entry_symbol)
+    return fail("launch: empty entry symbol");
+  if (num_inputs && (!input_descs || !input_ranks || !input_elem_sizes))
+    return fail("launch: " + std::to_string(num_inputs) + " inputs but a null input array");
+  if (num_outputs && (!output_descs || !output_ranks || !output_elem_sizes))
+    return fail("launch: " + std::to_string(num_outputs) + " outputs but a null output array");
+  auto Inputs = memrefArgs(num_inputs, input_descs, input_ranks, input_elem_sizes);
+  auto Outputs = memrefArgs(num_outputs, output_descs, output_ranks, output_elem_sizes);
+  failed(S->launch({entry_symbol, object ? object : "", Inputs, Outputs}), "launch");
+}
+
+CATALYST_REMOTE_API int64_t __catalyst__remote__launch_async(int64_t session,
+                                                             const char *entry_symbol,
+                                                             const char *object) {
+  auto S = sessionFor(session, "launch_async");
+  if (!S)
+    return 0;
+  if (!entry_symbol || !*entry_symbol) {
+    fail("launch_async: empty entry symbol");
+    return 0;
+  }
+  uint64_t Ticket = S->launchAsync(entry_symbol, object ? object : "");
+  auto &R = Registry::get();
+  std::lock_guard<std::mutex> Lock(R.M);
+  int64_t Token = R.NextToken++;
+  R.Tokens[Token] = {S, Ticket};
+  return Token;
+}
+
+CATALYST_REMOTE_API void __catalyst__remote__await(int64_t token) {
+  auto &R = Registry::get();
+  std::pair<std::shared_ptr<Session>, uint64_t> Pending;
+  {
+    std::lock_guard<std::mutex> Lock(R.M);
+    auto It = R.Tokens.find(token);
+    if (It == R.Tokens.end())
+      return fail("await: unknown launch token " + std::to_string(token));
+    Pending = std::move(It->second);
+    R.Tokens.erase(It);
+  }
+  failed(Pending.first->await(Pending.second), "await");
+}
+
+CATALYST_REMOTE_API int32_t __catalyst__remote__call_wrapper(int64_t session, const char *symbol,
+                                                             const char *args_buf,
+                                                             size_t args_size, void **out_buf,
+                                                             size_t *out_size) {
+  auto S = sessionFor(session, "call_wrapper");
+  if (!S)
+    return 1;
+  if (!symbol || !*symbol || !out_buf || !out_size || (args_size && !args_buf)) {
+    fail("call_wrapper: needs a symbol, out_buf and out_size, and args_buf when args_size > 0");
+    return 1;
+  }
+  auto Result = S->callWrapper(symbol, {args_buf, args_size});
+  if (!Result)
+    return failed(Result.takeError(), "call_wrapper"), 1;
+  void *Buf = std::malloc(Result->empty() ? 1 : Result->size());
+  if (!Buf) {
+    fail("call_wrapper: cannot allocate the result buffer");
+    return 1;
+  }
+  std::memcpy(Buf, Result->data(), Result->size());
+  *out_buf = Buf;
+  *out_size = Result->size();
+  return 0;
+}
+
+CATALYST_REMOTE_API void __catalyst__remote__free_result(void *buf) { std::free(buf); }
+
+CATALYST_REMOTE_API int64_t __catalyst__remote__close(int64_t session) {
+  auto &R = Registry::get();
+  std::shared_ptr<Session> S;
+  {
+    std::lock_guard<std::mutex> Lock(R.M);
+    auto It = R.Sessions.find(session);
+    if (It == R.Sessions.end())
+      return 0;
+    S = std::move(It->second);
+    R.Sessions.erase(It);
+    auto A = R.ByAddress.find(S->address().str());
+    if (A != R.ByAddress.end() && A->second == session)
+      R.ByAddress.erase(A);
+  }
+  return failed(S->close(), "close") ? -1 : 0;
+}
+
+CATALYST_REMOTE_API const char *__catalyst__remote__last_error(void) { return LastError.c_str(); }
+
+CATALYST_REMOTE_API void __catalyst__remote__set_failure_handler(void (*handler)(const char *)) {
+  FailureHandler = handler ? handler : &defaultFailureHandler;
+}
+
+CATALYST_REMOTE_API void __catalyst__remote__set_output_allocator(void *(*alloc)(size_t),
+                                                                  void (*release)(void *)) {
+  auto &R = Registry::get();
+  std::lock_guard<std::mutex> Lock(R.M);
+  R.Outputs = {alloc, alloc ? release : nullptr};
+}
+
+CATALYST_EXECUTOR_ALIAS(open) int64_t __catalyst__executor__open(const char *);
+CATALYST_EXECUTOR_ALIAS(send_binary)
+int64_t __catalyst__executor__send_binary(int64_t, const char *, uint32_t);
+CATALYST_EXECUTOR_ALIAS(launch)
+void __catalyst__executor__launch(int64_t, const char *, const char *, size_t, void *const *,
+                                  const size_t *, const size_t *, size_t, void *const *,
+                                  const size_t *, const size_t *);
+CATALYST_EXECUTOR_ALIAS(launch_async)
+int64_t __catalyst__executor__launch_async(int64_t, const char *, const char *);
+CATALYST_EXECUTOR_ALIAS(await) void __catalyst__executor__await(int64_t);
+CATALYST_EXECUTOR_ALIAS(call_wrapper)
+int32_t __catalyst__executor__call_wrapper(int64_t, const char *, const char *, size_t, void **,
+                                           size_t *);
+CATALYST_EXECUTOR_ALIAS(free_result) void __catalyst__executor__free_result(void *);
+CATALYST_EXECUTOR_ALIAS(close) int64_t __catalyst__executor__close(int64_t);
+CATALYST_EXECUTOR_ALIAS(last_error) const char *__catalyst__executor__last_error(void);
+CATALYST_EXECUTOR_ALIAS(set_failure_handler)
+void __catalyst__executor__set_failure_handler(void (*)(const char *));
+CATALYST_EXECUTOR_ALIAS(set_output_allocator)
+void __catalyst__executor__set_output_allocator(void *(*)(size_t), void (*)(void *));

@@ -1,0 +1,69 @@
+/*===- RemoteCAPI.h - The C ABI Catalyst-compiled programs call -*- C -*-===*\
+ *
+ * Every function exists under two prefixes: __catalyst__remote__ and
+ * __catalyst__executor__ (the names current Catalyst releases emit).
+ *
+ * Failures call the failure handler with a message saying what failed and
+ * why. The default handler prints it to stderr and aborts; when an installed
+ * handler returns, the call returns: open 0, send_binary and close -1,
+ * call_wrapper non-zero, launch with its output descriptors zeroed.
+ *
+\*===----------------------------------------------------------------------===*/
+
+#ifndef CATALYST_REMOTE_REMOTECAPI_H
+#define CATALYST_REMOTE_REMOTECAPI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* "host:port", "[v6addr]:port" or "name:port". Returns a session handle > 0;
+ * the same address twice returns the same live session. */
+int64_t __catalyst__remote__open(const char *addr);
+
+/* format 0: a relocatable object, linked into its own JITDylib;
+ * format 1: an asset, stored byte for byte in the executor's asset directory. */
+int64_t __catalyst__remote__send_binary(int64_t session, const char *path, uint32_t format);
+
+/* Runs `void entry_symbol(void *rv, void *av)` on the executor. Outputs come
+ * back into fresh host buffers, their descriptors rewritten in place. */
+void __catalyst__remote__launch(int64_t session, const char *entry_symbol, const char *object,
+                                size_t num_inputs, void *const *input_descs,
+                                const size_t *input_ranks, const size_t *input_elem_sizes,
+                                size_t num_outputs, void *const *output_descs,
+                                const size_t *output_ranks, const size_t *output_elem_sizes);
+
+/* Starts an entry without memref arguments; await() joins it. */
+int64_t __catalyst__remote__launch_async(int64_t session, const char *entry_symbol,
+                                         const char *object);
+void __catalyst__remote__await(int64_t token);
+
+/* Calls `symbol` in the executor process as an ORC wrapper function. The
+ * result is a malloc'ed buffer released by free_result. */
+int32_t __catalyst__remote__call_wrapper(int64_t session, const char *symbol,
+                                         const char *args_buf, size_t args_size, void **out_buf,
+                                         size_t *out_size);
+void __catalyst__remote__free_result(void *buf);
+
+/* Joins the session's async work and ends it. Closing twice is harmless. */
+int64_t __catalyst__remote__close(int64_t session);
+
+/* This thread's most recent failure message, or "". */
+const char *__catalyst__remote__last_error(void);
+
+/* NULL restores the default handler (print and abort). */
+void __catalyst__remote__set_failure_handler(void (*handler)(const char *message));
+
+/* Where host output buffers come from for sessions opened afterwards.
+ * NULL alloc restores the default: Catalyst's __catalyst__rt__alloc_managed
+ * when the process defines it, else malloc. */
+void __catalyst__remote__set_output_allocator(void *(*alloc)(size_t), void (*release)(void *));
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,71 @@
+//===- Session.h - One host's session with one executor ---------*- C++ -*-===//
+//
+// A session is one TCP connection to a catalyst-remote executor (or to
+// Catalyst's upstream executor) carrying ORC EPC. Through it the host links
+// kernel objects into the executor, stores assets there, calls executor
+// functions, and launches kernels on memref arguments.
+//
+// Methods may be called from several threads at once.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CATALYST_REMOTE_SESSION_H
+#define CATALYST_REMOTE_SESSION_H
+
+#include "catalyst/remote/Launch.h"
+#include "catalyst/remote/SessionOptions.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace catalyst::remote {
+
+enum class BinaryFormat : uint32_t { Object = 0, Asset = 1 };
+
+class Session {
+public:
+  // Connects to "host:port" ("[v6addr]:port" and names work too) and runs
+  // the EPC handshake, which must finish within Options.HandshakeTimeout.
+  static llvm::Expected<std::unique_ptr<Session>> open(llvm::StringRef Address,
+                                                       const SessionOptions &Options = {});
+  ~Session();
+
+  llvm::StringRef address() const;
+
+  // True while the connection is up.
+  bool connected() const;
+
+  // Ships a file: an object is linked into its own JITDylib now, so link
+  // errors surface here; an asset is stored byte for byte in the executor's
+  // asset directory. The same path twice is a no-op.
+  llvm::Error sendBinary(llvm::StringRef Path, BinaryFormat Format);
+
+  // Calls Symbol, found in the executor process, as an ORC wrapper function.
+  llvm::Expected<std::vector<char>> callWrapper(llvm::StringRef Symbol,
+                                                llvm::ArrayRef<char> Args);
+
+  // Runs one launch to completion. On failure the output descriptors are
+  // zeroed and no host buffer is left allocated.
+  llvm::Error launch(const LaunchCall &Call);
+
+  // Starts an entry with no memref arguments and returns a ticket for await.
+  uint64_t launchAsync(llvm::StringRef Entry, llvm::StringRef Object);
+  llvm::Error await(uint64_t Ticket);
+
+  // Joins the session's async work and ends the connection. Idempotent.
+  llvm::Error close();
+
+  class Impl;
+
+private:
+  explicit Session(std::unique_ptr<Impl> I);
+  std::unique_ptr<Impl> I;
+};
+
+} // namespace catalyst::remote
+
+#endif

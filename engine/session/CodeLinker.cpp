@@ -1,0 +1,124 @@
+//===- CodeLinker.cpp - Kernel objects linked into the executor -----------===//
+
+#include "CodeLinker.h"
+
+#include "llvm/ExecutionEngine/Orc/EPCDynamicLibrarySearchGenerator.h"
+#include "llvm/ExecutionEngine/Orc/ObjectFileInterface.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+using namespace llvm;
+using namespace llvm::orc;
+
+namespace catalyst::remote {
+
+Expected<std::unique_ptr<CodeLinker>> CodeLinker::Create(ExecutionSession &ES) {
+  auto &Main = ES.createBareJITDylib("main");
+  auto Process = EPCDynamicLibrarySearchGenerator::GetForTargetProcess(ES);
+  if (!Process)
+    return Process.takeError();
+  Main.addGenerator(std::move(*Process));
+  return std::unique_ptr<CodeLinker>(new CodeLinker(ES, Main));
+}
+
+void CodeLinker::noteReportedError(Error Err) {
+  std::string Text = toString(std::move(Err));
+  std::lock_guard<std::mutex> Lock(M);
+  Reported = std::move(Text);
+}
+
+Error CodeLinker::withReportedCause(Error Err) {
+  std::string Cause;
+  {
+    std::lock_guard<std::mutex> Lock(M);
+    Cause = std::exchange(Reported, std::string());
+  }
+  if (Cause.empty())
+    return Err;
+  return createStringError(inconvertibleErrorCode(), toString(std::move(Err)) + ": " + Cause);
+}
+
+Error CodeLinker::linkAll(JITDylib &JD, SymbolLookupSet Syms) {
+  auto Linked = ES.lookup(makeJITDylibSearchOrder(&JD, JITDylibLookupFlags::MatchAllSymbols),
+                          std::move(Syms), LookupKind::Static, SymbolState::Ready);
+  return Linked ? Error::success() : withReportedCause(Linked.takeError());
+}
+
+Error CodeLinker::addObject(StringRef Path) {
+  {
+    std::lock_guard<std::mutex> Lock(M);
+    if (Objects.count(Path))
+      return Error::success();
+  }
+  auto Buf = MemoryBuffer::getFile(Path);
+  if (!Buf)
+    return createStringError(Buf.getError(), "cannot read object '%s': %s", Path.str().c_str(),
+                             Buf.getError().message().c_str());
+  auto Iface = getObjectFileInterface(ES, (*Buf)->getMemBufferRef());
+  if (!Iface)
+    return createStringError(inconvertibleErrorCode(), "'%s' is not a valid object file: %s",
+                             Path.str().c_str(), toString(Iface.takeError()).c_str());
+  SymbolLookupSet Syms;
+  for (auto &KV : Iface->SymbolFlags)
+    Syms.add(KV.first, SymbolLookupFlags::WeaklyReferencedSymbol);
+  auto JD = ES.createJITDylib(("object:" + Path).str());
+  if (!JD)
+    return JD.takeError();
+  JD->addToLinkOrder(Main);
+  Error Err = Layer.add(*JD, std::move(*Buf));
+  if (!Err)
+    Err = linkAll(*JD, std::move(Syms));
+  if (Err) {
+    consumeError(ES.removeJITDylib(*JD));
+    return createStringError(inconvertibleErrorCode(), "cannot link '%s': %s", Path.str().c_str(),
+                             toString(std::move(Err)).c_str());
+  }
+  std::lock_guard<std::mutex> Lock(M);
+  Objects[Path] = &*JD;
+  auto Name = sys::path::filename(Path);
+  auto [It, New] = Objects.try_emplace(Name, &*JD);
+  if (!New && It->second != &*JD)
+    It->second = nullptr; // two objects share this file name: only paths work
+  return Error::success();
+}
+
+Expected<JITDylib *> CodeLinker::dylibFor(StringRef Object) {
+  if (Object.empty())
+    return &Main;
+  std::lock_guard<std::mutex> Lock(M);
+  auto It = Objects.find(Object);
+  if (It == Objects.end())
+    return createStringError(inconvertibleErrorCode(),
+                             "object '%s' was not sent to this session", Object.str().c_str());
+  if (!It->second)
+    return createStringError(inconvertibleErrorCode(),
+                             "object name '%s' is ambiguous: several sent objects have it; "
+                             "name the object by its path",
+                             Object.str().c_str());
+  return It->second;
+}
+
+Expected<ExecutorAddr> CodeLinker::lookup(StringRef Object, StringRef Symbol) {
+  std::string Key = (Object + Twine('\0') + Symbol).str();
+  {
+    std::lock_guard<std::mutex> Lock(M);
+    auto It = Symbols.find(Key);
+    if (It != Symbols.end())
+      return It->second;
+  }
+  auto JD = dylibFor(Object);
+  if (!JD)
+    return JD.takeError();
+  auto Sym = ES.lookup(makeJITDylibSearchOrder(*JD), ES.intern(Symbol));
+  if (!Sym)
+    return createStringError(inconvertibleErrorCode(), "symbol '%s' not found in %s: %s",
+                             Symbol.str().c_str(),
+                             Object.empty() ? "the executor process"
+                                            : ("object '" + Object + "'").str().c_str(),
+                             toString(withReportedCause(Sym.takeError())).c_str());
+  std::lock_guard<std::mutex> Lock(M);
+  Symbols[Key] = Sym->getAddress();
+  return Sym->getAddress();
+}
+
+} // namespace catalyst::remote

@@ -1,0 +1,110 @@
+//===- Connect.cpp - Reaching an executor over TCP ------------------------===//
+
+#include "Connect.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+using namespace llvm;
+
+namespace catalyst::remote {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+Error connectError(StringRef Address, const Twine &Why) {
+  return createStringError(inconvertibleErrorCode(), "cannot connect to " + Address + ": " + Why);
+}
+
+// Non-blocking connect bounded by Deadline; returns 0 or an errno value.
+int connectBefore(int Fd, const addrinfo &A, Clock::time_point Deadline) {
+  int Flags = ::fcntl(Fd, F_GETFL);
+  ::fcntl(Fd, F_SETFL, Flags | O_NONBLOCK);
+  int Err = 0;
+  if (::connect(Fd, A.ai_addr, A.ai_addrlen) != 0)
+    Err = errno;
+  while (Err == EINPROGRESS || Err == EINTR) {
+    auto Left = std::chrono::duration_cast<std::chrono::milliseconds>(Deadline - Clock::now());
+    if (Left.count() <= 0)
+      return ETIMEDOUT;
+    pollfd P{Fd, POLLOUT, 0};
+    int R = ::poll(&P, 1, static_cast<int>(Left.count()));
+    if (R < 0 && errno != EINTR)
+      return errno;
+    if (R > 0) {
+      socklen_t Len = sizeof(Err);
+      ::getsockopt(Fd, SOL_SOCKET, SO_ERROR, &Err, &Len);
+      break;
+    }
+  }
+  ::fcntl(Fd, F_SETFL, Flags);
+  return Err;
+}
+
+} // namespace
+
+Expected<HostPort> parseHostPort(StringRef Address) {
+  HostPort HP;
+  StringRef Rest;
+  if (Address.consume_front("[")) {
+    auto Close = Address.find(']');
+    if (Close == StringRef::npos)
+      return connectError(Address, "missing ']' after an IPv6 address");
+    HP.Host = Address.take_front(Close).str();
+    Rest = Address.drop_front(Close + 1);
+  } else {
+    auto Colon = Address.rfind(':');
+    if (Colon == StringRef::npos)
+      return createStringError(inconvertibleErrorCode(),
+                               "address '%s' is not host:port", Address.str().c_str());
+    HP.Host = Address.take_front(Colon).str();
+    Rest = Address.drop_front(Colon);
+  }
+  if (!Rest.consume_front(":") || Rest.empty() || HP.Host.empty())
+    return createStringError(inconvertibleErrorCode(), "address '%s' is not host:port",
+                             Address.str().c_str());
+  HP.Port = Rest.str();
+  return HP;
+}
+
+Expected<int> connectTcp(StringRef Address, std::chrono::milliseconds Timeout) {
+  auto HP = parseHostPort(Address);
+  if (!HP)
+    return HP.takeError();
+  addrinfo Hints{};
+  Hints.ai_family = AF_UNSPEC;
+  Hints.ai_socktype = SOCK_STREAM;
+  addrinfo *List = nullptr;
+  if (int Rc = ::getaddrinfo(HP->Host.c_str(), HP->Port.c_str(), &Hints, &List))
+    return connectError(Address, ::gai_strerror(Rc));
+  auto Deadline = Clock::now() + Timeout;
+  int LastErr = ENOENT;
+  int Fd = -1;
+  for (addrinfo *A = List; A && Fd < 0; A = A->ai_next) {
+    Fd = ::socket(A->ai_family, A->ai_socktype | SOCK_CLOEXEC, A->ai_protocol);
+    if (Fd < 0) {
+      LastErr = errno;
+      continue;
+    }
+    if ((LastErr = connectBefore(Fd, *A, Deadline)) != 0) {
+      ::close(Fd);
+      Fd = -1;
+    }
+  }
+  ::freeaddrinfo(List);
+  if (Fd < 0)
+    return connectError(Address, std::strerror(LastErr));
+  int One = 1;
+  ::setsockopt(Fd, IPPROTO_TCP, TCP_NODELAY, &One, sizeof(One));
+  return Fd;
+}
+
+} // namespace catalyst::remote

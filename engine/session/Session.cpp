@@ -1,0 +1,315 @@
+//===- Session.cpp - One host's session with one executor -----------------===//
+
+#include "catalyst/remote/Session.h"
+
+#include "CodeLinker.h"
+#include "Connect.h"
+
+#include "../transfer/NaiveTransfer.h"
+#include "../transfer/OneCallTransfer.h"
+#include "../wire/Protocol.h"
+#include "../wire/SocketTransport.h"
+
+#include "llvm/ExecutionEngine/Orc/MapperJITLinkMemoryManager.h"
+#include "llvm/ExecutionEngine/Orc/Shared/OrcRTBridge.h"
+#include "llvm/ExecutionEngine/Orc/SimpleRemoteEPC.h"
+#include "llvm/ExecutionEngine/Orc/SimpleRemoteMemoryMapper.h"
+#include "llvm/ExecutionEngine/Orc/TaskDispatch.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include <future>
+#include <map>
+
+using namespace llvm;
+using namespace llvm::orc;
+
+namespace catalyst::remote {
+
+namespace {
+
+Expected<std::unique_ptr<jitlink::JITLinkMemoryManager>>
+createCodeMemory(SimpleRemoteEPC &EPC, uint64_t SlabSize) {
+  SimpleRemoteMemoryMapper::SymbolAddrs SAs;
+  if (auto Err = EPC.getBootstrapSymbols(
+          {{SAs.Instance, rt::SimpleExecutorMemoryManagerInstanceName},
+           {SAs.Reserve, rt::SimpleExecutorMemoryManagerReserveWrapperName},
+           {SAs.Initialize, rt::SimpleExecutorMemoryManagerInitializeWrapperName},
+           {SAs.Deinitialize, rt::SimpleExecutorMemoryManagerDeinitializeWrapperName},
+           {SAs.Release, rt::SimpleExecutorMemoryManagerReleaseWrapperName}}))
+    return Err;
+  return MapperJITLinkMemoryManager::CreateWithMapper<SimpleRemoteMemoryMapper>(SlabSize, EPC,
+                                                                                SAs);
+}
+
+bool hasSymbols(const ExecutorProcessControl &EPC, ArrayRef<const char *> Names) {
+  const auto &Map = EPC.getBootstrapSymbolsMap();
+  return llvm::all_of(Names, [&](const char *N) { return Map.count(N); });
+}
+
+} // namespace
+
+class Session::Impl {
+public:
+  Impl(std::string Address, const SessionOptions &Opts) : Address(std::move(Address)), Opts(Opts) {
+    if (!this->Opts.Outputs.Allocate)
+      this->Opts.Outputs = defaultOutputAllocator();
+  }
+
+  Error connect();
+  Error chooseTransfer();
+  Error sendAsset(StringRef Path);
+  Error launch(const LaunchCall &Call);
+  Error explain(Error Err, const Twine &What);
+  Error close();
+
+  std::string Address;
+  SessionOptions Opts;
+  std::unique_ptr<ExecutionSession> ES;
+  wire::SocketTransport *Transport = nullptr;
+  std::unique_ptr<CodeLinker> Linker;
+  UpstreamServices Upstream;
+  std::unique_ptr<Transfer> Strategy;
+
+  std::mutex M;
+  StringSet<> Assets;
+  std::map<uint64_t, std::future<Error>> Pending;
+  uint64_t NextTicket = 1;
+  bool Closed = false;
+};
+
+Error Session::Impl::connect() {
+  auto Fd = connectTcp(Address, Opts.HandshakeTimeout);
+  if (!Fd)
+    return Fd.takeError();
+  SimpleRemoteEPC::Setup S;
+  uint64_t SlabSize = Opts.CodeSlabSize;
+  S.CreateMemoryManager = [SlabSize](SimpleRemoteEPC &EPC) {
+    return createCodeMemory(EPC, SlabSize);
+  };
+  wire::TransportLimits Limits{Opts.MaxMessageSize, Opts.HandshakeTimeout};
+  auto EPC = SimpleRemoteEPC::Create<wire::SocketTransport>(
+      std::make_unique<DynamicThreadPoolTaskDispatcher>(std::nullopt), std::move(S), *Fd, Limits,
+      &Transport);
+  if (!EPC)
+    return createStringError(inconvertibleErrorCode(), "handshake with %s failed: %s",
+                             Address.c_str(), toString(EPC.takeError()).c_str());
+  ES = std::make_unique<ExecutionSession>(std::move(*EPC));
+  auto L = CodeLinker::Create(*ES);
+  if (!L)
+    return L.takeError();
+  Linker = std::move(*L);
+  ES->setErrorReporter([Linker = Linker.get()](Error Err) { Linker->noteReportedError(std::move(Err)); });
+  return chooseTransfer();
+}
+
+Error Session::Impl::chooseTransfer() {
+  auto &EPC = ES->getExecutorProcessControl();
+  if (!hasSymbols(EPC, {wire::AllocName, wire::FreeName, wire::InvokeName, wire::StoreAssetName}))
+    return createStringError(inconvertibleErrorCode(),
+                             "%s is not a Catalyst executor: it lacks the catalyst_remote_* "
+                             "services",
+                             Address.c_str());
+  if (auto Err = EPC.getBootstrapSymbols({{Upstream.Alloc, wire::AllocName},
+                                          {Upstream.Free, wire::FreeName},
+                                          {Upstream.Invoke, wire::InvokeName},
+                                          {Upstream.StoreAsset, wire::StoreAssetName}}))
+    return Err;
+  ExecutorAddr LaunchFn;
+  if (EPC.getBootstrapMap().count(wire::ProtocolKey) && hasSymbols(EPC, {wire::LaunchName})) {
+    if (auto Err = EPC.getBootstrapSymbols({{LaunchFn, wire::LaunchName}}))
+      return Err;
+    Strategy = std::make_unique<OneCallTransfer>(EPC, LaunchFn);
+  } else {
+    Strategy = std::make_unique<NaiveTransfer>(EPC, Upstream);
+  }
+  return Error::success();
+}
+
+// Adds to Err why the connection ended, when it did.
+Error Session::Impl::explain(Error Err, const Twine &What) {
+  std::string Msg = (What + ": " + toString(std::move(Err))).str();
+  if (Transport && Transport->disconnected()) {
+    std::string Why = Transport->hangupReason();
+    Msg += "; the connection to the executor at " + Address + " is closed";
+    Msg += Why.empty() ? " (its connection process exited or crashed)" : ": " + Why;
+  }
+  return createStringError(inconvertibleErrorCode(), Msg);
+}
+
+Error Session::Impl::sendAsset(StringRef Path) {
+  {
+    std::lock_guard<std::mutex> Lock(M);
+    if (Assets.count(Path))
+      return Error::success();
+  }
+  auto Buf = MemoryBuffer::getFile(Path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  if (!Buf)
+    return createStringError(Buf.getError(), "cannot read asset '%s': %s", Path.str().c_str(),
+                             Buf.getError().message().c_str());
+  ArrayRef<char> Bytes((*Buf)->getBufferStart(), (*Buf)->getBufferSize());
+  int32_t Rc = -1;
+  if (auto Err = ES->getExecutorProcessControl().callSPSWrapper<wire::SPSStoreAssetSig>(
+          Upstream.StoreAsset, Rc, Bytes, sys::path::filename(Path).str()))
+    return Err;
+  if (Rc != 0)
+    return createStringError(inconvertibleErrorCode(),
+                             "the executor could not store asset '%s' (see its log)",
+                             Path.str().c_str());
+  std::lock_guard<std::mutex> Lock(M);
+  Assets.insert(Path);
+  return Error::success();
+}
+
+static Expected<std::vector<InputPlan>> planInputs(ArrayRef<MemrefArg> Inputs) {
+  std::vector<InputPlan> Plans;
+  Plans.reserve(Inputs.size());
+  for (size_t I = 0; I < Inputs.size(); ++I) {
+    std::string Name = "input " + std::to_string(I);
+    if (!Inputs[I].Desc)
+      return createStringError(inconvertibleErrorCode(), "%s: null descriptor", Name.c_str());
+    wire::MemrefDesc D(Inputs[I].Desc, Inputs[I].Rank);
+    auto L = wire::layoutOf(D, Inputs[I].ElemSize, Name);
+    if (!L)
+      return L.takeError();
+    Plans.push_back({D, Inputs[I].ElemSize, *L});
+  }
+  return Plans;
+}
+
+static Error checkOutputs(ArrayRef<MemrefArg> Outputs) {
+  for (size_t I = 0; I < Outputs.size(); ++I) {
+    if (!Outputs[I].Desc)
+      return createStringError(inconvertibleErrorCode(), "output %zu: null descriptor", I);
+    if (Outputs[I].ElemSize == 0 || Outputs[I].Rank > wire::MaxRank)
+      return createStringError(inconvertibleErrorCode(),
+                               "output %zu: element size %zu, rank %zu is not a memref", I,
+                               Outputs[I].ElemSize, Outputs[I].Rank);
+  }
+  return Error::success();
+}
+
+Error Session::Impl::launch(const LaunchCall &Call) {
+  HostOutputs Outputs(Call.Outputs, Opts.Outputs);
+  if (auto Err = checkOutputs(Call.Outputs))
+    return Err;
+  auto Inputs = planInputs(Call.Inputs);
+  if (!Inputs)
+    return Inputs.takeError();
+  auto Entry = Linker->lookup(Call.Object, Call.Entry);
+  if (!Entry)
+    return Entry.takeError();
+  if (auto Err = Strategy->launch(*Entry, *Inputs, Outputs))
+    return explain(std::move(Err), "launch of '" + Call.Entry + "' failed");
+  Outputs.commit();
+  return Error::success();
+}
+
+Error Session::Impl::close() {
+  std::map<uint64_t, std::future<Error>> Waiting;
+  {
+    std::lock_guard<std::mutex> Lock(M);
+    if (Closed)
+      return Error::success();
+    Closed = true;
+    Waiting.swap(Pending);
+  }
+  Error Err = Error::success();
+  for (auto &KV : Waiting)
+    Err = joinErrors(std::move(Err), KV.second.get());
+  if (ES)
+    Err = joinErrors(std::move(Err), ES->endSession());
+  Linker.reset();
+  ES.reset();
+  return Err;
+}
+
+Session::Session(std::unique_ptr<Impl> I) : I(std::move(I)) {}
+
+Session::~Session() { consumeError(close()); }
+
+Expected<std::unique_ptr<Session>> Session::open(StringRef Address, const SessionOptions &Options) {
+  auto I = std::make_unique<Impl>(Address.str(), Options);
+  if (auto Err = I->connect()) {
+    consumeError(I->close());
+    return Err;
+  }
+  return std::unique_ptr<Session>(new Session(std::move(I)));
+}
+
+StringRef Session::address() const { return I->Address; }
+
+bool Session::connected() const {
+  std::lock_guard<std::mutex> Lock(I->M);
+  return !I->Closed && I->Transport && !I->Transport->disconnected();
+}
+
+static Error closedError(StringRef Address) {
+  return createStringError(inconvertibleErrorCode(), "the session with %s is closed",
+                           Address.str().c_str());
+}
+
+Error Session::sendBinary(StringRef Path, BinaryFormat Format) {
+  if (!connected())
+    return closedError(I->Address);
+  switch (Format) {
+  case BinaryFormat::Object:
+    return I->Linker->addObject(Path);
+  case BinaryFormat::Asset:
+    if (auto Err = I->sendAsset(Path))
+      return I->explain(std::move(Err), "sending asset '" + Path + "' failed");
+    return Error::success();
+  }
+  return createStringError(inconvertibleErrorCode(),
+                           "unknown binary format %u for '%s' (0 is an object, 1 an asset)",
+                           unsigned(Format), Path.str().c_str());
+}
+
+Expected<std::vector<char>> Session::callWrapper(StringRef Symbol, ArrayRef<char> Args) {
+  if (!connected())
+    return closedError(I->Address);
+  auto Fn = I->Linker->lookup("", Symbol);
+  if (!Fn)
+    return Fn.takeError();
+  auto R = I->ES->getExecutorProcessControl().callWrapper(*Fn, Args);
+  if (const char *Err = R.getOutOfBandError())
+    return I->explain(createStringError(inconvertibleErrorCode(), Err),
+                      "call of '" + Symbol + "' failed");
+  return std::vector<char>(R.data(), R.data() + R.size());
+}
+
+Error Session::launch(const LaunchCall &Call) {
+  if (!connected()) {
+    HostOutputs Zeroed(Call.Outputs, {});
+    return closedError(I->Address);
+  }
+  return I->launch(Call);
+}
+
+uint64_t Session::launchAsync(StringRef Entry, StringRef Object) {
+  std::lock_guard<std::mutex> Lock(I->M);
+  uint64_t Ticket = I->NextTicket++;
+  I->Pending[Ticket] = std::async(std::launch::async, [this, E = Entry.str(), O = Object.str()] {
+    return launch(LaunchCall{E, O, {}, {}});
+  });
+  return Ticket;
+}
+
+Error Session::await(uint64_t Ticket) {
+  std::future<Error> F;
+  {
+    std::lock_guard<std::mutex> Lock(I->M);
+    auto It = I->Pending.find(Ticket);
+    if (It == I->Pending.end())
+      return createStringError(inconvertibleErrorCode(), "no pending launch %llu in this session",
+                               (unsigned long long)Ticket);
+    F = std::move(It->second);
+    I->Pending.erase(It);
+  }
+  return F.get();
+}
+
+Error Session::close() { return I->close(); }
+
+} // namespace catalyst::remote

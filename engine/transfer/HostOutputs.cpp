@@ -1,0 +1,60 @@
+//===- HostOutputs.cpp - Host buffers receiving one launch's outputs ------===//
+
+#include "HostOutputs.h"
+
+#include "../wire/MemrefLayout.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+#include <cstring>
+
+using namespace llvm;
+
+namespace catalyst::remote {
+
+HostOutputs::HostOutputs(ArrayRef<MemrefArg> Outputs, OutputAllocator Alloc)
+    : Outputs(Outputs), Alloc(Alloc), Buffers(Outputs.size(), nullptr) {}
+
+HostOutputs::~HostOutputs() {
+  if (Committed)
+    return;
+  for (size_t I = 0; I < Outputs.size(); ++I) {
+    if (Buffers[I] && Alloc.Release)
+      Alloc.Release(Buffers[I]);
+    if (Outputs[I].Desc)
+      std::memset(Outputs[I].Desc, 0, wire::MemrefDesc::byteSize(Outputs[I].Rank));
+  }
+}
+
+Expected<MutableArrayRef<char>> HostOutputs::allocate(size_t I, ArrayRef<int64_t> Sizes) {
+  const MemrefArg &Out = Outputs[I];
+  if (Sizes.size() != Out.Rank)
+    return createStringError(inconvertibleErrorCode(),
+                             "output %zu: executor returned rank %zu, expected %zu", I,
+                             Sizes.size(), Out.Rank);
+  uint64_t Bytes = Out.ElemSize;
+  for (int64_t S : Sizes)
+    if (S < 0 || __builtin_mul_overflow(Bytes, uint64_t(S), &Bytes))
+      return createStringError(inconvertibleErrorCode(),
+                               "output %zu: executor returned an invalid shape", I);
+  wire::MemrefDesc D(Out.Desc, Out.Rank);
+  for (size_t K = 0; K < Sizes.size(); ++K)
+    D.setSize(K, Sizes[K]);
+  // A zero-size output still gets a distinct buffer, as MLIR's own do.
+  char *Buf = static_cast<char *>(Alloc.Allocate(Bytes ? Bytes : 1));
+  if (!Buf)
+    return createStringError(std::errc::not_enough_memory,
+                             "output %zu: cannot allocate %llu bytes on the host", I,
+                             (unsigned long long)Bytes);
+  Buffers[I] = Buf;
+  return MutableArrayRef<char>(Buf, Bytes);
+}
+
+void HostOutputs::commit() {
+  assert(llvm::all_of(Buffers, [](char *B) { return B; }) && "every output allocated");
+  for (size_t I = 0; I < Outputs.size(); ++I)
+    wire::MemrefDesc(Outputs[I].Desc, Outputs[I].Rank).rewriteDense(Buffers[I]);
+  Committed = true;
+}
+
+} // namespace catalyst::remote

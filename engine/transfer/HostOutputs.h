@@ -1,0 +1,48 @@
+//===- HostOutputs.h - Host buffers receiving one launch's outputs -*- C++ -*-===//
+//
+// Every strategy brings outputs back the same way: learn an output's shape,
+// get a fresh caller-owned buffer for it, fill it densely, and at the end
+// point the caller's descriptor at it. Until commit() nothing the caller sees
+// has changed for good: a launch that fails half-way releases what it got
+// and leaves every output descriptor zeroed.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CATALYST_REMOTE_TRANSFER_HOSTOUTPUTS_H
+#define CATALYST_REMOTE_TRANSFER_HOSTOUTPUTS_H
+
+#include "catalyst/remote/Launch.h"
+#include "catalyst/remote/OutputAllocator.h"
+
+#include "llvm/Support/Error.h"
+
+#include <vector>
+
+namespace catalyst::remote {
+
+class HostOutputs {
+public:
+  HostOutputs(llvm::ArrayRef<MemrefArg> Outputs, OutputAllocator Alloc);
+  ~HostOutputs();
+  HostOutputs(const HostOutputs &) = delete;
+  HostOutputs &operator=(const HostOutputs &) = delete;
+
+  size_t size() const { return Outputs.size(); }
+  const MemrefArg &operator[](size_t I) const { return Outputs[I]; }
+
+  // Records output I's shape and returns a buffer for its dense values.
+  llvm::Expected<llvm::MutableArrayRef<char>> allocate(size_t I, llvm::ArrayRef<int64_t> Sizes);
+
+  // Points every output descriptor at its buffer; the caller now owns them.
+  void commit();
+
+private:
+  llvm::ArrayRef<MemrefArg> Outputs;
+  OutputAllocator Alloc;
+  std::vector<char *> Buffers;
+  bool Committed = false;
+};
+
+} // namespace catalyst::remote
+
+#endif

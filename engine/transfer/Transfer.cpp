@@ -1,0 +1,5 @@
+#include "Transfer.h"
+
+namespace catalyst::remote {
+Transfer::~Transfer() = default;
+} // namespace catalyst::remote

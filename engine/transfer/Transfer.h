@@ -1,0 +1,39 @@
+//===- Transfer.h - How a launch moves memrefs to and from the executor -*- C++ -*-===//
+//
+// A transfer strategy owns the wire side of one launch: it moves the
+// validated inputs, runs the entry on the executor, and fills HostOutputs.
+// Strategies differ only in round trips and copies, never in results.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CATALYST_REMOTE_TRANSFER_TRANSFER_H
+#define CATALYST_REMOTE_TRANSFER_TRANSFER_H
+
+#include "HostOutputs.h"
+
+#include "../wire/MemrefLayout.h"
+
+#include "llvm/ExecutionEngine/Orc/Shared/ExecutorAddress.h"
+
+#include <vector>
+
+namespace catalyst::remote {
+
+// An input whose descriptor has been validated on the host.
+struct InputPlan {
+  wire::MemrefDesc Desc;
+  size_t ElemSize;
+  wire::MemrefLayout Layout;
+};
+
+class Transfer {
+public:
+  virtual ~Transfer();
+  virtual const char *name() const = 0;
+  virtual llvm::Error launch(llvm::orc::ExecutorAddr Entry, llvm::ArrayRef<InputPlan> Inputs,
+                             HostOutputs &Outputs) = 0;
+};
+
+} // namespace catalyst::remote
+
+#endif

@@ -1,0 +1,175 @@
+//===- MemrefLayout.cpp - What a memref descriptor describes --------------===//
+
+#include "MemrefLayout.h"
+
+#include <algorithm>
+
+using namespace llvm;
+
+namespace catalyst::remote::wire {
+
+namespace {
+
+Error layoutError(StringRef Name, const Twine &What) {
+  return createStringError(inconvertibleErrorCode(), Name + ": " + What);
+}
+
+// Lowest and highest element offsets the descriptor touches.
+Error span(const MemrefDesc &D, StringRef Name, int64_t &Lo, int64_t &Hi) {
+  Lo = Hi = D.offset();
+  for (size_t I = 0; I < D.rank(); ++I) {
+    int64_t Extent;
+    if (__builtin_mul_overflow(D.size(I) - 1, D.stride(I), &Extent))
+      return layoutError(Name, "stride " + Twine(D.stride(I)) + " of dimension " + Twine(I) +
+                                   " overflows the address range");
+    int64_t &End = Extent < 0 ? Lo : Hi;
+    if (__builtin_add_overflow(End, Extent, &End))
+      return layoutError(Name, "offset and strides overflow the address range");
+  }
+  return Error::success();
+}
+
+bool isDense(const MemrefDesc &D) {
+  int64_t Expected = 1;
+  for (size_t I = D.rank(); I-- > 0;) {
+    if (D.size(I) != 1 && D.stride(I) != Expected)
+      return false;
+    Expected *= D.size(I);
+  }
+  return true;
+}
+
+} // namespace
+
+void MemrefDesc::rewriteDense(void *Buffer) {
+  setAllocated(Buffer);
+  setAligned(Buffer);
+  setOffset(0);
+  int64_t Stride = 1;
+  for (size_t I = Rank; I-- > 0;) {
+    setStride(I, Stride);
+    Stride *= std::max<int64_t>(size(I), 1);
+  }
+}
+
+Expected<MemrefLayout> layoutOf(const MemrefDesc &D, size_t ElemSize, StringRef Name) {
+  if (D.rank() > MaxRank)
+    return layoutError(Name, "rank " + Twine(D.rank()) + " is above the supported " +
+                                 Twine(MaxRank));
+  if (ElemSize == 0)
+    return layoutError(Name, "element size is zero");
+  MemrefLayout L;
+  L.Elements = 1;
+  for (size_t I = 0; I < D.rank(); ++I) {
+    if (D.size(I) < 0)
+      return layoutError(Name, "dimension " + Twine(I) + " has negative size " + Twine(D.size(I)));
+    if (__builtin_mul_overflow(L.Elements, D.size(I), &L.Elements))
+      return layoutError(Name, "element count overflows");
+  }
+  if (__builtin_mul_overflow(L.Elements, ElemSize, &L.Bytes) || L.Bytes > uint64_t(INT64_MAX))
+    return layoutError(Name, "byte size overflows");
+  L.Dense = true;
+  if (L.Elements == 0)
+    return L;
+  if (!D.aligned())
+    return layoutError(Name, "null data pointer with " + Twine(L.Elements) + " elements");
+  int64_t Lo, Hi;
+  if (auto Err = span(D, Name, Lo, Hi))
+    return Err;
+  uint64_t SpanElems = uint64_t(Hi) - uint64_t(Lo) + 1;
+  int64_t LoBytes;
+  if (__builtin_mul_overflow(SpanElems, ElemSize, &L.SpanBytes) ||
+      __builtin_mul_overflow(Lo, int64_t(ElemSize), &LoBytes))
+    return layoutError(Name, "addressed range overflows");
+  L.FirstElement = Lo;
+  L.Dense = isDense(D);
+  return L;
+}
+
+MemrefPacker::MemrefPacker(const MemrefDesc &D, size_t ElemSize, const MemrefLayout &L)
+    : Data(static_cast<const char *>(D.aligned()) + D.offset() * int64_t(ElemSize)),
+      ElemSize(ElemSize), Remaining(L.Elements) {
+  if (Remaining == 0)
+    return;
+  // Collapse the innermost dimensions that continue one another into a run.
+  size_t Rank = D.rank();
+  if (Rank > 0) {
+    RunElems = D.size(Rank - 1);
+    RunStride = D.stride(Rank - 1);
+    --Rank;
+    while (Rank > 0 && (D.size(Rank - 1) == 1 ||
+                        D.stride(Rank - 1) == RunStride * int64_t(RunElems))) {
+      RunElems *= D.size(Rank - 1);
+      --Rank;
+    }
+  }
+  if (RunElems == 1)
+    RunStride = 1;
+  OuterRank = Rank;
+  for (size_t I = 0; I < Rank; ++I) {
+    Sizes[I] = D.size(I);
+    Strides[I] = D.stride(I);
+  }
+}
+
+const char *MemrefPacker::runStart() const {
+  int64_t Off = 0;
+  for (size_t I = 0; I < OuterRank; ++I)
+    Off += Index[I] * Strides[I];
+  return Data + Off * int64_t(ElemSize);
+}
+
+void MemrefPacker::advanceRun() {
+  for (size_t I = OuterRank; I-- > 0;) {
+    if (++Index[I] < Sizes[I])
+      return;
+    Index[I] = 0;
+  }
+}
+
+template <size_t N>
+static void copyStrided(char *Dst, const char *Src, uint64_t Count, int64_t Step) {
+  for (uint64_t I = 0; I < Count; ++I, Dst += N, Src += Step)
+    std::memcpy(Dst, Src, N);
+}
+
+static void copyElements(char *Dst, const char *Src, uint64_t Count, int64_t Stride,
+                         size_t ElemSize) {
+  int64_t Step = Stride * int64_t(ElemSize);
+  switch (ElemSize) {
+  case 1: return copyStrided<1>(Dst, Src, Count, Step);
+  case 2: return copyStrided<2>(Dst, Src, Count, Step);
+  case 4: return copyStrided<4>(Dst, Src, Count, Step);
+  case 8: return copyStrided<8>(Dst, Src, Count, Step);
+  case 16: return copyStrided<16>(Dst, Src, Count, Step);
+  }
+  for (uint64_t I = 0; I < Count; ++I, Dst += ElemSize, Src += Step)
+    std::memcpy(Dst, Src, ElemSize);
+}
+
+size_t MemrefPacker::pack(char *Dst, size_t Capacity) {
+  size_t Written = 0;
+  while (Remaining > 0 && Capacity - Written >= ElemSize) {
+    uint64_t N = std::min<uint64_t>(RunElems - InRun, (Capacity - Written) / ElemSize);
+    const char *Src = runStart() + int64_t(InRun) * RunStride * int64_t(ElemSize);
+    if (RunStride == 1)
+      std::memcpy(Dst + Written, Src, N * ElemSize);
+    else
+      copyElements(Dst + Written, Src, N, RunStride, ElemSize);
+    Written += N * ElemSize;
+    InRun += N;
+    Remaining -= N;
+    if (InRun == RunElems) {
+      InRun = 0;
+      advanceRun();
+    }
+  }
+  return Written;
+}
+
+void packAll(const MemrefDesc &D, size_t ElemSize, const MemrefLayout &L, char *Dst) {
+  MemrefPacker P(D, ElemSize, L);
+  P.pack(Dst, L.Bytes);
+}
+
+} // namespace catalyst::remote::wire

@@ -1,0 +1,230 @@
+//===- SocketTransport.cpp - ORC EPC framing over one TCP socket ----------===//
+
+#include "SocketTransport.h"
+
+#include "llvm/Support/Endian.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cerrno>
+#include <cstring>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+using namespace llvm;
+using namespace llvm::orc;
+
+namespace catalyst::remote::wire {
+
+namespace {
+
+Error sysError(const Twine &What, int Errno) {
+  return createStringError(std::error_code(Errno, std::generic_category()),
+                           What + ": " + std::strerror(Errno));
+}
+
+void encodeHeader(char *H, uint64_t MsgSize, SimpleRemoteEPCOpcode OpC, uint64_t SeqNo,
+                  ExecutorAddr TagAddr) {
+  support::endian::write64le(H, MsgSize);
+  support::endian::write64le(H + 8, static_cast<uint64_t>(OpC));
+  support::endian::write64le(H + 16, SeqNo);
+  support::endian::write64le(H + 24, TagAddr.getValue());
+}
+
+// Writes all of Iov, resuming after partial writes. MSG_NOSIGNAL: a dead peer
+// must surface as an error, not as SIGPIPE in the embedding process.
+int sendAll(int Fd, iovec *Iov, int Count) {
+  while (Count > 0) {
+    msghdr Msg{};
+    Msg.msg_iov = Iov;
+    Msg.msg_iovlen = Count;
+    ssize_t N = ::sendmsg(Fd, &Msg, MSG_NOSIGNAL);
+    if (N < 0) {
+      if (errno == EINTR)
+        continue;
+      return errno;
+    }
+    while (Count > 0 && static_cast<size_t>(N) >= Iov->iov_len) {
+      N -= Iov->iov_len;
+      ++Iov;
+      --Count;
+    }
+    if (Count > 0) {
+      Iov->iov_base = static_cast<char *>(Iov->iov_base) + N;
+      Iov->iov_len -= N;
+    }
+  }
+  return 0;
+}
+
+} // namespace
+
+Expected<std::unique_ptr<SocketTransport>>
+SocketTransport::Create(SimpleRemoteEPCTransportClient &Client, int Fd, TransportLimits Limits,
+                        SocketTransport **Created) {
+  if (Fd < 0)
+    return createStringError(inconvertibleErrorCode(), "invalid socket descriptor %d", Fd);
+  if (Limits.maxMessageSize < HeaderSize)
+    return createStringError(inconvertibleErrorCode(), "message size limit %llu is below %zu",
+                             (unsigned long long)Limits.maxMessageSize, HeaderSize);
+  std::unique_ptr<SocketTransport> T(new SocketTransport(Client, Fd, Limits));
+  if (Created)
+    *Created = T.get();
+  return T;
+}
+
+SocketTransport::~SocketTransport() {
+  disconnect();
+  if (Reader.joinable())
+    Reader.join();
+  ::close(Fd);
+}
+
+Error SocketTransport::start() {
+  Reader = std::thread([this] { readLoop(); });
+  return Error::success();
+}
+
+Error SocketTransport::sendMessage(SimpleRemoteEPCOpcode OpC, uint64_t SeqNo, ExecutorAddr TagAddr,
+                                   ArrayRef<char> ArgBytes) {
+  uint64_t MsgSize = HeaderSize + ArgBytes.size();
+  if (MsgSize > Limits.maxMessageSize)
+    return createStringError(inconvertibleErrorCode(),
+                             "message of %llu bytes exceeds the limit of %llu bytes",
+                             (unsigned long long)MsgSize,
+                             (unsigned long long)Limits.maxMessageSize);
+  char Header[HeaderSize];
+  encodeHeader(Header, MsgSize, OpC, SeqNo, TagAddr);
+  iovec Iov[2] = {{Header, HeaderSize}, {const_cast<char *>(ArgBytes.data()), ArgBytes.size()}};
+
+  std::lock_guard<std::mutex> Lock(SendMutex);
+  if (Disconnected)
+    return createStringError(inconvertibleErrorCode(), "connection already closed");
+  Sending.store(true, std::memory_order_relaxed);
+  int Err = sendAll(Fd, Iov, ArgBytes.empty() ? 1 : 2);
+  Sending.store(false, std::memory_order_relaxed);
+  if (Err)
+    return sysError("sending a message", Err);
+  Sent.fetch_add(1, std::memory_order_relaxed);
+  BytesOut.fetch_add(MsgSize, std::memory_order_relaxed);
+  return Error::success();
+}
+
+void SocketTransport::disconnect() {
+  if (Disconnected.exchange(true))
+    return;
+  // Wakes the reader: its blocked read returns end-of-file.
+  ::shutdown(Fd, SHUT_RDWR);
+}
+
+std::string SocketTransport::hangupReason() const {
+  std::lock_guard<std::mutex> Lock(HangupMutex);
+  return Hangup;
+}
+
+Error SocketTransport::readExact(char *Dst, size_t Size, bool *CleanEof) {
+  size_t Done = 0;
+  while (Done < Size) {
+    ssize_t N = ::read(Fd, Dst + Done, Size - Done);
+    if (N > 0) {
+      Done += N;
+      continue;
+    }
+    if (N < 0 && errno == EINTR)
+      continue;
+    if ((N == 0 || Disconnected) && Done == 0 && CleanEof) {
+      *CleanEof = true;
+      return Error::success();
+    }
+    if (N == 0)
+      return createStringError(inconvertibleErrorCode(),
+                               "connection closed by the peer in the middle of a message");
+    return sysError("reading from the connection", errno);
+  }
+  return Error::success();
+}
+
+Error SocketTransport::waitForFirstMessage() {
+  if (Limits.firstMessageTimeout.count() <= 0)
+    return Error::success();
+  pollfd P{Fd, POLLIN, 0};
+  int Timeout = static_cast<int>(Limits.firstMessageTimeout.count());
+  for (;;) {
+    int R = ::poll(&P, 1, Timeout);
+    if (R > 0)
+      return Error::success();
+    if (R == 0)
+      return createStringError(inconvertibleErrorCode(),
+                               "peer sent no handshake within %d ms", Timeout);
+    if (errno != EINTR)
+      return sysError("waiting for the peer's handshake", errno);
+  }
+}
+
+Error SocketTransport::readMessage(bool &Eof) {
+  char Header[HeaderSize];
+  if (auto Err = readExact(Header, HeaderSize, &Eof))
+    return Err;
+  if (Eof)
+    return Error::success();
+  uint64_t MsgSize = support::endian::read64le(Header);
+  uint64_t OpC = support::endian::read64le(Header + 8);
+  if (MsgSize < HeaderSize || MsgSize > Limits.maxMessageSize)
+    return createStringError(inconvertibleErrorCode(),
+                             "peer announced a message of %llu bytes; the limit is %llu",
+                             (unsigned long long)MsgSize,
+                             (unsigned long long)Limits.maxMessageSize);
+  if (OpC > static_cast<uint64_t>(SimpleRemoteEPCOpcode::LastOpC))
+    return createStringError(inconvertibleErrorCode(), "peer sent unknown opcode %llu",
+                             (unsigned long long)OpC);
+  auto Args = shared::WrapperFunctionBuffer::allocate(MsgSize - HeaderSize);
+  if (auto Err = readExact(Args.data(), Args.size(), nullptr))
+    return Err;
+  Received.fetch_add(1, std::memory_order_relaxed);
+  BytesIn.fetch_add(MsgSize, std::memory_order_relaxed);
+  auto Op = static_cast<SimpleRemoteEPCOpcode>(OpC);
+  noteHangup(Op, Args);
+  auto Action = Client.handleMessage(Op, support::endian::read64le(Header + 16),
+                                     ExecutorAddr(support::endian::read64le(Header + 24)),
+                                     std::move(Args));
+  if (!Action)
+    return Action.takeError();
+  Eof = *Action == SimpleRemoteEPCTransportClient::EndSession;
+  return Error::success();
+}
+
+void SocketTransport::noteHangup(SimpleRemoteEPCOpcode OpC,
+                                 const shared::WrapperFunctionBuffer &Args) {
+  if (OpC != SimpleRemoteEPCOpcode::Hangup)
+    return;
+  shared::detail::SPSSerializableError Info;
+  shared::SPSInputBuffer IB(Args.data(), Args.size());
+  if (shared::SPSArgList<shared::SPSError>::deserialize(IB, Info) && Info.HasError) {
+    std::lock_guard<std::mutex> Lock(HangupMutex);
+    Hangup = Info.ErrMsg;
+  }
+}
+
+void SocketTransport::readLoop() {
+  Error Err = waitForFirstMessage();
+  bool Eof = false;
+  while (!Err && !Eof)
+    Err = readMessage(Eof);
+  disconnect();
+  Client.handleDisconnect(std::move(Err));
+}
+
+std::string encodeHangupFrame(StringRef Message) {
+  constexpr size_t HeaderSize = SocketTransport::HeaderSize;
+  shared::detail::SPSSerializableError Info{true, Message.str()};
+  using Ser = shared::SPSArgList<shared::SPSError>;
+  std::string Frame(HeaderSize + Ser::size(Info), '\0');
+  encodeHeader(Frame.data(), Frame.size(), SimpleRemoteEPCOpcode::Hangup, 0, ExecutorAddr());
+  shared::SPSOutputBuffer OB(Frame.data() + HeaderSize, Frame.size() - HeaderSize);
+  [[maybe_unused]] bool Ok = Ser::serialize(OB, Info);
+  assert(Ok && "hangup frame sized by SPS itself");
+  return Frame;
+}
+
+} // namespace catalyst::remote::wire

@@ -1,0 +1,93 @@
+//===- SocketTransport.h - ORC EPC framing over one TCP socket --*- C++ -*-===//
+//
+// Both ends of a session speak ORC's SimpleRemoteEPC framing (a 32-byte
+// little-endian header, then the argument bytes) over one connected socket.
+// LLVM's stock FD transport writes header and payload in two writes, which
+// stalls on delayed ACKs over TCP; this one sends each message with a single
+// writev, bounds the size a peer may announce, and can time out a peer that
+// never sends its first message.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CATALYST_REMOTE_WIRE_SOCKETTRANSPORT_H
+#define CATALYST_REMOTE_WIRE_SOCKETTRANSPORT_H
+
+#include "llvm/ExecutionEngine/Orc/Shared/SimpleRemoteEPCUtils.h"
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace catalyst::remote::wire {
+
+struct TransportLimits {
+  // Largest message, header included, that either side may send or accept.
+  uint64_t maxMessageSize = uint64_t(8) << 30;
+  // How long to wait for the peer's first message; zero waits forever.
+  std::chrono::milliseconds firstMessageTimeout{0};
+};
+
+class SocketTransport final : public llvm::orc::SimpleRemoteEPCTransport {
+public:
+  static constexpr size_t HeaderSize = 32;
+
+  // Takes ownership of the connected socket Fd. The EPC classes own their
+  // transport; Created, when given, receives a pointer to it.
+  static llvm::Expected<std::unique_ptr<SocketTransport>>
+  Create(llvm::orc::SimpleRemoteEPCTransportClient &Client, int Fd, TransportLimits Limits,
+         SocketTransport **Created = nullptr);
+
+  ~SocketTransport() override;
+
+  llvm::Error start() override;
+  llvm::Error sendMessage(llvm::orc::SimpleRemoteEPCOpcode OpC, uint64_t SeqNo,
+                          llvm::orc::ExecutorAddr TagAddr, llvm::ArrayRef<char> ArgBytes) override;
+  void disconnect() override;
+
+  int fd() const { return Fd; }
+  bool disconnected() const { return Disconnected.load(); }
+  // True while a message is partly written: a crash handler must not inject
+  // a frame into the middle of one.
+  bool sending() const { return Sending.load(std::memory_order_relaxed); }
+
+  uint64_t messagesSent() const { return Sent.load(std::memory_order_relaxed); }
+  uint64_t messagesReceived() const { return Received.load(std::memory_order_relaxed); }
+  uint64_t bytesSent() const { return BytesOut.load(std::memory_order_relaxed); }
+  uint64_t bytesReceived() const { return BytesIn.load(std::memory_order_relaxed); }
+
+  // Why the peer hung up, when it said so (its Hangup message carried an
+  // error); empty otherwise.
+  std::string hangupReason() const;
+
+private:
+  SocketTransport(llvm::orc::SimpleRemoteEPCTransportClient &Client, int Fd, TransportLimits Limits)
+      : Client(Client), Fd(Fd), Limits(Limits) {}
+
+  void readLoop();
+  llvm::Error readMessage(bool &Eof);
+  llvm::Error readExact(char *Dst, size_t Size, bool *CleanEof);
+  llvm::Error waitForFirstMessage();
+  void noteHangup(llvm::orc::SimpleRemoteEPCOpcode OpC, const llvm::orc::shared::WrapperFunctionBuffer &Args);
+
+  llvm::orc::SimpleRemoteEPCTransportClient &Client;
+  const int Fd;
+  const TransportLimits Limits;
+  std::thread Reader;
+  std::mutex SendMutex;
+  std::atomic<bool> Disconnected{false};
+  std::atomic<bool> Sending{false};
+  std::atomic<uint64_t> Sent{0}, Received{0}, BytesOut{0}, BytesIn{0};
+  mutable std::mutex HangupMutex;
+  std::string Hangup;
+};
+
+// Encodes a complete Hangup frame carrying Message, ready to be written to the
+// socket as is (the executor prepares these before a kernel can crash).
+std::string encodeHangupFrame(llvm::StringRef Message);
+
+} // namespace catalyst::remote::wire
+
+#endif
