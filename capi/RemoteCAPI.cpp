@@ -192,9 +192,8 @@ CATALYST_REMOTE_API void __catalyst__remote__await(int64_t token) {
 }
 
 CATALYST_REMOTE_API int32_t __catalyst__remote__call_wrapper(int64_t session, const char *symbol,
-                                                             const char *args_buf,
-                                                             size_t args_size, void **out_buf,
-                                                             size_t *out_size) {
+                                                             const char *args_buf, size_t args_size,
+                                                             void **out_buf, size_t *out_size) {
   auto S = sessionFor(session, "call_wrapper");
   if (!S)
     return 1;
@@ -216,7 +215,9 @@ CATALYST_REMOTE_API int32_t __catalyst__remote__call_wrapper(int64_t session, co
   return 0;
 }
 
-CATALYST_REMOTE_API void __catalyst__remote__free_result(void *buf) { std::free(buf); }
+CATALYST_REMOTE_API void __catalyst__remote__free_result(void *buf) {
+  std::free(buf);
+}
 
 CATALYST_REMOTE_API int64_t __catalyst__remote__close(int64_t session) {
   auto &R = Registry::get();
@@ -235,7 +236,9 @@ CATALYST_REMOTE_API int64_t __catalyst__remote__close(int64_t session) {
   return failed(S->close(), "close") ? -1 : 0;
 }
 
-CATALYST_REMOTE_API const char *__catalyst__remote__last_error(void) { return LastError.c_str(); }
+CATALYST_REMOTE_API const char *__catalyst__remote__last_error(void) {
+  return LastError.c_str();
+}
 
 CATALYST_REMOTE_API void __catalyst__remote__set_failure_handler(void (*handler)(const char *)) {
   FailureHandler = handler ? handler : &defaultFailureHandler;

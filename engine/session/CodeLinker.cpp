@@ -88,8 +88,8 @@ Expected<JITDylib *> CodeLinker::dylibFor(StringRef Object) {
   std::lock_guard<std::mutex> Lock(M);
   auto It = Objects.find(Object);
   if (It == Objects.end())
-    return createStringError(inconvertibleErrorCode(),
-                             "object '%s' was not sent to this session", Object.str().c_str());
+    return createStringError(inconvertibleErrorCode(), "object '%s' was not sent to this session",
+                             Object.str().c_str());
   if (!It->second)
     return createStringError(inconvertibleErrorCode(),
                              "object name '%s' is ambiguous: several sent objects have it; "
@@ -111,11 +111,10 @@ Expected<ExecutorAddr> CodeLinker::lookup(StringRef Object, StringRef Symbol) {
     return JD.takeError();
   auto Sym = ES.lookup(makeJITDylibSearchOrder(*JD), ES.intern(Symbol));
   if (!Sym)
-    return createStringError(inconvertibleErrorCode(), "symbol '%s' not found in %s: %s",
-                             Symbol.str().c_str(),
-                             Object.empty() ? "the executor process"
-                                            : ("object '" + Object + "'").str().c_str(),
-                             toString(withReportedCause(Sym.takeError())).c_str());
+    return createStringError(
+        inconvertibleErrorCode(), "symbol '%s' not found in %s: %s", Symbol.str().c_str(),
+        Object.empty() ? "the executor process" : ("object '" + Object + "'").str().c_str(),
+        toString(withReportedCause(Sym.takeError())).c_str());
   std::lock_guard<std::mutex> Lock(M);
   Symbols[Key] = Sym->getAddress();
   return Sym->getAddress();

@@ -63,8 +63,8 @@ Expected<HostPort> parseHostPort(StringRef Address) {
   } else {
     auto Colon = Address.rfind(':');
     if (Colon == StringRef::npos)
-      return createStringError(inconvertibleErrorCode(),
-                               "address '%s' is not host:port", Address.str().c_str());
+      return createStringError(inconvertibleErrorCode(), "address '%s' is not host:port",
+                               Address.str().c_str());
     HP.Host = Address.take_front(Colon).str();
     Rest = Address.drop_front(Colon);
   }

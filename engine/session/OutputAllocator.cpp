@@ -12,7 +12,8 @@ OutputAllocator defaultOutputAllocator() {
   // after this library, or not at all.
   if (void *Alloc = ::dlsym(RTLD_DEFAULT, "__catalyst__rt__alloc_managed")) {
     void *Release = ::dlsym(RTLD_DEFAULT, "__catalyst__rt__free_managed");
-    return {reinterpret_cast<void *(*)(size_t)>(Alloc), reinterpret_cast<void (*)(void *)>(Release)};
+    return {reinterpret_cast<void *(*)(size_t)>(Alloc),
+            reinterpret_cast<void (*)(void *)>(Release)};
   }
   return {&std::malloc, &std::free};
 }

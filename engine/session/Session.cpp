@@ -2,20 +2,19 @@
 
 #include "catalyst/remote/Session.h"
 
-#include "CodeLinker.h"
-#include "Connect.h"
-
 #include "../transfer/NaiveTransfer.h"
 #include "../transfer/OneCallTransfer.h"
 #include "../wire/Protocol.h"
 #include "../wire/SocketTransport.h"
+#include "CodeLinker.h"
+#include "Connect.h"
 
+#include "llvm/ADT/StringSet.h"
 #include "llvm/ExecutionEngine/Orc/MapperJITLinkMemoryManager.h"
 #include "llvm/ExecutionEngine/Orc/Shared/OrcRTBridge.h"
 #include "llvm/ExecutionEngine/Orc/SimpleRemoteEPC.h"
 #include "llvm/ExecutionEngine/Orc/SimpleRemoteMemoryMapper.h"
 #include "llvm/ExecutionEngine/Orc/TaskDispatch.h"
-#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
@@ -29,8 +28,8 @@ namespace catalyst::remote {
 
 namespace {
 
-Expected<std::unique_ptr<jitlink::JITLinkMemoryManager>>
-createCodeMemory(SimpleRemoteEPC &EPC, uint64_t SlabSize) {
+Expected<std::unique_ptr<jitlink::JITLinkMemoryManager>> createCodeMemory(SimpleRemoteEPC &EPC,
+                                                                          uint64_t SlabSize) {
   SimpleRemoteMemoryMapper::SymbolAddrs SAs;
   if (auto Err = EPC.getBootstrapSymbols(
           {{SAs.Instance, rt::SimpleExecutorMemoryManagerInstanceName},
@@ -39,8 +38,7 @@ createCodeMemory(SimpleRemoteEPC &EPC, uint64_t SlabSize) {
            {SAs.Deinitialize, rt::SimpleExecutorMemoryManagerDeinitializeWrapperName},
            {SAs.Release, rt::SimpleExecutorMemoryManagerReleaseWrapperName}}))
     return Err;
-  return MapperJITLinkMemoryManager::CreateWithMapper<SimpleRemoteMemoryMapper>(SlabSize, EPC,
-                                                                                SAs);
+  return MapperJITLinkMemoryManager::CreateWithMapper<SimpleRemoteMemoryMapper>(SlabSize, EPC, SAs);
 }
 
 bool hasSymbols(const ExecutorProcessControl &EPC, ArrayRef<const char *> Names) {
@@ -100,7 +98,8 @@ Error Session::Impl::connect() {
   if (!L)
     return L.takeError();
   Linker = std::move(*L);
-  ES->setErrorReporter([Linker = Linker.get()](Error Err) { Linker->noteReportedError(std::move(Err)); });
+  ES->setErrorReporter(
+      [Linker = Linker.get()](Error Err) { Linker->noteReportedError(std::move(Err)); });
   return chooseTransfer();
 }
 
@@ -127,15 +126,17 @@ Error Session::Impl::chooseTransfer() {
   return Error::success();
 }
 
-// Adds to Err why the connection ended, when it did.
+// Says why the connection ended, when it did: that, not ORC's generic
+// "disconnecting", is what the caller needs to hear.
 Error Session::Impl::explain(Error Err, const Twine &What) {
-  std::string Msg = (What + ": " + toString(std::move(Err))).str();
-  if (Transport && Transport->disconnected()) {
-    std::string Why = Transport->hangupReason();
-    Msg += "; the connection to the executor at " + Address + " is closed";
-    Msg += Why.empty() ? " (its connection process exited or crashed)" : ": " + Why;
-  }
-  return createStringError(inconvertibleErrorCode(), Msg);
+  if (!Transport || !Transport->disconnected())
+    return createStringError(inconvertibleErrorCode(), What + ": " + toString(std::move(Err)));
+  consumeError(std::move(Err));
+  std::string Why = Transport->hangupReason();
+  return createStringError(
+      inconvertibleErrorCode(),
+      What + ": the connection to the executor at " + Address + " closed" +
+          (Why.empty() ? " (its connection process exited or was killed)" : ": " + Why));
 }
 
 Error Session::Impl::sendAsset(StringRef Path) {
@@ -218,8 +219,16 @@ Error Session::Impl::close() {
   Error Err = Error::success();
   for (auto &KV : Waiting)
     Err = joinErrors(std::move(Err), KV.second.get());
-  if (ES)
-    Err = joinErrors(std::move(Err), ES->endSession());
+  // A connection the executor already ended was reported by the call that
+  // found it gone; closing what is left of it is not a new failure.
+  bool Lost = Transport && Transport->disconnected();
+  if (ES) {
+    Error EndErr = ES->endSession();
+    if (Lost)
+      consumeError(std::move(EndErr));
+    else
+      Err = joinErrors(std::move(Err), std::move(EndErr));
+  }
   Linker.reset();
   ES.reset();
   return Err;
@@ -227,7 +236,9 @@ Error Session::Impl::close() {
 
 Session::Session(std::unique_ptr<Impl> I) : I(std::move(I)) {}
 
-Session::~Session() { consumeError(close()); }
+Session::~Session() {
+  consumeError(close());
+}
 
 Expected<std::unique_ptr<Session>> Session::open(StringRef Address, const SessionOptions &Options) {
   auto I = std::make_unique<Impl>(Address.str(), Options);
@@ -238,7 +249,9 @@ Expected<std::unique_ptr<Session>> Session::open(StringRef Address, const Sessio
   return std::unique_ptr<Session>(new Session(std::move(I)));
 }
 
-StringRef Session::address() const { return I->Address; }
+StringRef Session::address() const {
+  return I->Address;
+}
 
 bool Session::connected() const {
   std::lock_guard<std::mutex> Lock(I->M);
@@ -310,6 +323,8 @@ Error Session::await(uint64_t Ticket) {
   return F.get();
 }
 
-Error Session::close() { return I->close(); }
+Error Session::close() {
+  return I->close();
+}
 
 } // namespace catalyst::remote

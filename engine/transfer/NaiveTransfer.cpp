@@ -29,8 +29,7 @@ public:
       return Err;
     if (!A)
       return createStringError(std::errc::not_enough_memory,
-                               "executor could not allocate %llu bytes",
-                               (unsigned long long)Bytes);
+                               "executor could not allocate %llu bytes", (unsigned long long)Bytes);
     Owned.push_back(A);
     return A;
   }
@@ -138,8 +137,8 @@ Error NaiveTransfer::launch(ExecutorAddr Entry, ArrayRef<InputPlan> Inputs, Host
   auto Av = L.alloc(Args.size() * sizeof(uint64_t));
   if (!Av)
     return Av.takeError();
-  if (auto Err = L.write(*Av, {reinterpret_cast<const char *>(Args.data()),
-                               Args.size() * sizeof(uint64_t)}))
+  if (auto Err = L.write(
+          *Av, {reinterpret_cast<const char *>(Args.data()), Args.size() * sizeof(uint64_t)}))
     return Err;
   uint64_t RvBytes = 0;
   for (size_t I = 0; I < Outputs.size(); ++I)

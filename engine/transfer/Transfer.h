@@ -9,9 +9,8 @@
 #ifndef CATALYST_REMOTE_TRANSFER_TRANSFER_H
 #define CATALYST_REMOTE_TRANSFER_TRANSFER_H
 
-#include "HostOutputs.h"
-
 #include "../wire/MemrefLayout.h"
+#include "HostOutputs.h"
 
 #include "llvm/ExecutionEngine/Orc/Shared/ExecutorAddress.h"
 

@@ -54,8 +54,8 @@ void MemrefDesc::rewriteDense(void *Buffer) {
 
 Expected<MemrefLayout> layoutOf(const MemrefDesc &D, size_t ElemSize, StringRef Name) {
   if (D.rank() > MaxRank)
-    return layoutError(Name, "rank " + Twine(D.rank()) + " is above the supported " +
-                                 Twine(MaxRank));
+    return layoutError(Name,
+                       "rank " + Twine(D.rank()) + " is above the supported " + Twine(MaxRank));
   if (ElemSize == 0)
     return layoutError(Name, "element size is zero");
   MemrefLayout L;
@@ -97,8 +97,8 @@ MemrefPacker::MemrefPacker(const MemrefDesc &D, size_t ElemSize, const MemrefLay
     RunElems = D.size(Rank - 1);
     RunStride = D.stride(Rank - 1);
     --Rank;
-    while (Rank > 0 && (D.size(Rank - 1) == 1 ||
-                        D.stride(Rank - 1) == RunStride * int64_t(RunElems))) {
+    while (Rank > 0 &&
+           (D.size(Rank - 1) == 1 || D.stride(Rank - 1) == RunStride * int64_t(RunElems))) {
       RunElems *= D.size(Rank - 1);
       --Rank;
     }
@@ -137,11 +137,16 @@ static void copyElements(char *Dst, const char *Src, uint64_t Count, int64_t Str
                          size_t ElemSize) {
   int64_t Step = Stride * int64_t(ElemSize);
   switch (ElemSize) {
-  case 1: return copyStrided<1>(Dst, Src, Count, Step);
-  case 2: return copyStrided<2>(Dst, Src, Count, Step);
-  case 4: return copyStrided<4>(Dst, Src, Count, Step);
-  case 8: return copyStrided<8>(Dst, Src, Count, Step);
-  case 16: return copyStrided<16>(Dst, Src, Count, Step);
+  case 1:
+    return copyStrided<1>(Dst, Src, Count, Step);
+  case 2:
+    return copyStrided<2>(Dst, Src, Count, Step);
+  case 4:
+    return copyStrided<4>(Dst, Src, Count, Step);
+  case 8:
+    return copyStrided<8>(Dst, Src, Count, Step);
+  case 16:
+    return copyStrided<16>(Dst, Src, Count, Step);
   }
   for (uint64_t I = 0; I < Count; ++I, Dst += ElemSize, Src += Step)
     std::memcpy(Dst, Src, ElemSize);

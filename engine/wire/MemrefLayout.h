@@ -71,10 +71,10 @@ private:
 // The values a descriptor describes, as element offsets from `aligned`.
 struct MemrefLayout {
   uint64_t Elements = 0;
-  uint64_t Bytes = 0;        // Elements * element size: the dense copy.
-  bool Dense = false;        // Row-major without gaps: one memcpy moves it.
-  int64_t FirstElement = 0;  // Lowest element offset touched (offset included).
-  uint64_t SpanBytes = 0;    // Bytes from the lowest to past the highest element.
+  uint64_t Bytes = 0;       // Elements * element size: the dense copy.
+  bool Dense = false;       // Row-major without gaps: one memcpy moves it.
+  int64_t FirstElement = 0; // Lowest element offset touched (offset included).
+  uint64_t SpanBytes = 0;   // Bytes from the lowest to past the highest element.
 };
 
 // Validates D (non-negative sizes, no overflow, a pointer when non-empty)
@@ -97,13 +97,13 @@ private:
 
   const char *Data;
   size_t ElemSize;
-  size_t OuterRank = 0;         // Dims iterated one index at a time.
+  size_t OuterRank = 0; // Dims iterated one index at a time.
   int64_t Sizes[MaxRank] = {};
   int64_t Strides[MaxRank] = {};
   int64_t Index[MaxRank] = {};
-  uint64_t RunElems = 1;        // Elements of the innermost collapsed run.
-  int64_t RunStride = 1;        // Element stride inside the run.
-  uint64_t InRun = 0;           // Elements of the current run already copied.
+  uint64_t RunElems = 1; // Elements of the innermost collapsed run.
+  int64_t RunStride = 1; // Element stride inside the run.
+  uint64_t InRun = 0;    // Elements of the current run already copied.
   uint64_t Remaining = 0;
 };
 

@@ -90,10 +90,9 @@ Error SocketTransport::sendMessage(SimpleRemoteEPCOpcode OpC, uint64_t SeqNo, Ex
                                    ArrayRef<char> ArgBytes) {
   uint64_t MsgSize = HeaderSize + ArgBytes.size();
   if (MsgSize > Limits.maxMessageSize)
-    return createStringError(inconvertibleErrorCode(),
-                             "message of %llu bytes exceeds the limit of %llu bytes",
-                             (unsigned long long)MsgSize,
-                             (unsigned long long)Limits.maxMessageSize);
+    return createStringError(
+        inconvertibleErrorCode(), "message of %llu bytes exceeds the limit of %llu bytes",
+        (unsigned long long)MsgSize, (unsigned long long)Limits.maxMessageSize);
   char Header[HeaderSize];
   encodeHeader(Header, MsgSize, OpC, SeqNo, TagAddr);
   iovec Iov[2] = {{Header, HeaderSize}, {const_cast<char *>(ArgBytes.data()), ArgBytes.size()}};
@@ -155,8 +154,8 @@ Error SocketTransport::waitForFirstMessage() {
     if (R > 0)
       return Error::success();
     if (R == 0)
-      return createStringError(inconvertibleErrorCode(),
-                               "peer sent no handshake within %d ms", Timeout);
+      return createStringError(inconvertibleErrorCode(), "peer sent no handshake within %d ms",
+                               Timeout);
     if (errno != EINTR)
       return sysError("waiting for the peer's handshake", errno);
   }
@@ -171,10 +170,9 @@ Error SocketTransport::readMessage(bool &Eof) {
   uint64_t MsgSize = support::endian::read64le(Header);
   uint64_t OpC = support::endian::read64le(Header + 8);
   if (MsgSize < HeaderSize || MsgSize > Limits.maxMessageSize)
-    return createStringError(inconvertibleErrorCode(),
-                             "peer announced a message of %llu bytes; the limit is %llu",
-                             (unsigned long long)MsgSize,
-                             (unsigned long long)Limits.maxMessageSize);
+    return createStringError(
+        inconvertibleErrorCode(), "peer announced a message of %llu bytes; the limit is %llu",
+        (unsigned long long)MsgSize, (unsigned long long)Limits.maxMessageSize);
   if (OpC > static_cast<uint64_t>(SimpleRemoteEPCOpcode::LastOpC))
     return createStringError(inconvertibleErrorCode(), "peer sent unknown opcode %llu",
                              (unsigned long long)OpC);
@@ -185,9 +183,9 @@ Error SocketTransport::readMessage(bool &Eof) {
   BytesIn.fetch_add(MsgSize, std::memory_order_relaxed);
   auto Op = static_cast<SimpleRemoteEPCOpcode>(OpC);
   noteHangup(Op, Args);
-  auto Action = Client.handleMessage(Op, support::endian::read64le(Header + 16),
-                                     ExecutorAddr(support::endian::read64le(Header + 24)),
-                                     std::move(Args));
+  auto Action =
+      Client.handleMessage(Op, support::endian::read64le(Header + 16),
+                           ExecutorAddr(support::endian::read64le(Header + 24)), std::move(Args));
   if (!Action)
     return Action.takeError();
   Eof = *Action == SimpleRemoteEPCTransportClient::EndSession;

@@ -70,7 +70,8 @@ private:
   llvm::Error readMessage(bool &Eof);
   llvm::Error readExact(char *Dst, size_t Size, bool *CleanEof);
   llvm::Error waitForFirstMessage();
-  void noteHangup(llvm::orc::SimpleRemoteEPCOpcode OpC, const llvm::orc::shared::WrapperFunctionBuffer &Args);
+  void noteHangup(llvm::orc::SimpleRemoteEPCOpcode OpC,
+                  const llvm::orc::shared::WrapperFunctionBuffer &Args);
 
   llvm::orc::SimpleRemoteEPCTransportClient &Client;
   const int Fd;

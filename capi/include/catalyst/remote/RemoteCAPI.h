@@ -43,9 +43,8 @@ void __catalyst__remote__await(int64_t token);
 
 /* Calls `symbol` in the executor process as an ORC wrapper function. The
  * result is a malloc'ed buffer released by free_result. */
-int32_t __catalyst__remote__call_wrapper(int64_t session, const char *symbol,
-                                         const char *args_buf, size_t args_size, void **out_buf,
-                                         size_t *out_size);
+int32_t __catalyst__remote__call_wrapper(int64_t session, const char *symbol, const char *args_buf,
+                                         size_t args_size, void **out_buf, size_t *out_size);
 void __catalyst__remote__free_result(void *buf);
 
 /* Joins the session's async work and ends it. Closing twice is harmless. */

@@ -45,8 +45,7 @@ public:
   llvm::Error sendBinary(llvm::StringRef Path, BinaryFormat Format);
 
   // Calls Symbol, found in the executor process, as an ORC wrapper function.
-  llvm::Expected<std::vector<char>> callWrapper(llvm::StringRef Symbol,
-                                                llvm::ArrayRef<char> Args);
+  llvm::Expected<std::vector<char>> callWrapper(llvm::StringRef Symbol, llvm::ArrayRef<char> Args);
 
   // Runs one launch to completion. On failure the output descriptors are
   // zeroed and no host buffer is left allocated.

@@ -1,0 +1,72 @@
+//===- Connection.cpp - Serving one host over one socket ------------------===//
+
+#include "Connection.h"
+
+#include "../engine/wire/SocketTransport.h"
+#include "Assets.h"
+#include "CrashReporter.h"
+#include "WorkerPool.h"
+
+#include "llvm/ExecutionEngine/Orc/TargetProcess/DefaultHostBootstrapValues.h"
+#include "llvm/ExecutionEngine/Orc/TargetProcess/SimpleExecutorMemoryManager.h"
+#include "llvm/ExecutionEngine/Orc/TargetProcess/SimpleRemoteEPCServer.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+using namespace llvm;
+using namespace llvm::orc;
+
+namespace catalyst::remote::executor {
+
+namespace {
+
+// Catalyst's runtime, when a plugin brought it, wants a fresh context per
+// connection.
+void runRuntimeHook(const char *Name) {
+  if (void *Fn = ::dlsym(RTLD_DEFAULT, Name)) {
+    if (StringRef(Name).ends_with("initialize"))
+      reinterpret_cast<void (*)(uint32_t *)>(Fn)(nullptr);
+    else
+      reinterpret_cast<void (*)()>(Fn)();
+  }
+}
+
+Error setup(SimpleRemoteEPCServer::Setup &S, const ConnectionOptions &Options) {
+  S.setDispatcher(std::make_unique<WorkerPool>(Options.Workers));
+  S.bootstrapSymbols() = SimpleRemoteEPCServer::defaultBootstrapSymbols();
+  addDefaultBootstrapValuesForHostProcess(S.bootstrapMap(), S.bootstrapSymbols());
+  S.services().push_back(std::make_unique<rt_bootstrap::SimpleExecutorMemoryManager>());
+  addServices(S.bootstrapSymbols(), S.bootstrapMap(), Options.Services);
+  return Error::success();
+}
+
+} // namespace
+
+int serveConnection(int Fd, const std::string &Peer, const ConnectionOptions &Options) {
+  std::string Label = "catalyst-remote-executor[" + std::to_string(::getpid()) + "] " + Peer;
+  runRuntimeHook("__catalyst__rt__initialize");
+  wire::SocketTransport *Transport = nullptr;
+  wire::TransportLimits Limits{Options.MaxMessageSize, {}};
+  auto Server = SimpleRemoteEPCServer::Create<wire::SocketTransport>(
+      [&](SimpleRemoteEPCServer::Setup &S) { return setup(S, Options); }, Fd, Limits, &Transport);
+  int Status = 0;
+  if (!Server) {
+    errs() << Label << ": setup failed: " << toString(Server.takeError()) << "\n";
+    Status = 1;
+  } else {
+    armCrashReporter(*Transport);
+    (*Server)->setErrorReporter(
+        [&](Error Err) { errs() << Label << ": " << toString(std::move(Err)) << "\n"; });
+    if (auto Err = (*Server)->waitForDisconnect()) {
+      errs() << Label << ": session ended with an error: " << toString(std::move(Err)) << "\n";
+      Status = 1;
+    }
+  }
+  runRuntimeHook("__catalyst__rt__finalize");
+  removeAssets();
+  return Status;
+}
+
+} // namespace catalyst::remote::executor

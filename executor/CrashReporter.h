@@ -1,0 +1,24 @@
+//===- CrashReporter.h - Telling the host why its kernel died ---*- C++ -*-===//
+//
+// A kernel that crashes takes its connection process with it. Before it
+// dies, the process sends the host an EPC Hangup naming the signal, so the
+// host's error says what happened instead of "connection closed". Frames are
+// built in advance: a signal handler may only write them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CATALYST_REMOTE_EXECUTOR_CRASHREPORTER_H
+#define CATALYST_REMOTE_EXECUTOR_CRASHREPORTER_H
+
+namespace catalyst::remote::wire {
+class SocketTransport;
+}
+
+namespace catalyst::remote::executor {
+
+// Arms handlers for fatal signals in this (connection) process.
+void armCrashReporter(const wire::SocketTransport &Transport);
+
+} // namespace catalyst::remote::executor
+
+#endif

@@ -1,0 +1,211 @@
+//===- Listener.cpp - Accepting hosts, one process per connection ---------===//
+
+#include "Listener.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <set>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+using namespace llvm;
+
+namespace catalyst::remote::executor {
+
+namespace {
+
+int WakeFds[2] = {-1, -1};
+volatile sig_atomic_t StopRequested = 0;
+
+void onSignal(int Sig) {
+  if (Sig != SIGCHLD)
+    StopRequested = 1;
+  int Saved = errno;
+  [[maybe_unused]] ssize_t N = ::write(WakeFds[1], "x", 1);
+  errno = Saved;
+}
+
+Error bindError(StringRef Spec, const Twine &Why) {
+  return createStringError(inconvertibleErrorCode(), "cannot listen on " + Spec + ": " + Why);
+}
+
+std::string numericAddress(const sockaddr *A, socklen_t Len) {
+  char Host[NI_MAXHOST], Port[NI_MAXSERV];
+  if (::getnameinfo(A, Len, Host, sizeof(Host), Port, sizeof(Port),
+                    NI_NUMERICHOST | NI_NUMERICSERV) != 0)
+    return "?";
+  bool V6 = A->sa_family == AF_INET6;
+  return (V6 ? "[" : "") + std::string(Host) + (V6 ? "]:" : ":") + Port;
+}
+
+std::string boundAddress(int Fd) {
+  sockaddr_storage A{};
+  socklen_t Len = sizeof(A);
+  ::getsockname(Fd, reinterpret_cast<sockaddr *>(&A), &Len);
+  return numericAddress(reinterpret_cast<sockaddr *>(&A), Len);
+}
+
+void splitSpec(StringRef Spec, std::string &Host, std::string &Port) {
+  if (Spec.consume_front("[")) {
+    auto Close = Spec.find(']');
+    Host = Spec.take_front(Close).str();
+    Port = Spec.drop_front(Close + 1).drop_front(1).str();
+    return;
+  }
+  auto Colon = Spec.rfind(':');
+  Host = Colon == StringRef::npos ? "" : Spec.take_front(Colon).str();
+  Port = Colon == StringRef::npos ? Spec.str() : Spec.drop_front(Colon + 1).str();
+  if (Host.empty())
+    Host = "127.0.0.1";
+}
+
+} // namespace
+
+Expected<Listener> listenOn(StringRef Spec) {
+  std::string Host, Port;
+  splitSpec(Spec, Host, Port);
+  if (Port.empty() || Port.find_first_not_of("0123456789") != std::string::npos)
+    return bindError(Spec, "expected HOST:PORT or PORT");
+  addrinfo Hints{};
+  Hints.ai_family = AF_UNSPEC;
+  Hints.ai_socktype = SOCK_STREAM;
+  Hints.ai_flags = AI_PASSIVE;
+  addrinfo *AI = nullptr;
+  if (int Rc = ::getaddrinfo(Host.c_str(), Port.c_str(), &Hints, &AI))
+    return bindError(Spec, ::gai_strerror(Rc));
+  int Fd = ::socket(AI->ai_family, AI->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, AI->ai_protocol);
+  int One = 1;
+  int Err = Fd < 0 ? errno : 0;
+  if (!Err && (::setsockopt(Fd, SOL_SOCKET, SO_REUSEADDR, &One, sizeof(One)) != 0 ||
+               ::bind(Fd, AI->ai_addr, AI->ai_addrlen) != 0 || ::listen(Fd, 64) != 0))
+    Err = errno;
+  ::freeaddrinfo(AI);
+  if (Err) {
+    if (Fd >= 0)
+      ::close(Fd);
+    return bindError(Spec, std::strerror(Err));
+  }
+  return Listener{Fd, boundAddress(Fd)};
+}
+
+namespace {
+
+std::set<pid_t> Children;
+
+void logExit(pid_t Pid, int Status) {
+  if (WIFSIGNALED(Status))
+    errs() << "catalyst-remote-executor: connection process " << Pid << " was killed by signal "
+           << WTERMSIG(Status) << " (" << ::strsignal(WTERMSIG(Status)) << ")\n";
+  else if (WIFEXITED(Status) && WEXITSTATUS(Status) != 0)
+    errs() << "catalyst-remote-executor: connection process " << Pid << " exited with status "
+           << WEXITSTATUS(Status) << "\n";
+}
+
+void reapChildren() {
+  int Status;
+  pid_t Pid;
+  while ((Pid = ::waitpid(-1, &Status, WNOHANG)) > 0) {
+    Children.erase(Pid);
+    logExit(Pid, Status);
+  }
+}
+
+[[noreturn]] void runChild(int Conn, const std::string &Peer, std::vector<Listener> &Listeners,
+                           const ConnectionOptions &Options) {
+  ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+  for (int S : {SIGINT, SIGTERM, SIGCHLD})
+    std::signal(S, SIG_DFL);
+  for (auto &L : Listeners)
+    ::close(L.Fd);
+  ::close(WakeFds[0]);
+  ::close(WakeFds[1]);
+  int One = 1;
+  ::setsockopt(Conn, IPPROTO_TCP, TCP_NODELAY, &One, sizeof(One));
+  ::_exit(serveConnection(Conn, Peer, Options));
+}
+
+void acceptOne(Listener &L, std::vector<Listener> &All, const ConnectionOptions &Options) {
+  sockaddr_storage Peer{};
+  socklen_t Len = sizeof(Peer);
+  int Conn = ::accept4(L.Fd, reinterpret_cast<sockaddr *>(&Peer), &Len, SOCK_CLOEXEC);
+  if (Conn < 0) {
+    if (errno != EINTR && errno != EAGAIN && errno != ECONNABORTED)
+      errs() << "catalyst-remote-executor: accept on " << L.Address
+             << " failed: " << std::strerror(errno) << "\n";
+    return;
+  }
+  std::string PeerName = numericAddress(reinterpret_cast<sockaddr *>(&Peer), Len);
+  pid_t Pid = ::fork();
+  if (Pid == 0)
+    runChild(Conn, PeerName, All, Options);
+  ::close(Conn);
+  if (Pid < 0) {
+    errs() << "catalyst-remote-executor: cannot fork for " << PeerName << ": "
+           << std::strerror(errno) << "\n";
+    return;
+  }
+  Children.insert(Pid);
+  errs() << "catalyst-remote-executor: " << PeerName << " connected to " << L.Address
+         << ", served by process " << Pid << "\n";
+}
+
+void stopChildren() {
+  for (pid_t Pid : Children)
+    ::kill(Pid, SIGTERM);
+  auto Deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!Children.empty() && std::chrono::steady_clock::now() < Deadline) {
+    reapChildren();
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  for (pid_t Pid : Children)
+    ::kill(Pid, SIGKILL);
+  while (!Children.empty() && ::waitpid(-1, nullptr, 0) > 0)
+    reapChildren();
+}
+
+} // namespace
+
+int serve(std::vector<Listener> Listeners, const ConnectionOptions &Options) {
+  if (::pipe2(WakeFds, O_CLOEXEC | O_NONBLOCK) != 0) {
+    errs() << "catalyst-remote-executor: pipe: " << std::strerror(errno) << "\n";
+    return 1;
+  }
+  struct sigaction SA {};
+  SA.sa_handler = onSignal;
+  sigemptyset(&SA.sa_mask);
+  for (int S : {SIGINT, SIGTERM, SIGCHLD})
+    ::sigaction(S, &SA, nullptr);
+  std::vector<pollfd> Polled;
+  for (auto &L : Listeners)
+    Polled.push_back({L.Fd, POLLIN, 0});
+  Polled.push_back({WakeFds[0], POLLIN, 0});
+  while (!StopRequested) {
+    if (::poll(Polled.data(), Polled.size(), -1) < 0 && errno != EINTR)
+      break;
+    char Drain[64];
+    while (::read(WakeFds[0], Drain, sizeof(Drain)) > 0) {
+    }
+    reapChildren();
+    for (size_t I = 0; I < Listeners.size() && !StopRequested; ++I)
+      if (Polled[I].revents & POLLIN)
+        acceptOne(Listeners[I], Listeners, Options);
+  }
+  for (auto &L : Listeners)
+    ::close(L.Fd);
+  stopChildren();
+  return 0;
+}
+
+} // namespace catalyst::remote::executor

@@ -1,0 +1,35 @@
+//===- Listener.h - Accepting hosts, one process per connection -*- C++ -*-===//
+//
+// The executor's main process only listens and forks: each connection is
+// served in its own child, so a crashing kernel ends only its own session.
+// SIGINT/SIGTERM stop the listeners and every connection still running.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CATALYST_REMOTE_EXECUTOR_LISTENER_H
+#define CATALYST_REMOTE_EXECUTOR_LISTENER_H
+
+#include "Connection.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <string>
+#include <vector>
+
+namespace catalyst::remote::executor {
+
+struct Listener {
+  int Fd = -1;
+  std::string Address; // as bound, with the port the kernel chose
+};
+
+// Binds "PORT", ":PORT" (both on 127.0.0.1), "HOST:PORT" or "[v6addr]:PORT".
+llvm::Expected<Listener> listenOn(llvm::StringRef Spec);
+
+// Serves until SIGINT/SIGTERM; returns the exit status.
+int serve(std::vector<Listener> Listeners, const ConnectionOptions &Options);
+
+} // namespace catalyst::remote::executor
+
+#endif

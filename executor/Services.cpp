@@ -1,0 +1,85 @@
+//===- UpstreamServices.cpp - Catalyst's upstream executor services -------===//
+//
+// Same names and SPS signatures as Catalyst's upstream executor, so its host
+// runtime can drive this executor and this project's host can fall back to
+// them against an upstream executor.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Services.h"
+
+#include "../engine/wire/Protocol.h"
+#include "Assets.h"
+#include "LaunchService.h"
+
+#include "llvm/ExecutionEngine/Orc/Shared/WrapperFunctionUtils.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
+
+using namespace llvm;
+using namespace llvm::orc;
+using namespace llvm::orc::shared;
+
+namespace catalyst::remote::executor {
+
+namespace {
+
+ExecutorAddr allocBuffer(uint64_t Size) {
+  return ExecutorAddr::fromPtr(std::malloc(Size));
+}
+
+void freeBuffer(ExecutorAddr A) {
+  std::free(A.toPtr<void *>());
+}
+
+void invokeEntry(ExecutorAddr Entry, std::vector<ExecutorAddr> RvAv) {
+  if (!Entry || RvAv.size() != 2) {
+    errs() << "catalyst-remote-executor: invoke needs an entry and {rv, av}; ignored\n";
+    return;
+  }
+  Entry.toPtr<void (*)(void *, void *)>()(RvAv[0].toPtr<void *>(), RvAv[1].toPtr<void *>());
+}
+
+int32_t storeAssetBytes(ArrayRef<char> Bytes, std::string Name) {
+  if (auto Err = storeAsset(Bytes, Name)) {
+    errs() << "catalyst-remote-executor: " << toString(std::move(Err)) << "\n";
+    return -1;
+  }
+  return 0;
+}
+
+CWrapperFunctionBuffer allocWrapper(const char *Data, size_t Size) {
+  return WrapperFunction<wire::SPSAllocSig>::handle(Data, Size, allocBuffer).release();
+}
+
+CWrapperFunctionBuffer freeWrapper(const char *Data, size_t Size) {
+  return WrapperFunction<wire::SPSFreeSig>::handle(Data, Size, freeBuffer).release();
+}
+
+CWrapperFunctionBuffer invokeWrapper(const char *Data, size_t Size) {
+  return WrapperFunction<wire::SPSInvokeSig>::handle(Data, Size, invokeEntry).release();
+}
+
+CWrapperFunctionBuffer storeAssetWrapper(const char *Data, size_t Size) {
+  return WrapperFunction<wire::SPSStoreAssetSig>::handle(Data, Size, storeAssetBytes).release();
+}
+
+} // namespace
+
+void addServices(StringMap<ExecutorAddr> &Symbols, StringMap<std::vector<char>> &BootstrapMap,
+                 const ServiceOptions &Options) {
+  Symbols[wire::AllocName] = ExecutorAddr::fromPtr(&allocWrapper);
+  Symbols[wire::FreeName] = ExecutorAddr::fromPtr(&freeWrapper);
+  Symbols[wire::InvokeName] = ExecutorAddr::fromPtr(&invokeWrapper);
+  Symbols[wire::StoreAssetName] = ExecutorAddr::fromPtr(&storeAssetWrapper);
+  if (Options.UpstreamOnly)
+    return;
+  Symbols[wire::LaunchName] = ExecutorAddr::fromPtr(&launchWrapper);
+  std::vector<char> Version(SPSArgList<wire::SPSProtocolValue>::size(wire::ProtocolVersion));
+  SPSOutputBuffer OB(Version.data(), Version.size());
+  SPSArgList<wire::SPSProtocolValue>::serialize(OB, wire::ProtocolVersion);
+  BootstrapMap[wire::ProtocolKey] = std::move(Version);
+}
+
+} // namespace catalyst::remote::executor

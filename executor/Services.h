@@ -1,0 +1,29 @@
+//===- Services.h - What the executor exports to hosts ----------*- C++ -*-===//
+//
+// Wrapper functions a host calls through EPC: Catalyst's four upstream
+// services, so an upstream host runtime can drive this executor, and this
+// project's one-call launch. They are registered as bootstrap symbols.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CATALYST_REMOTE_EXECUTOR_SERVICES_H
+#define CATALYST_REMOTE_EXECUTOR_SERVICES_H
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ExecutionEngine/Orc/Shared/ExecutorAddress.h"
+
+#include <vector>
+
+namespace catalyst::remote::executor {
+
+struct ServiceOptions {
+  // Advertise only the upstream services, as Catalyst's own executor does.
+  bool UpstreamOnly = false;
+};
+
+void addServices(llvm::StringMap<llvm::orc::ExecutorAddr> &Symbols,
+                 llvm::StringMap<std::vector<char>> &BootstrapMap, const ServiceOptions &Options);
+
+} // namespace catalyst::remote::executor
+
+#endif
