@@ -90,6 +90,28 @@ void zeroOutputs(size_t N, void *const *Descs, const size_t *Ranks) {
       std::memset(Descs[I], 0, (3 + 2 * Ranks[I]) * sizeof(int64_t));
 }
 
+void copyStats(const LaunchStats &S, catalyst_remote_launch_stats &Out) {
+  const PhaseTimes &P = S.Phases;
+  Out = {S.RoundTrips,        S.Messages,  S.BytesSent,     S.BytesReceived, S.HostCopyBytes,
+         S.ExecutorCopyBytes, S.SlabInUse, S.SlabHighWater, P.PlanNs,        P.SendNs,
+         P.CopyInNs,          P.KernelNs,  P.CopyOutNs,     P.ReceiveNs,     P.RewriteNs};
+}
+
+// Options an embedder sets through the environment.
+llvm::Expected<SessionOptions> optionsFromEnvironment(const OutputAllocator &Outputs) {
+  SessionOptions Opts;
+  Opts.Outputs = Outputs;
+  if (const char *S = std::getenv("CATALYST_REMOTE_STRATEGY"); S && *S) {
+    auto Parsed = parseStrategy(S);
+    if (!Parsed)
+      return Parsed.takeError();
+    Opts.Transfer = *Parsed;
+  }
+  const char *Profile = std::getenv("CATALYST_REMOTE_PROFILE");
+  Opts.Profile = Profile && *Profile && std::strcmp(Profile, "0") != 0;
+  return Opts;
+}
+
 std::vector<MemrefArg> memrefArgs(size_t N, void *const *Descs, const size_t *Ranks,
                                   const size_t *ElemSizes) {
   std::vector<MemrefArg> Args(N);
@@ -113,9 +135,12 @@ CATALYST_REMOTE_API int64_t __catalyst__remote__open(const char *addr) {
   std::lock_guard<std::mutex> Lock(R.M);
   if (int64_t Live = R.liveHandle(addr))
     return Live;
-  SessionOptions Opts;
-  Opts.Outputs = R.Outputs;
-  auto S = Session::open(addr, Opts);
+  auto Opts = optionsFromEnvironment(R.Outputs);
+  if (!Opts) {
+    failed(Opts.takeError(), "open");
+    return 0;
+  }
+  auto S = Session::open(addr, *Opts);
   if (!S) {
     failed(S.takeError(), "open");
     return 0;
@@ -236,6 +261,23 @@ CATALYST_REMOTE_API int64_t __catalyst__remote__close(int64_t session) {
   return failed(S->close(), "close") ? -1 : 0;
 }
 
+CATALYST_REMOTE_API int32_t __catalyst__remote__stats(int64_t session,
+                                                      struct catalyst_remote_stats *out) {
+  auto S = sessionFor(session, "stats");
+  if (!S)
+    return -1;
+  if (!out) {
+    fail("stats: null output");
+    return -1;
+  }
+  SessionStats Stats = S->stats();
+  out->launches = Stats.Launches;
+  copyStats(Stats.Last, out->last);
+  copyStats(Stats.Total, out->total);
+  out->strategy = strategyName(S->strategy());
+  return 0;
+}
+
 CATALYST_REMOTE_API const char *__catalyst__remote__last_error(void) {
   return LastError.c_str();
 }
@@ -266,6 +308,8 @@ int32_t __catalyst__executor__call_wrapper(int64_t, const char *, const char *, 
                                            size_t *);
 CATALYST_EXECUTOR_ALIAS(free_result) void __catalyst__executor__free_result(void *);
 CATALYST_EXECUTOR_ALIAS(close) int64_t __catalyst__executor__close(int64_t);
+CATALYST_EXECUTOR_ALIAS(stats)
+int32_t __catalyst__executor__stats(int64_t, struct catalyst_remote_stats *);
 CATALYST_EXECUTOR_ALIAS(last_error) const char *__catalyst__executor__last_error(void);
 CATALYST_EXECUTOR_ALIAS(set_failure_handler)
 void __catalyst__executor__set_failure_handler(void (*)(const char *));

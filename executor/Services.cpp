@@ -10,6 +10,7 @@
 
 #include "../engine/wire/Protocol.h"
 #include "Assets.h"
+#include "BatchedService.h"
 #include "LaunchService.h"
 
 #include "llvm/ExecutionEngine/Orc/Shared/WrapperFunctionUtils.h"
@@ -76,6 +77,8 @@ void addServices(StringMap<ExecutorAddr> &Symbols, StringMap<std::vector<char>> 
   if (Options.UpstreamOnly)
     return;
   Symbols[wire::LaunchName] = ExecutorAddr::fromPtr(&launchWrapper);
+  Symbols[wire::BatchedInvokeName] = ExecutorAddr::fromPtr(&batchedInvokeWrapper);
+  Symbols[wire::BatchedReleaseName] = ExecutorAddr::fromPtr(&batchedReleaseWrapper);
   std::vector<char> Version(SPSArgList<wire::SPSProtocolValue>::size(wire::ProtocolVersion));
   SPSOutputBuffer OB(Version.data(), Version.size());
   SPSArgList<wire::SPSProtocolValue>::serialize(OB, wire::ProtocolVersion);

@@ -2,8 +2,8 @@
 
 #include "catalyst/remote/Session.h"
 
+#include "../transfer/BatchedTransfer.h"
 #include "../transfer/NaiveTransfer.h"
-#include "../transfer/OneCallTransfer.h"
 #include "../wire/Protocol.h"
 #include "../wire/SocketTransport.h"
 #include "CodeLinker.h"
@@ -15,9 +15,12 @@
 #include "llvm/ExecutionEngine/Orc/SimpleRemoteEPC.h"
 #include "llvm/ExecutionEngine/Orc/SimpleRemoteMemoryMapper.h"
 #include "llvm/ExecutionEngine/Orc/TaskDispatch.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
 
+#include <chrono>
 #include <future>
 #include <map>
 
@@ -46,6 +49,40 @@ bool hasSymbols(const ExecutorProcessControl &EPC, ArrayRef<const char *> Names)
   return llvm::all_of(Names, [&](const char *N) { return Map.count(N); });
 }
 
+using Clock = std::chrono::steady_clock;
+
+uint64_t nsSince(Clock::time_point T) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - T).count();
+}
+
+// What the transport counted, to be differenced around one launch.
+struct WireCounters {
+  uint64_t Requests, Sent, Received, BytesOut, BytesIn;
+
+  static WireCounters of(const wire::SocketTransport &T) {
+    return {T.requestsSent(), T.messagesSent(), T.messagesReceived(), T.bytesSent(),
+            T.bytesReceived()};
+  }
+  void addDelta(const WireCounters &Before, LaunchStats &S) const {
+    S.RoundTrips += Requests - Before.Requests;
+    S.Messages += Sent - Before.Sent + Received - Before.Received;
+    S.BytesSent += BytesOut - Before.BytesOut;
+    S.BytesReceived += BytesIn - Before.BytesIn;
+  }
+};
+
+void printProfile(StringRef Entry, const char *Strategy, const LaunchStats &S) {
+  auto Us = [](uint64_t Ns) { return format("%.1f", Ns / 1000.0); };
+  const PhaseTimes &P = S.Phases;
+  errs() << "catalyst-remote: launch " << Entry << " [" << Strategy << "] " << S.RoundTrips
+         << " round trips, " << S.Messages << " messages, " << S.BytesSent << " B sent, "
+         << S.BytesReceived << " B received, copies host " << S.HostCopyBytes << " B executor "
+         << S.ExecutorCopyBytes << " B, slab " << S.SlabInUse << " B (high " << S.SlabHighWater
+         << " B); us: plan " << Us(P.PlanNs) << " send " << Us(P.SendNs) << " copy-in "
+         << Us(P.CopyInNs) << " kernel " << Us(P.KernelNs) << " copy-out " << Us(P.CopyOutNs)
+         << " receive " << Us(P.ReceiveNs) << " rewrite " << Us(P.RewriteNs) << "\n";
+}
+
 } // namespace
 
 class Session::Impl {
@@ -57,6 +94,7 @@ public:
 
   Error connect();
   Error chooseTransfer();
+  Expected<std::unique_ptr<Transfer>> makeTransfer(Strategy S);
   Error sendAsset(StringRef Path);
   Error launch(const LaunchCall &Call);
   Error explain(Error Err, const Twine &What);
@@ -68,9 +106,14 @@ public:
   wire::SocketTransport *Transport = nullptr;
   std::unique_ptr<CodeLinker> Linker;
   UpstreamServices Upstream;
-  std::unique_ptr<Transfer> Strategy;
+  std::unique_ptr<Transfer> Active;
+  catalyst::remote::Strategy Chosen = Strategy::Naive;
 
-  std::mutex M;
+  // Launches share the session's slab, so they take turns.
+  std::mutex LaunchMutex;
+  SessionStats Stats; // guarded by LaunchMutex
+
+  mutable std::mutex M;
   StringSet<> Assets;
   std::map<uint64_t, std::future<Error>> Pending;
   uint64_t NextTicket = 1;
@@ -115,15 +158,30 @@ Error Session::Impl::chooseTransfer() {
                                           {Upstream.Invoke, wire::InvokeName},
                                           {Upstream.StoreAsset, wire::StoreAssetName}}))
     return Err;
-  ExecutorAddr LaunchFn;
-  if (EPC.getBootstrapMap().count(wire::ProtocolKey) && hasSymbols(EPC, {wire::LaunchName})) {
-    if (auto Err = EPC.getBootstrapSymbols({{LaunchFn, wire::LaunchName}}))
-      return Err;
-    Strategy = std::make_unique<OneCallTransfer>(EPC, LaunchFn);
-  } else {
-    Strategy = std::make_unique<NaiveTransfer>(EPC, Upstream);
-  }
+  bool Own = EPC.getBootstrapMap().count(wire::ProtocolKey);
+  bool CanBatch = Own && hasSymbols(EPC, {wire::BatchedInvokeName, wire::BatchedReleaseName});
+  Strategy Want = Opts.Transfer;
+  Chosen = (Want != Strategy::Naive && CanBatch) ? Strategy::Batched : Strategy::Naive;
+  auto T = makeTransfer(Chosen);
+  if (!T)
+    return T.takeError();
+  Active = std::move(*T);
   return Error::success();
+}
+
+Expected<std::unique_ptr<Transfer>> Session::Impl::makeTransfer(catalyst::remote::Strategy S) {
+  auto &EPC = ES->getExecutorProcessControl();
+  if (S == Strategy::Naive)
+    return std::make_unique<NaiveTransfer>(EPC, Upstream);
+  BatchedTransfer::Services BS;
+  if (auto Err = EPC.getBootstrapSymbols(
+          {{BS.Invoke, wire::BatchedInvokeName}, {BS.Release, wire::BatchedReleaseName}}))
+    return Err;
+  auto Backend = executorMemoryBackend(EPC);
+  if (!Backend)
+    return Backend.takeError();
+  return std::make_unique<BatchedTransfer>(EPC, BS, std::move(*Backend), Opts.SlabInitial,
+                                           Opts.SlabCap);
 }
 
 // Says why the connection ended, when it did: that, not ORC's generic
@@ -192,6 +250,9 @@ static Error checkOutputs(ArrayRef<MemrefArg> Outputs) {
 }
 
 Error Session::Impl::launch(const LaunchCall &Call) {
+  std::lock_guard<std::mutex> Lock(LaunchMutex);
+  LaunchStats S;
+  auto Start = Clock::now();
   HostOutputs Outputs(Call.Outputs, Opts.Outputs);
   if (auto Err = checkOutputs(Call.Outputs))
     return Err;
@@ -201,9 +262,19 @@ Error Session::Impl::launch(const LaunchCall &Call) {
   auto Entry = Linker->lookup(Call.Object, Call.Entry);
   if (!Entry)
     return Entry.takeError();
-  if (auto Err = Strategy->launch(*Entry, *Inputs, Outputs))
+  S.Phases.PlanNs = nsSince(Start);
+  auto Before = WireCounters::of(*Transport);
+  if (auto Err = Active->launch(*Entry, *Inputs, Outputs, S))
     return explain(std::move(Err), "launch of '" + Call.Entry + "' failed");
+  auto Rewrite = Clock::now();
   Outputs.commit();
+  S.Phases.RewriteNs = nsSince(Rewrite);
+  WireCounters::of(*Transport).addDelta(Before, S);
+  Stats.Launches++;
+  Stats.Last = S;
+  Stats.Total += S;
+  if (Opts.Profile)
+    printProfile(Call.Entry, strategyName(Chosen), S);
   return Error::success();
 }
 
@@ -219,6 +290,9 @@ Error Session::Impl::close() {
   Error Err = Error::success();
   for (auto &KV : Waiting)
     Err = joinErrors(std::move(Err), KV.second.get());
+  if (Active && Transport && !Transport->disconnected())
+    Err = joinErrors(std::move(Err), Active->close());
+  Active.reset();
   // A connection the executor already ended was reported by the call that
   // found it gone; closing what is left of it is not a new failure.
   bool Lost = Transport && Transport->disconnected();

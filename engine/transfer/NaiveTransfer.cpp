@@ -86,7 +86,8 @@ ArrayRef<char> denseValues(const InputPlan &In, std::vector<char> &Scratch) {
 
 // Reads the values Remote (a local copy of a returned descriptor) describes
 // and packs them into output I's host buffer.
-Error fetchOutput(Launch &L, const MemrefDesc &Remote, size_t I, HostOutputs &Outputs) {
+Error fetchOutput(Launch &L, const MemrefDesc &Remote, size_t I, HostOutputs &Outputs,
+                  LaunchStats &Stats) {
   size_t ElemSize = Outputs[I].ElemSize;
   auto Layout = layoutOf(Remote, ElemSize, "output " + std::to_string(I));
   if (!Layout)
@@ -109,12 +110,19 @@ Error fetchOutput(Launch &L, const MemrefDesc &Remote, size_t I, HostOutputs &Ou
   Local.setAligned(Span->data());
   Local.setOffset(Remote.offset() - Layout->FirstElement);
   packAll(Local, ElemSize, *Layout, Buf->data());
+  Stats.HostCopyBytes += 2 * Layout->SpanBytes + Layout->Bytes;
+  Stats.ExecutorCopyBytes += Layout->SpanBytes;
   return Error::success();
 }
 
 } // namespace
 
-Error NaiveTransfer::launch(ExecutorAddr Entry, ArrayRef<InputPlan> Inputs, HostOutputs &Outputs) {
+// User-space copies, counted from the code paths: each write is serialized
+// by the host and copied into place by the executor; each read is
+// serialized by the executor, then copied out of the message, out of the
+// decoded vector and into the host buffer by the host.
+Error NaiveTransfer::launch(ExecutorAddr Entry, ArrayRef<InputPlan> Inputs, HostOutputs &Outputs,
+                            LaunchStats &Stats) {
   Launch L(EPC, S);
   std::vector<ExecutorAddr> InputValues, Args;
   for (const InputPlan &In : Inputs) {
@@ -124,6 +132,8 @@ Error NaiveTransfer::launch(ExecutorAddr Entry, ArrayRef<InputPlan> Inputs, Host
       return Values.takeError();
     if (auto Err = L.write(*Values, denseValues(In, Scratch)))
       return Err;
+    Stats.HostCopyBytes += Scratch.size() + In.Layout.Bytes;
+    Stats.ExecutorCopyBytes += In.Layout.Bytes;
     std::vector<char> Desc = denseDescriptor(In, *Values);
     auto DescAddr = L.alloc(Desc.size());
     if (!DescAddr)
@@ -160,7 +170,7 @@ Error NaiveTransfer::launch(ExecutorAddr Entry, ArrayRef<InputPlan> Inputs, Host
   for (size_t I = 0; I < Outputs.size() && !Err; ++I) {
     MemrefDesc Remote(Cursor, Outputs[I].Rank);
     Cursor += MemrefDesc::byteSize(Outputs[I].Rank);
-    Err = fetchOutput(L, Remote, I, Outputs);
+    Err = fetchOutput(L, Remote, I, Outputs, Stats);
     uint64_t Owner = reinterpret_cast<uint64_t>(Remote.allocated());
     if (Owner && Owner != ConstantGlobalMarker && Freed.insert(Owner).second)
       Err = joinErrors(std::move(Err), L.free(ExecutorAddr(Owner)));

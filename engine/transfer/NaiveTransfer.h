@@ -28,7 +28,7 @@ public:
 
   const char *name() const override { return "naive"; }
   llvm::Error launch(llvm::orc::ExecutorAddr Entry, llvm::ArrayRef<InputPlan> Inputs,
-                     HostOutputs &Outputs) override;
+                     HostOutputs &Outputs, LaunchStats &Stats) override;
 
 private:
   llvm::orc::ExecutorProcessControl &EPC;

@@ -11,6 +11,7 @@
 
 #include "../wire/MemrefLayout.h"
 #include "HostOutputs.h"
+#include "catalyst/remote/Stats.h"
 
 #include "llvm/ExecutionEngine/Orc/Shared/ExecutorAddress.h"
 
@@ -29,8 +30,12 @@ class Transfer {
 public:
   virtual ~Transfer();
   virtual const char *name() const = 0;
+  // Runs one launch; adds what it measured to Stats (round trips, messages
+  // and bytes are counted by the session).
   virtual llvm::Error launch(llvm::orc::ExecutorAddr Entry, llvm::ArrayRef<InputPlan> Inputs,
-                             HostOutputs &Outputs) = 0;
+                             HostOutputs &Outputs, LaunchStats &Stats) = 0;
+  // Returns what the strategy holds on the executor; called while connected.
+  virtual llvm::Error close() { return llvm::Error::success(); }
 };
 
 } // namespace catalyst::remote

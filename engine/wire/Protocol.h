@@ -48,6 +48,18 @@ inline constexpr const char *LaunchName = "catalyst_remote_launch";
 using SPSLaunchInputHead = sps::SPSArgList<uint64_t, sps::SPSSequence<int64_t>, uint64_t>;
 using SPSLaunchOutputSpec = sps::SPSTuple<uint64_t, uint64_t>;
 
+// Batched launches: inputs are already in a host-managed slab; this runs
+// the entry on Av and returns the output descriptors and the kernel's time.
+// It first frees what the previous batched launch returned (nothing inside
+// the slab, no constant global, nothing twice); release frees the last.
+//   entry, av, output ranks, slab base, slab size
+inline constexpr const char *BatchedInvokeName = "catalyst_remote_invoke_batched";
+inline constexpr const char *BatchedReleaseName = "catalyst_remote_release_batched";
+using SPSBatchedInvokeSig = sps::SPSExpected<sps::SPSTuple<sps::SPSSequence<char>, uint64_t>>(
+    sps::SPSExecutorAddr, sps::SPSExecutorAddr, sps::SPSSequence<uint64_t>, sps::SPSExecutorAddr,
+    uint64_t);
+using SPSBatchedReleaseSig = void();
+
 } // namespace catalyst::remote::wire
 
 #endif

@@ -106,6 +106,8 @@ Error SocketTransport::sendMessage(SimpleRemoteEPCOpcode OpC, uint64_t SeqNo, Ex
   if (Err)
     return sysError("sending a message", Err);
   Sent.fetch_add(1, std::memory_order_relaxed);
+  if (OpC == SimpleRemoteEPCOpcode::CallWrapper)
+    Requests.fetch_add(1, std::memory_order_relaxed);
   BytesOut.fetch_add(MsgSize, std::memory_order_relaxed);
   return Error::success();
 }

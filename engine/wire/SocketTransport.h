@@ -53,6 +53,8 @@ public:
   // a frame into the middle of one.
   bool sending() const { return Sending.load(std::memory_order_relaxed); }
 
+  // Calls this end started: each is one round trip.
+  uint64_t requestsSent() const { return Requests.load(std::memory_order_relaxed); }
   uint64_t messagesSent() const { return Sent.load(std::memory_order_relaxed); }
   uint64_t messagesReceived() const { return Received.load(std::memory_order_relaxed); }
   uint64_t bytesSent() const { return BytesOut.load(std::memory_order_relaxed); }
@@ -80,7 +82,7 @@ private:
   std::mutex SendMutex;
   std::atomic<bool> Disconnected{false};
   std::atomic<bool> Sending{false};
-  std::atomic<uint64_t> Sent{0}, Received{0}, BytesOut{0}, BytesIn{0};
+  std::atomic<uint64_t> Requests{0}, Sent{0}, Received{0}, BytesOut{0}, BytesIn{0};
   mutable std::mutex HangupMutex;
   std::string Hangup;
 };

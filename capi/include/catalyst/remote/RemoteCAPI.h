@@ -50,6 +50,39 @@ void __catalyst__remote__free_result(void *buf);
 /* Joins the session's async work and ends it. Closing twice is harmless. */
 int64_t __catalyst__remote__close(int64_t session);
 
+/* One launch's counters and phase times (nanoseconds); see Stats.h. */
+struct catalyst_remote_launch_stats {
+  uint64_t round_trips;
+  uint64_t messages;
+  uint64_t bytes_sent;
+  uint64_t bytes_received;
+  uint64_t host_copy_bytes;
+  uint64_t executor_copy_bytes;
+  uint64_t slab_in_use;
+  uint64_t slab_high_water;
+  uint64_t plan_ns;
+  uint64_t send_ns;
+  uint64_t copy_in_ns;
+  uint64_t kernel_ns;
+  uint64_t copy_out_ns;
+  uint64_t receive_ns;
+  uint64_t rewrite_ns;
+};
+
+struct catalyst_remote_stats {
+  uint64_t launches;
+  struct catalyst_remote_launch_stats last;
+  struct catalyst_remote_launch_stats total;
+  /* "naive", "batched" or "zerocopy": what this session's launches use. */
+  const char *strategy;
+};
+
+/* Fills *out with the session's counters. Returns 0, or -1 on failure.
+ * The strategy a session uses comes from CATALYST_REMOTE_STRATEGY
+ * (naive|batched|zerocopy) at open; CATALYST_REMOTE_PROFILE=1 prints each
+ * launch's counters to stderr. */
+int32_t __catalyst__remote__stats(int64_t session, struct catalyst_remote_stats *out);
+
 /* This thread's most recent failure message, or "". */
 const char *__catalyst__remote__last_error(void);
 

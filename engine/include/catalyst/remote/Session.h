@@ -14,6 +14,7 @@
 
 #include "catalyst/remote/Launch.h"
 #include "catalyst/remote/SessionOptions.h"
+#include "catalyst/remote/Stats.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -38,6 +39,12 @@ public:
 
   // True while the connection is up.
   bool connected() const;
+
+  // The strategy launches use: the one asked for, or what the executor
+  // allowed falling back to.
+  Strategy strategy() const;
+
+  SessionStats stats() const;
 
   // Ships a file: an object is linked into its own JITDylib now, so link
   // errors surface here; an asset is stored byte for byte in the executor's

@@ -5,10 +5,26 @@
 
 #include "catalyst/remote/OutputAllocator.h"
 
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
 #include <chrono>
 #include <cstdint>
 
 namespace catalyst::remote {
+
+// How a launch moves memrefs. All give identical results.
+//   Naive:    Catalyst's upstream protocol, a round trip per buffer step.
+//   Batched:  standard ORC memory services and a host-managed slab; at most
+//             three round trips per launch.
+//   ZeroCopy: one round trip; payloads travel out of line, straight between
+//             memref buffers and the socket.
+// Auto picks ZeroCopy, or the best the executor supports.
+enum class Strategy { Auto, Naive, Batched, ZeroCopy };
+
+const char *strategyName(Strategy S);
+// "naive", "batched", "zerocopy" or "auto".
+llvm::Expected<Strategy> parseStrategy(llvm::StringRef Name);
 
 struct SessionOptions {
   // Connecting and the EPC handshake must both finish within this.
@@ -20,6 +36,14 @@ struct SessionOptions {
   // Where host copies of launch outputs come from; an empty one uses
   // defaultOutputAllocator().
   OutputAllocator Outputs;
+  // Falls back (ZeroCopy to Batched to Naive) when the executor lacks it.
+  Strategy Transfer = Strategy::Auto;
+  // Executor memory for launch buffers: the first slab, and the most the
+  // host may reserve (address space; pages are committed as they are used).
+  uint64_t SlabInitial = uint64_t(64) << 20;
+  uint64_t SlabCap = uint64_t(64) << 30;
+  // Print each launch's counters and phase times to stderr.
+  bool Profile = false;
 };
 
 } // namespace catalyst::remote

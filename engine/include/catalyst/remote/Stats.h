@@ -1,0 +1,51 @@
+//===- Stats.h - What a session's launches cost -----------------*- C++ -*-===//
+//
+// Exact counters (round trips, messages, bytes, user-space payload copies,
+// slab use) and phase times, per launch and summed over a session. Executor
+// phases are measured on the executor and returned with the result; they
+// stay zero where the executor cannot report them (the upstream protocol).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CATALYST_REMOTE_STATS_H
+#define CATALYST_REMOTE_STATS_H
+
+#include <cstdint>
+
+namespace catalyst::remote {
+
+struct PhaseTimes {
+  uint64_t PlanNs = 0;    // validating descriptors, planning placement
+  uint64_t SendNs = 0;    // pushing the request and inputs
+  uint64_t CopyInNs = 0;  // executor: inputs landing in its memory
+  uint64_t KernelNs = 0;  // executor: the entry itself
+  uint64_t CopyOutNs = 0; // executor: preparing and sending outputs
+  uint64_t ReceiveNs = 0; // host: outputs landing in host buffers
+  uint64_t RewriteNs = 0; // host: pointing descriptors at them
+
+  PhaseTimes &operator+=(const PhaseTimes &O);
+};
+
+struct LaunchStats {
+  uint64_t RoundTrips = 0;
+  uint64_t Messages = 0;  // sent and received
+  uint64_t BytesSent = 0; // framing included
+  uint64_t BytesReceived = 0;
+  uint64_t HostCopyBytes = 0;     // payload bytes copied in user space, host
+  uint64_t ExecutorCopyBytes = 0; // payload bytes copied in user space, executor
+  uint64_t SlabInUse = 0;         // executor slab bytes this launch placed
+  uint64_t SlabHighWater = 0;     // most ever placed by one launch
+  PhaseTimes Phases;
+
+  LaunchStats &operator+=(const LaunchStats &O);
+};
+
+struct SessionStats {
+  uint64_t Launches = 0;
+  LaunchStats Last;
+  LaunchStats Total;
+};
+
+} // namespace catalyst::remote
+
+#endif

@@ -1,0 +1,32 @@
+//===- SessionOptions.cpp - How a session is set up -----------------------===//
+
+#include "catalyst/remote/SessionOptions.h"
+
+using namespace llvm;
+
+namespace catalyst::remote {
+
+const char *strategyName(Strategy S) {
+  switch (S) {
+  case Strategy::Auto:
+    return "auto";
+  case Strategy::Naive:
+    return "naive";
+  case Strategy::Batched:
+    return "batched";
+  case Strategy::ZeroCopy:
+    return "zerocopy";
+  }
+  return "?";
+}
+
+Expected<Strategy> parseStrategy(StringRef Name) {
+  for (Strategy S : {Strategy::Auto, Strategy::Naive, Strategy::Batched, Strategy::ZeroCopy})
+    if (Name == strategyName(S))
+      return S;
+  return createStringError(inconvertibleErrorCode(),
+                           "unknown transfer strategy '%s': use naive, batched, zerocopy or auto",
+                           Name.str().c_str());
+}
+
+} // namespace catalyst::remote

@@ -1,0 +1,194 @@
+//===- BatchedTransfer.cpp - Three round trips, standard services ---------===//
+
+#include "BatchedTransfer.h"
+
+#include "../wire/Protocol.h"
+
+#include "llvm/ExecutionEngine/Orc/MemoryAccess.h"
+#include "llvm/ExecutionEngine/Orc/Shared/OrcRTBridge.h"
+
+#include <chrono>
+
+using namespace llvm;
+using namespace llvm::orc;
+
+namespace catalyst::remote {
+
+using namespace wire;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+uint64_t nsSince(Clock::time_point T) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - T).count();
+}
+
+// The bytes of a dense descriptor of Values shaped like In.
+void denseDescriptor(const InputPlan &In, ExecutorAddr Values, std::vector<char> &Out) {
+  size_t At = Out.size();
+  Out.resize(At + MemrefDesc::byteSize(In.Desc.rank()));
+  MemrefDesc D(Out.data() + At, In.Desc.rank());
+  for (size_t I = 0; I < D.rank(); ++I)
+    D.setSize(I, In.Desc.size(I));
+  D.rewriteDense(Values.toPtr<void *>());
+}
+
+} // namespace
+
+Expected<SlabPool::Backend> executorMemoryBackend(ExecutorProcessControl &EPC) {
+  ExecutorAddr Instance, Reserve, Release;
+  if (auto Err =
+          EPC.getBootstrapSymbols({{Instance, rt::SimpleExecutorMemoryManagerInstanceName},
+                                   {Reserve, rt::SimpleExecutorMemoryManagerReserveWrapperName},
+                                   {Release, rt::SimpleExecutorMemoryManagerReleaseWrapperName}}))
+    return Err;
+  SlabPool::Backend B;
+  B.Reserve = [&EPC, Instance, Reserve](uint64_t Bytes) -> Expected<ExecutorAddr> {
+    Expected<ExecutorAddr> Base((ExecutorAddr()));
+    if (auto Err = EPC.callSPSWrapper<rt::SPSSimpleRemoteMemoryMapReserveSignature>(
+            Reserve, Base, Instance, Bytes))
+      return Err;
+    return Base;
+  };
+  B.Release = [&EPC, Instance, Release](ExecutorAddr Base, uint64_t) -> Error {
+    Error Result = Error::success();
+    if (auto Err = EPC.callSPSWrapper<rt::SPSSimpleRemoteMemoryMapReleaseSignature>(
+            Release, Result, Instance, std::vector<ExecutorAddr>{Base}))
+      return joinErrors(std::move(Err), std::move(Result));
+    return Result;
+  };
+  return B;
+}
+
+// Places values, descriptors and the argument area, in that order, and
+// writes them all in one call. Dense inputs go from the caller's memory.
+Error BatchedTransfer::writeInputs(ArrayRef<InputPlan> Inputs, ExecutorAddr &Av,
+                                   LaunchStats &Stats) {
+  std::vector<uint64_t> Sizes;
+  uint64_t DescBytes = 0;
+  for (const InputPlan &In : Inputs) {
+    Sizes.push_back(In.Layout.Bytes);
+    DescBytes += MemrefDesc::byteSize(In.Desc.rank());
+  }
+  Sizes.push_back(DescBytes);
+  Sizes.push_back(Inputs.size() * sizeof(uint64_t));
+  auto Places = Pool.place(Sizes);
+  if (!Places)
+    return Places.takeError();
+
+  std::vector<std::vector<char>> Packed(Inputs.size());
+  std::vector<char> Descs;
+  std::vector<ExecutorAddr> Args;
+  std::vector<tpctypes::BufferWrite> Writes;
+  for (size_t I = 0; I < Inputs.size(); ++I) {
+    const InputPlan &In = Inputs[I];
+    const char *Values =
+        static_cast<const char *>(In.Desc.aligned()) + In.Desc.offset() * int64_t(In.ElemSize);
+    if (!In.Layout.Dense) {
+      Packed[I].resize(In.Layout.Bytes);
+      packAll(In.Desc, In.ElemSize, In.Layout, Packed[I].data());
+      Values = Packed[I].data();
+      Stats.HostCopyBytes += In.Layout.Bytes;
+    }
+    if (In.Layout.Bytes)
+      Writes.push_back({(*Places)[I], {Values, size_t(In.Layout.Bytes)}});
+    Args.push_back((*Places)[Inputs.size()] + Descs.size());
+    denseDescriptor(In, (*Places)[I], Descs);
+    // Serialized into the message by the host, copied into place by the executor.
+    Stats.HostCopyBytes += In.Layout.Bytes;
+    Stats.ExecutorCopyBytes += In.Layout.Bytes;
+  }
+  Av = Places->back();
+  if (!Descs.empty())
+    Writes.push_back({(*Places)[Inputs.size()], Descs});
+  if (!Args.empty())
+    Writes.push_back({Av, {reinterpret_cast<const char *>(Args.data()), Args.size() * 8}});
+  Stats.SlabInUse = Pool.inUse();
+  Stats.SlabHighWater = Pool.highWater();
+  return Writes.empty() ? Error::success() : EPC.getMemoryAccess().writeBuffers(Writes);
+}
+
+// Validates each returned descriptor, reads every output's span in one call
+// and packs the values into host buffers.
+Error BatchedTransfer::readOutputs(std::vector<char> &Rv, HostOutputs &Outputs,
+                                   LaunchStats &Stats) {
+  std::vector<MemrefDesc> Descs;
+  std::vector<MemrefLayout> Layouts;
+  std::vector<ExecutorAddrRange> Spans;
+  char *Cursor = Rv.data();
+  for (size_t I = 0; I < Outputs.size(); ++I) {
+    Descs.emplace_back(Cursor, Outputs[I].Rank);
+    Cursor += MemrefDesc::byteSize(Outputs[I].Rank);
+    auto L = layoutOf(Descs.back(), Outputs[I].ElemSize, "output " + std::to_string(I));
+    if (!L)
+      return L.takeError();
+    Layouts.push_back(*L);
+    if (L->Elements)
+      Spans.push_back({ExecutorAddr::fromPtr(Descs.back().aligned()) +
+                           L->FirstElement * int64_t(Outputs[I].ElemSize),
+                       ExecutorAddrDiff(L->SpanBytes)});
+  }
+  MemoryAccess::ReadBuffersResult Read;
+  if (!Spans.empty()) {
+    auto R = EPC.getMemoryAccess().readBuffers(Spans);
+    if (!R)
+      return R.takeError();
+    Read = std::move(*R);
+  }
+  size_t Next = 0;
+  for (size_t I = 0; I < Outputs.size(); ++I) {
+    std::vector<int64_t> Sizes(Descs[I].rank());
+    for (size_t K = 0; K < Sizes.size(); ++K)
+      Sizes[K] = Descs[I].size(K);
+    auto Buf = Outputs.allocate(I, Sizes);
+    if (!Buf)
+      return Buf.takeError();
+    if (!Layouts[I].Elements)
+      continue;
+    MemrefDesc Local = Descs[I];
+    Local.setAligned(Read[Next++].data());
+    Local.setOffset(Descs[I].offset() - Layouts[I].FirstElement);
+    packAll(Local, Outputs[I].ElemSize, Layouts[I], Buf->data());
+    // Executor serializes; host copies out of the message, out of the
+    // decoded vector, and into the host buffer.
+    Stats.ExecutorCopyBytes += Layouts[I].SpanBytes;
+    Stats.HostCopyBytes += 2 * Layouts[I].SpanBytes + Layouts[I].Bytes;
+  }
+  return Error::success();
+}
+
+Error BatchedTransfer::launch(ExecutorAddr Entry, ArrayRef<InputPlan> Inputs, HostOutputs &Outputs,
+                              LaunchStats &Stats) {
+  auto Start = Clock::now();
+  ExecutorAddr Av;
+  if (auto Err = writeInputs(Inputs, Av, Stats))
+    return Err;
+  Stats.Phases.SendNs += nsSince(Start);
+
+  std::vector<uint64_t> Ranks;
+  for (size_t I = 0; I < Outputs.size(); ++I)
+    Ranks.push_back(Outputs[I].Rank);
+  Expected<std::tuple<std::vector<char>, uint64_t>> Result(
+      (std::tuple<std::vector<char>, uint64_t>()));
+  if (auto Err = EPC.callSPSWrapper<SPSBatchedInvokeSig>(S.Invoke, Result, Entry, Av, Ranks,
+                                                         Pool.base(), Pool.reserved()))
+    return Err;
+  if (!Result)
+    return Result.takeError();
+  auto &[Rv, KernelNs] = *Result;
+  Stats.Phases.KernelNs += KernelNs;
+
+  auto Receive = Clock::now();
+  if (auto Err = readOutputs(Rv, Outputs, Stats))
+    return Err;
+  Stats.Phases.ReceiveNs += nsSince(Receive);
+  return Error::success();
+}
+
+Error BatchedTransfer::close() {
+  Error Err = EPC.callSPSWrapper<SPSBatchedReleaseSig>(S.Release);
+  return joinErrors(std::move(Err), Pool.release());
+}
+
+} // namespace catalyst::remote
