@@ -6,6 +6,7 @@
 #include "Assets.h"
 #include "CrashReporter.h"
 #include "WorkerPool.h"
+#include "ZeroCopyService.h"
 
 #include "llvm/ExecutionEngine/Orc/TargetProcess/DefaultHostBootstrapValues.h"
 #include "llvm/ExecutionEngine/Orc/TargetProcess/SimpleExecutorMemoryManager.h"
@@ -57,6 +58,8 @@ int serveConnection(int Fd, const std::string &Peer, const ConnectionOptions &Op
     Status = 1;
   } else {
     armCrashReporter(*Transport);
+    if (!Options.Services.UpstreamOnly)
+      ZeroCopyService::get().attach(*Transport);
     (*Server)->setErrorReporter(
         [&](Error Err) { errs() << Label << ": " << toString(std::move(Err)) << "\n"; });
     if (auto Err = (*Server)->waitForDisconnect()) {

@@ -11,7 +11,8 @@
 #include "../engine/wire/Protocol.h"
 #include "Assets.h"
 #include "BatchedService.h"
-#include "LaunchService.h"
+#include "Slabs.h"
+#include "ZeroCopyService.h"
 
 #include "llvm/ExecutionEngine/Orc/Shared/WrapperFunctionUtils.h"
 #include "llvm/Support/raw_ostream.h"
@@ -50,6 +51,34 @@ int32_t storeAssetBytes(ArrayRef<char> Bytes, std::string Name) {
   return 0;
 }
 
+uint32_t enableZeroCopy(uint32_t HostVersion) {
+  ZeroCopyService::get().enable();
+  return wire::ZeroCopyVersion;
+}
+
+Expected<ExecutorAddr> reserveSlab(uint64_t Bytes) {
+  auto Base = Slabs::get().reserve(Bytes);
+  if (!Base)
+    return Base.takeError();
+  return ExecutorAddr::fromPtr(*Base);
+}
+
+Error releaseSlab(ExecutorAddr Base) {
+  return Slabs::get().release(Base.toPtr<char *>());
+}
+
+CWrapperFunctionBuffer zeroCopyEnableWrapper(const char *Data, size_t Size) {
+  return WrapperFunction<wire::SPSZeroCopyEnableSig>::handle(Data, Size, enableZeroCopy).release();
+}
+
+CWrapperFunctionBuffer slabReserveWrapper(const char *Data, size_t Size) {
+  return WrapperFunction<wire::SPSSlabReserveSig>::handle(Data, Size, reserveSlab).release();
+}
+
+CWrapperFunctionBuffer slabReleaseWrapper(const char *Data, size_t Size) {
+  return WrapperFunction<wire::SPSSlabReleaseSig>::handle(Data, Size, releaseSlab).release();
+}
+
 CWrapperFunctionBuffer allocWrapper(const char *Data, size_t Size) {
   return WrapperFunction<wire::SPSAllocSig>::handle(Data, Size, allocBuffer).release();
 }
@@ -76,13 +105,18 @@ void addServices(StringMap<ExecutorAddr> &Symbols, StringMap<std::vector<char>> 
   Symbols[wire::StoreAssetName] = ExecutorAddr::fromPtr(&storeAssetWrapper);
   if (Options.UpstreamOnly)
     return;
-  Symbols[wire::LaunchName] = ExecutorAddr::fromPtr(&launchWrapper);
+  Symbols[wire::ZeroCopyEnableName] = ExecutorAddr::fromPtr(&zeroCopyEnableWrapper);
+  Symbols[wire::SlabReserveName] = ExecutorAddr::fromPtr(&slabReserveWrapper);
+  Symbols[wire::SlabReleaseName] = ExecutorAddr::fromPtr(&slabReleaseWrapper);
   Symbols[wire::BatchedInvokeName] = ExecutorAddr::fromPtr(&batchedInvokeWrapper);
   Symbols[wire::BatchedReleaseName] = ExecutorAddr::fromPtr(&batchedReleaseWrapper);
+  static_assert(wire::ZeroCopyVersion == wire::ProtocolVersion,
+                "one encoded version serves both keys");
   std::vector<char> Version(SPSArgList<wire::SPSProtocolValue>::size(wire::ProtocolVersion));
   SPSOutputBuffer OB(Version.data(), Version.size());
   SPSArgList<wire::SPSProtocolValue>::serialize(OB, wire::ProtocolVersion);
-  BootstrapMap[wire::ProtocolKey] = std::move(Version);
+  BootstrapMap[wire::ProtocolKey] = Version;
+  BootstrapMap[wire::ZeroCopyKey] = std::move(Version);
 }
 
 } // namespace catalyst::remote::executor

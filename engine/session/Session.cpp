@@ -4,6 +4,7 @@
 
 #include "../transfer/BatchedTransfer.h"
 #include "../transfer/NaiveTransfer.h"
+#include "../transfer/ZeroCopyTransfer.h"
 #include "../wire/Protocol.h"
 #include "../wire/SocketTransport.h"
 #include "CodeLinker.h"
@@ -160,8 +161,14 @@ Error Session::Impl::chooseTransfer() {
     return Err;
   bool Own = EPC.getBootstrapMap().count(wire::ProtocolKey);
   bool CanBatch = Own && hasSymbols(EPC, {wire::BatchedInvokeName, wire::BatchedReleaseName});
+  bool CanZeroCopy = CanBatch && EPC.getBootstrapMap().count(wire::ZeroCopyKey);
   Strategy Want = Opts.Transfer;
-  Chosen = (Want != Strategy::Naive && CanBatch) ? Strategy::Batched : Strategy::Naive;
+  if ((Want == Strategy::Auto || Want == Strategy::ZeroCopy) && CanZeroCopy)
+    Chosen = Strategy::ZeroCopy;
+  else if (Want != Strategy::Naive && CanBatch)
+    Chosen = Strategy::Batched;
+  else
+    Chosen = Strategy::Naive;
   auto T = makeTransfer(Chosen);
   if (!T)
     return T.takeError();
@@ -173,6 +180,8 @@ Expected<std::unique_ptr<Transfer>> Session::Impl::makeTransfer(catalyst::remote
   auto &EPC = ES->getExecutorProcessControl();
   if (S == Strategy::Naive)
     return std::make_unique<NaiveTransfer>(EPC, Upstream);
+  if (S == Strategy::ZeroCopy)
+    return ZeroCopyTransfer::Create(EPC, *Transport, Opts.SlabInitial, Opts.SlabCap);
   BatchedTransfer::Services BS;
   if (auto Err = EPC.getBootstrapSymbols(
           {{BS.Invoke, wire::BatchedInvokeName}, {BS.Release, wire::BatchedReleaseName}}))
@@ -325,6 +334,15 @@ Expected<std::unique_ptr<Session>> Session::open(StringRef Address, const Sessio
 
 StringRef Session::address() const {
   return I->Address;
+}
+
+Strategy Session::strategy() const {
+  return I->Chosen;
+}
+
+SessionStats Session::stats() const {
+  std::lock_guard<std::mutex> Lock(I->LaunchMutex);
+  return I->Stats;
 }
 
 bool Session::connected() const {

@@ -14,6 +14,8 @@
 #include "llvm/ExecutionEngine/Orc/Shared/SimplePackedSerialization.h"
 
 #include <cstdint>
+#include <tuple>
+#include <vector>
 
 namespace catalyst::remote::wire {
 
@@ -36,17 +38,36 @@ inline constexpr const char *ProtocolKey = "catalyst_remote_protocol";
 inline constexpr uint32_t ProtocolVersion = 1;
 using SPSProtocolValue = uint32_t;
 
-inline constexpr const char *LaunchName = "catalyst_remote_launch";
+// Zero-copy launches travel as out-of-line payload messages (see
+// SocketTransport.h). The executor advertises them in the bootstrap map; the
+// host enables them once per session; launch inputs land in slabs the
+// executor reserved for the session and checks every destination against.
+inline constexpr const char *ZeroCopyKey = "catalyst_remote_zerocopy";
+inline constexpr uint32_t ZeroCopyVersion = 1;
+inline constexpr const char *ZeroCopyEnableName = "catalyst_remote_zerocopy_enable";
+using SPSZeroCopyEnableSig = uint32_t(uint32_t); // host version -> executor version
+inline constexpr const char *SlabReserveName = "catalyst_remote_slab_reserve";
+inline constexpr const char *SlabReleaseName = "catalyst_remote_slab_release";
+using SPSSlabReserveSig = sps::SPSExpected<sps::SPSExecutorAddr>(uint64_t);
+using SPSSlabReleaseSig = sps::SPSError(sps::SPSExecutorAddr);
 
-// One launch in one call. Request:
-//   entry       : SPSExecutorAddr
-//   inputs      : SPSSequence<{elem size: u64, sizes: SPSSequence<i64>, values: SPSSequence<char>}>
-//   outputs     : SPSSequence<{rank: u64, elem size: u64}>
-// The values are dense row-major. Reply: SPSExpected of
-//   SPSSequence<{sizes: SPSSequence<i64>, values: SPSSequence<char>}>
-// again dense row-major, one per output, in order.
-using SPSLaunchInputHead = sps::SPSArgList<uint64_t, sps::SPSSequence<int64_t>, uint64_t>;
+// Launch plan; the payload is every input's dense values, in order.
+//   entry, inputs {elem size, sizes, destination, bytes}, outputs {rank, elem size}
 using SPSLaunchOutputSpec = sps::SPSTuple<uint64_t, uint64_t>;
+using SPSZeroCopyInput =
+    sps::SPSTuple<uint64_t, sps::SPSSequence<int64_t>, sps::SPSExecutorAddr, uint64_t>;
+using SPSZeroCopyPlan = sps::SPSArgList<sps::SPSExecutorAddr, sps::SPSSequence<SPSZeroCopyInput>,
+                                        sps::SPSSequence<SPSLaunchOutputSpec>>;
+using ZeroCopyInput = std::tuple<uint64_t, std::vector<int64_t>, llvm::orc::ExecutorAddr, uint64_t>;
+using LaunchOutputSpec = std::tuple<uint64_t, uint64_t>;
+
+// Result plan; the payload is every output's dense values, in order.
+//   error (empty when the launch ran), outputs {sizes, bytes}, copy-in ns,
+//   kernel ns, copy-out ns, executor copy bytes
+using SPSZeroCopyOutput = sps::SPSTuple<sps::SPSSequence<int64_t>, uint64_t>;
+using SPSZeroCopyResult = sps::SPSArgList<sps::SPSString, sps::SPSSequence<SPSZeroCopyOutput>,
+                                          uint64_t, uint64_t, uint64_t, uint64_t>;
+using ZeroCopyOutput = std::tuple<std::vector<int64_t>, uint64_t>;
 
 // Batched launches: inputs are already in a host-managed slab; this runs
 // the entry on Av and returns the output descriptors and the kernel's time.

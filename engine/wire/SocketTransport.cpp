@@ -5,8 +5,11 @@
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstring>
+#include <mimalloc.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -38,7 +41,7 @@ int sendAll(int Fd, iovec *Iov, int Count) {
   while (Count > 0) {
     msghdr Msg{};
     Msg.msg_iov = Iov;
-    Msg.msg_iovlen = Count;
+    Msg.msg_iovlen = std::min(Count, IOV_MAX);
     ssize_t N = ::sendmsg(Fd, &Msg, MSG_NOSIGNAL);
     if (N < 0) {
       if (errno == EINTR)
@@ -58,7 +61,17 @@ int sendAll(int Fd, iovec *Iov, int Count) {
   return 0;
 }
 
+// The plan of a payload message is small; the payload is what may be large.
+constexpr uint64_t MaxPlanSize = 64 << 20;
+constexpr size_t ChunkSize = 1 << 20;
+
 } // namespace
+
+PayloadHandler::~PayloadHandler() = default;
+
+void SocketTransport::MiFree::operator()(char *P) const {
+  mi_free(P);
+}
 
 Expected<std::unique_ptr<SocketTransport>>
 SocketTransport::Create(SimpleRemoteEPCTransportClient &Client, int Fd, TransportLimits Limits,
@@ -175,6 +188,9 @@ Error SocketTransport::readMessage(bool &Eof) {
     return createStringError(
         inconvertibleErrorCode(), "peer announced a message of %llu bytes; the limit is %llu",
         (unsigned long long)MsgSize, (unsigned long long)Limits.maxMessageSize);
+  if (isPayloadOpcode(OpC))
+    return readPayloadMessage(MsgSize, OpC, support::endian::read64le(Header + 16),
+                              support::endian::read64le(Header + 24));
   if (OpC > static_cast<uint64_t>(SimpleRemoteEPCOpcode::LastOpC))
     return createStringError(inconvertibleErrorCode(), "peer sent unknown opcode %llu",
                              (unsigned long long)OpC);
@@ -212,7 +228,127 @@ void SocketTransport::readLoop() {
   while (!Err && !Eof)
     Err = readMessage(Eof);
   disconnect();
+  if (PayloadHandler *H = Payloads.load())
+    H->disconnected();
   Client.handleDisconnect(std::move(Err));
+}
+
+Error SocketTransport::readInto(std::vector<iovec> &Dst) {
+  iovec *Iov = Dst.data();
+  int Count = Dst.size();
+  while (Count > 0) {
+    ssize_t N = ::readv(Fd, Iov, std::min(Count, IOV_MAX));
+    if (N < 0 && errno == EINTR)
+      continue;
+    if (N < 0)
+      return sysError("reading a payload", errno);
+    if (N == 0)
+      return createStringError(inconvertibleErrorCode(),
+                               "connection closed by the peer in the middle of a payload");
+    for (; Count > 0 && size_t(N) >= Iov->iov_len; ++Iov, --Count)
+      N -= Iov->iov_len;
+    if (Count > 0) {
+      Iov->iov_base = static_cast<char *>(Iov->iov_base) + N;
+      Iov->iov_len -= N;
+    }
+  }
+  return Error::success();
+}
+
+// Consumes a payload nobody will take, so the stream stays framed.
+Error SocketTransport::drain(uint64_t Bytes) {
+  char Sink[64 * 1024];
+  while (Bytes > 0) {
+    size_t N = std::min<uint64_t>(Bytes, sizeof(Sink));
+    if (auto Err = readExact(Sink, N, nullptr))
+      return Err;
+    Bytes -= N;
+  }
+  return Error::success();
+}
+
+Error SocketTransport::readPayloadMessage(uint64_t MsgSize, uint64_t OpC, uint64_t SeqNo,
+                                          uint64_t PlanSize) {
+  PayloadHandler *H = Payloads.load();
+  if (!H)
+    return createStringError(inconvertibleErrorCode(),
+                             "peer sent an out-of-line payload message, which was not enabled");
+  if (PlanSize > MsgSize - HeaderSize || PlanSize > MaxPlanSize)
+    return createStringError(inconvertibleErrorCode(), "peer announced a plan of %llu bytes",
+                             (unsigned long long)PlanSize);
+  auto Plan = shared::WrapperFunctionBuffer::allocate(PlanSize);
+  if (auto Err = readExact(Plan.data(), PlanSize, nullptr))
+    return Err;
+  uint64_t PayloadBytes = MsgSize - HeaderSize - PlanSize;
+  auto Op = static_cast<PayloadOpcode>(OpC);
+  auto Dst = H->place(Op, SeqNo, {Plan.data(), Plan.size()}, PayloadBytes);
+  Error Placed = Dst ? Error::success() : Dst.takeError();
+  uint64_t Total = 0;
+  if (Dst)
+    for (const iovec &V : *Dst)
+      Total += V.iov_len;
+  if (!Placed && Total != PayloadBytes)
+    Placed =
+        createStringError(inconvertibleErrorCode(), "payload of %llu bytes placed as %llu bytes",
+                          (unsigned long long)PayloadBytes, (unsigned long long)Total);
+  Error Read = Placed ? drain(PayloadBytes) : readInto(*Dst);
+  if (Read)
+    return joinErrors(std::move(Placed), std::move(Read));
+  Received.fetch_add(1, std::memory_order_relaxed);
+  BytesIn.fetch_add(MsgSize, std::memory_order_relaxed);
+  H->finish(Op, SeqNo, std::move(Plan), std::move(Placed));
+  return Error::success();
+}
+
+int SocketTransport::sendParts(std::vector<iovec> &Iov, ArrayRef<PayloadPart> Parts) {
+  for (const PayloadPart &P : Parts) {
+    if (!P.Packer) {
+      if (P.Bytes)
+        Iov.push_back({const_cast<char *>(P.Data), size_t(P.Bytes)});
+      continue;
+    }
+    if (int Err = sendAll(Fd, Iov.data(), Iov.size()))
+      return Err;
+    Iov.clear();
+    if (!Chunk)
+      Chunk.reset(static_cast<char *>(mi_malloc(ChunkSize)));
+    while (!P.Packer->done()) {
+      iovec One{Chunk.get(), P.Packer->pack(Chunk.get(), ChunkSize)};
+      if (int Err = sendAll(Fd, &One, 1))
+        return Err;
+    }
+  }
+  return sendAll(Fd, Iov.data(), Iov.size());
+}
+
+Error SocketTransport::sendWithPayload(PayloadOpcode OpC, uint64_t SeqNo, ArrayRef<char> Plan,
+                                       ArrayRef<PayloadPart> Parts) {
+  uint64_t MsgSize = HeaderSize + Plan.size();
+  for (const PayloadPart &P : Parts)
+    MsgSize += P.Bytes;
+  if (MsgSize > Limits.maxMessageSize)
+    return createStringError(
+        inconvertibleErrorCode(), "message of %llu bytes exceeds the limit of %llu bytes",
+        (unsigned long long)MsgSize, (unsigned long long)Limits.maxMessageSize);
+  char Header[HeaderSize];
+  encodeHeader(Header, MsgSize, static_cast<SimpleRemoteEPCOpcode>(OpC), SeqNo,
+               ExecutorAddr(Plan.size()));
+  std::vector<iovec> Iov = {{Header, HeaderSize}};
+  if (!Plan.empty())
+    Iov.push_back({const_cast<char *>(Plan.data()), Plan.size()});
+  std::lock_guard<std::mutex> Lock(SendMutex);
+  if (Disconnected)
+    return createStringError(inconvertibleErrorCode(), "connection already closed");
+  Sending.store(true, std::memory_order_relaxed);
+  int Err = sendParts(Iov, Parts);
+  Sending.store(false, std::memory_order_relaxed);
+  if (Err)
+    return sysError("sending a payload message", Err);
+  Sent.fetch_add(1, std::memory_order_relaxed);
+  if (OpC == PayloadOpcode::Launch)
+    Requests.fetch_add(1, std::memory_order_relaxed);
+  BytesOut.fetch_add(MsgSize, std::memory_order_relaxed);
+  return Error::success();
 }
 
 std::string encodeHangupFrame(StringRef Message) {

@@ -12,6 +12,8 @@
 #ifndef CATALYST_REMOTE_WIRE_SOCKETTRANSPORT_H
 #define CATALYST_REMOTE_WIRE_SOCKETTRANSPORT_H
 
+#include "MemrefLayout.h"
+
 #include "llvm/ExecutionEngine/Orc/Shared/SimpleRemoteEPCUtils.h"
 
 #include <atomic>
@@ -20,6 +22,9 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
+
+struct iovec;
 
 namespace catalyst::remote::wire {
 
@@ -28,6 +33,40 @@ struct TransportLimits {
   uint64_t maxMessageSize = uint64_t(8) << 30;
   // How long to wait for the peer's first message; zero waits forever.
   std::chrono::milliseconds firstMessageTimeout{0};
+};
+
+// This project's extension to the framing: a message whose payload travels
+// out of line. Same 32-byte header, with the plan's size where ORC puts the
+// tag address; then the plan (small, decoded by the receiver's handler);
+// then the payload, which the transport moves straight between memory and
+// the socket. Only sent to a peer that advertised the extension.
+enum class PayloadOpcode : uint64_t { Launch = 0x40, LaunchResult = 0x41 };
+
+inline bool isPayloadOpcode(uint64_t OpC) {
+  return OpC == uint64_t(PayloadOpcode::Launch) || OpC == uint64_t(PayloadOpcode::LaunchResult);
+}
+
+// Receives out-of-line payload messages; runs on the transport's reader.
+class PayloadHandler {
+public:
+  virtual ~PayloadHandler();
+  // Where the PayloadBytes that follow Plan go, exactly. An error here makes
+  // the transport drain the payload and pass the error to finish().
+  virtual llvm::Expected<std::vector<iovec>>
+  place(PayloadOpcode OpC, uint64_t SeqNo, llvm::ArrayRef<char> Plan, uint64_t PayloadBytes) = 0;
+  // The payload has landed, or was drained after Err.
+  virtual void finish(PayloadOpcode OpC, uint64_t SeqNo,
+                      llvm::orc::shared::WrapperFunctionBuffer Plan, llvm::Error Err) = 0;
+  // The connection is gone: fail whatever waits on it.
+  virtual void disconnected() = 0;
+};
+
+// One piece of an outgoing payload: memory sent as it is, or the values of
+// a strided memref packed on the fly in bounded chunks.
+struct PayloadPart {
+  const char *Data = nullptr;
+  uint64_t Bytes = 0;
+  MemrefPacker *Packer = nullptr;
 };
 
 class SocketTransport final : public llvm::orc::SimpleRemoteEPCTransport {
@@ -46,6 +85,16 @@ public:
   llvm::Error sendMessage(llvm::orc::SimpleRemoteEPCOpcode OpC, uint64_t SeqNo,
                           llvm::orc::ExecutorAddr TagAddr, llvm::ArrayRef<char> ArgBytes) override;
   void disconnect() override;
+
+  // Installs the receiver of out-of-line payload messages; may be set after
+  // start(), before the first such message can arrive.
+  void setPayloadHandler(PayloadHandler *H) { Payloads.store(H); }
+
+  // Sends Plan and then the Parts in order as one payload message, from the
+  // caller's memory: scatter-gather for plain parts, a bounded scratch chunk
+  // for packed ones.
+  llvm::Error sendWithPayload(PayloadOpcode OpC, uint64_t SeqNo, llvm::ArrayRef<char> Plan,
+                              llvm::ArrayRef<PayloadPart> Parts);
 
   int fd() const { return Fd; }
   bool disconnected() const { return Disconnected.load(); }
@@ -72,6 +121,10 @@ private:
   llvm::Error readMessage(bool &Eof);
   llvm::Error readExact(char *Dst, size_t Size, bool *CleanEof);
   llvm::Error waitForFirstMessage();
+  llvm::Error readPayloadMessage(uint64_t MsgSize, uint64_t OpC, uint64_t SeqNo, uint64_t PlanSize);
+  llvm::Error readInto(std::vector<iovec> &Dst);
+  llvm::Error drain(uint64_t Bytes);
+  int sendParts(std::vector<iovec> &Iov, llvm::ArrayRef<PayloadPart> Parts);
   void noteHangup(llvm::orc::SimpleRemoteEPCOpcode OpC,
                   const llvm::orc::shared::WrapperFunctionBuffer &Args);
 
@@ -82,6 +135,11 @@ private:
   std::mutex SendMutex;
   std::atomic<bool> Disconnected{false};
   std::atomic<bool> Sending{false};
+  std::atomic<PayloadHandler *> Payloads{nullptr};
+  struct MiFree {
+    void operator()(char *P) const;
+  };
+  std::unique_ptr<char, MiFree> Chunk; // packing scratch, made on first use
   std::atomic<uint64_t> Requests{0}, Sent{0}, Received{0}, BytesOut{0}, BytesIn{0};
   mutable std::mutex HangupMutex;
   std::string Hangup;

@@ -1,0 +1,236 @@
+//===- ZeroCopyTransfer.cpp - One round trip, payloads out of line --------===//
+
+#include "ZeroCopyTransfer.h"
+
+#include "../wire/Protocol.h"
+
+#include <sys/uio.h>
+
+using namespace llvm;
+using namespace llvm::orc;
+
+namespace catalyst::remote {
+
+using namespace wire;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+uint64_t nsSince(Clock::time_point T) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - T).count();
+}
+
+SlabPool::Backend slabBackend(ExecutorProcessControl &EPC, ExecutorAddr Reserve,
+                              ExecutorAddr Release) {
+  SlabPool::Backend B;
+  B.Reserve = [&EPC, Reserve](uint64_t Bytes) -> Expected<ExecutorAddr> {
+    Expected<ExecutorAddr> Base((ExecutorAddr()));
+    if (auto Err = EPC.callSPSWrapper<SPSSlabReserveSig>(Reserve, Base, Bytes))
+      return Err;
+    return Base;
+  };
+  B.Release = [&EPC, Release](ExecutorAddr Base, uint64_t) -> Error {
+    Error Result = Error::success();
+    if (auto Err = EPC.callSPSWrapper<SPSSlabReleaseSig>(Release, Result, Base))
+      return joinErrors(std::move(Err), std::move(Result));
+    return Result;
+  };
+  return B;
+}
+
+Error malformed(const Twine &What) {
+  return createStringError(inconvertibleErrorCode(), "malformed launch result: " + What);
+}
+
+} // namespace
+
+Expected<std::unique_ptr<ZeroCopyTransfer>> ZeroCopyTransfer::Create(ExecutorProcessControl &EPC,
+                                                                     SocketTransport &T,
+                                                                     uint64_t SlabInitial,
+                                                                     uint64_t SlabCap) {
+  ExecutorAddr Enable, Reserve, Release;
+  if (auto Err = EPC.getBootstrapSymbols(
+          {{Enable, ZeroCopyEnableName}, {Reserve, SlabReserveName}, {Release, SlabReleaseName}}))
+    return Err;
+  uint32_t Version = 0;
+  if (auto Err = EPC.callSPSWrapper<SPSZeroCopyEnableSig>(Enable, Version, ZeroCopyVersion))
+    return Err;
+  if (Version != ZeroCopyVersion)
+    return createStringError(inconvertibleErrorCode(),
+                             "executor speaks zero-copy version %u, this host %u", Version,
+                             ZeroCopyVersion);
+  std::unique_ptr<ZeroCopyTransfer> Z(
+      new ZeroCopyTransfer(T, slabBackend(EPC, Reserve, Release), SlabInitial, SlabCap));
+  T.setPayloadHandler(Z.get());
+  return Z;
+}
+
+ZeroCopyTransfer::~ZeroCopyTransfer() {
+  T.setPayloadHandler(nullptr);
+}
+
+Expected<std::vector<char>> ZeroCopyTransfer::encodePlan(ExecutorAddr Entry,
+                                                         ArrayRef<InputPlan> Inputs,
+                                                         const HostOutputs &Outputs) {
+  std::vector<uint64_t> Sizes;
+  for (const InputPlan &In : Inputs)
+    Sizes.push_back(In.Layout.Bytes);
+  auto Places = Pool.place(Sizes);
+  if (!Places)
+    return Places.takeError();
+  std::vector<ZeroCopyInput> Ins;
+  for (size_t I = 0; I < Inputs.size(); ++I) {
+    std::vector<int64_t> Shape(Inputs[I].Desc.rank());
+    for (size_t K = 0; K < Shape.size(); ++K)
+      Shape[K] = Inputs[I].Desc.size(K);
+    Ins.emplace_back(Inputs[I].ElemSize, std::move(Shape), (*Places)[I], Inputs[I].Layout.Bytes);
+  }
+  std::vector<LaunchOutputSpec> Outs;
+  for (size_t I = 0; I < Outputs.size(); ++I)
+    Outs.emplace_back(Outputs[I].Rank, Outputs[I].ElemSize);
+  std::vector<char> Plan(SPSZeroCopyPlan::size(Entry, Ins, Outs));
+  sps::SPSOutputBuffer OB(Plan.data(), Plan.size());
+  SPSZeroCopyPlan::serialize(OB, Entry, Ins, Outs);
+  return Plan;
+}
+
+Error ZeroCopyTransfer::launch(ExecutorAddr Entry, ArrayRef<InputPlan> Inputs, HostOutputs &Outputs,
+                               LaunchStats &Stats) {
+  auto Start = Clock::now();
+  auto Plan = encodePlan(Entry, Inputs, Outputs);
+  if (!Plan)
+    return Plan.takeError();
+  std::vector<MemrefPacker> Packers;
+  Packers.reserve(Inputs.size());
+  std::vector<PayloadPart> Parts;
+  for (const InputPlan &In : Inputs) {
+    if (In.Layout.Dense) {
+      Parts.push_back(
+          {static_cast<const char *>(In.Desc.aligned()) + In.Desc.offset() * int64_t(In.ElemSize),
+           In.Layout.Bytes, nullptr});
+      continue;
+    }
+    Packers.emplace_back(In.Desc, In.ElemSize, In.Layout);
+    Parts.push_back({nullptr, In.Layout.Bytes, &Packers.back()});
+    Stats.HostCopyBytes += In.Layout.Bytes;
+  }
+  Stats.SlabInUse = Pool.inUse();
+  Stats.SlabHighWater = Pool.highWater();
+  Stats.Phases.PlanNs += nsSince(Start);
+
+  Waiting W{&Outputs, &Stats, {}, {}, {}};
+  auto Result = W.Done.get_future();
+  uint64_t SeqNo;
+  {
+    std::lock_guard<std::mutex> Lock(M);
+    if (Gone)
+      return createStringError(inconvertibleErrorCode(), "connection lost");
+    SeqNo = NextSeqNo++;
+    InFlight[SeqNo] = &W;
+  }
+  auto Send = Clock::now();
+  if (auto Err = T.sendWithPayload(PayloadOpcode::Launch, SeqNo, *Plan, Parts)) {
+    std::lock_guard<std::mutex> Lock(M);
+    // The reader may have failed it already on disconnect.
+    if (InFlight.erase(SeqNo))
+      return Err;
+    consumeError(std::move(Err));
+  } else {
+    Stats.Phases.SendNs += nsSince(Send);
+  }
+  return Result.get();
+}
+
+// Decodes the result plan and points each output's bytes at a fresh host
+// buffer for it.
+Error ZeroCopyTransfer::placeOutputs(Waiting &W, ArrayRef<char> Plan, uint64_t PayloadBytes,
+                                     std::vector<iovec> &Dst) {
+  std::string Error;
+  std::vector<ZeroCopyOutput> Outs;
+  uint64_t CopyInNs, KernelNs, CopyOutNs, Copied;
+  sps::SPSInputBuffer IB(Plan.data(), Plan.size());
+  if (!SPSZeroCopyResult::deserialize(IB, Error, Outs, CopyInNs, KernelNs, CopyOutNs, Copied))
+    return malformed("undecodable plan");
+  if (!Error.empty()) {
+    W.RemoteError = std::move(Error);
+    return PayloadBytes ? malformed("an error with a payload") : llvm::Error::success();
+  }
+  HostOutputs &Outputs = *W.Outputs;
+  if (Outs.size() != Outputs.size())
+    return malformed(Twine(Outs.size()) + " outputs, expected " + Twine(Outputs.size()));
+  uint64_t Total = 0;
+  for (size_t I = 0; I < Outs.size(); ++I) {
+    auto Buf = Outputs.allocate(I, std::get<0>(Outs[I]));
+    if (!Buf)
+      return Buf.takeError();
+    if (Buf->size() != std::get<1>(Outs[I]))
+      return malformed("output " + Twine(I) + " has the wrong byte count");
+    if (!Buf->empty())
+      Dst.push_back({Buf->data(), Buf->size()});
+    Total += Buf->size();
+  }
+  if (Total != PayloadBytes)
+    return malformed("payload of " + Twine(PayloadBytes) + " bytes for " + Twine(Total));
+  PhaseTimes &P = W.Stats->Phases;
+  P.CopyInNs += CopyInNs;
+  P.KernelNs += KernelNs;
+  P.CopyOutNs += CopyOutNs;
+  W.Stats->ExecutorCopyBytes += Copied;
+  return llvm::Error::success();
+}
+
+Expected<std::vector<iovec>> ZeroCopyTransfer::place(PayloadOpcode OpC, uint64_t SeqNo,
+                                                     ArrayRef<char> Plan, uint64_t PayloadBytes) {
+  Waiting *W;
+  {
+    std::lock_guard<std::mutex> Lock(M);
+    auto It = InFlight.find(SeqNo);
+    if (OpC != PayloadOpcode::LaunchResult || It == InFlight.end())
+      return malformed("no launch " + Twine(SeqNo) + " is waiting");
+    W = It->second;
+  }
+  W->Landing = Clock::now();
+  std::vector<iovec> Dst;
+  if (auto Err = placeOutputs(*W, Plan, PayloadBytes, Dst))
+    return Err;
+  return Dst;
+}
+
+void ZeroCopyTransfer::finish(PayloadOpcode, uint64_t SeqNo, shared::WrapperFunctionBuffer,
+                              Error Err) {
+  Waiting *W = nullptr;
+  {
+    std::lock_guard<std::mutex> Lock(M);
+    auto It = InFlight.find(SeqNo);
+    if (It != InFlight.end()) {
+      W = It->second;
+      InFlight.erase(It);
+    }
+  }
+  if (!W) {
+    consumeError(std::move(Err));
+    return;
+  }
+  W->Stats->Phases.ReceiveNs += nsSince(W->Landing);
+  if (!Err && !W->RemoteError.empty())
+    Err = createStringError(inconvertibleErrorCode(), W->RemoteError);
+  W->Done.set_value(std::move(Err));
+}
+
+void ZeroCopyTransfer::disconnected() {
+  std::map<uint64_t, Waiting *> Failed;
+  {
+    std::lock_guard<std::mutex> Lock(M);
+    Gone = true;
+    Failed.swap(InFlight);
+  }
+  for (auto &KV : Failed)
+    KV.second->Done.set_value(createStringError(inconvertibleErrorCode(), "connection lost"));
+}
+
+Error ZeroCopyTransfer::close() {
+  return Pool.release();
+}
+
+} // namespace catalyst::remote

@@ -1,0 +1,42 @@
+//===- Slabs.h - Executor memory a session's inputs land in -----*- C++ -*-===//
+//
+// Zero-copy launches receive input payloads straight from the socket into
+// these regions, so every destination a host names is checked against them.
+// Regions are reserved once and reused: 2 MiB aligned and advised for
+// transparent huge pages, so first touches fault once per 2 MiB.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CATALYST_REMOTE_EXECUTOR_SLABS_H
+#define CATALYST_REMOTE_EXECUTOR_SLABS_H
+
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+
+namespace catalyst::remote::executor {
+
+class Slabs {
+public:
+  static Slabs &get(); // one set per connection process
+
+  llvm::Expected<char *> reserve(uint64_t Bytes);
+  llvm::Error release(char *Base);
+  // True when [P, P + Bytes) lies inside one slab.
+  bool contains(const char *P, uint64_t Bytes) const;
+
+private:
+  struct Mapping {
+    void *Start;
+    size_t Length;
+    uint64_t Usable;
+  };
+  mutable std::mutex M;
+  std::map<char *, Mapping> ByBase;
+};
+
+} // namespace catalyst::remote::executor
+
+#endif
