@@ -11,6 +11,7 @@
 #ifndef CATALYST_REMOTE_WIRE_PROTOCOL_H
 #define CATALYST_REMOTE_WIRE_PROTOCOL_H
 
+#include "llvm/ExecutionEngine/Orc/Shared/ExecutorAddress.h"
 #include "llvm/ExecutionEngine/Orc/Shared/SimplePackedSerialization.h"
 
 #include <cstdint>
