@@ -155,7 +155,7 @@ void ZeroCopyService::finish(PayloadOpcode, uint64_t SeqNo, shared::WrapperFunct
   if (Err)
     return replyError(SeqNo, std::move(Err));
   L.CopyInNs = nsBetween(L.Arrived, Clock::now());
-  Worker.dispatch([this, SeqNo, L = std::move(L)]() mutable { run(SeqNo, L); });
+  run(SeqNo, L);
 }
 
 void ZeroCopyService::replyError(uint64_t SeqNo, Error Err) {

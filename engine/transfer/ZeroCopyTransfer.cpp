@@ -39,11 +39,19 @@ SlabPool::Backend slabBackend(ExecutorProcessControl &EPC, ExecutorAddr Reserve,
   return B;
 }
 
-Error malformed(const Twine &What) {
+Error malformedResult(const Twine &What) {
   return createStringError(inconvertibleErrorCode(), "malformed launch result: " + What);
 }
 
 } // namespace
+
+// The launching thread may return, and its Waiting go, as soon as the
+// promise is set: take the promise out first and touch W no more after.
+void ZeroCopyTransfer::resolve(Waiting &W, Error Err) {
+  std::promise<Error> Done = std::move(W.Done);
+  W.Finished = true;
+  Done.set_value(std::move(Err));
+}
 
 Expected<std::unique_ptr<ZeroCopyTransfer>> ZeroCopyTransfer::Create(ExecutorProcessControl &EPC,
                                                                      SocketTransport &T,
@@ -119,7 +127,9 @@ Error ZeroCopyTransfer::launch(ExecutorAddr Entry, ArrayRef<InputPlan> Inputs, H
   Stats.SlabHighWater = Pool.highWater();
   Stats.Phases.PlanNs += nsSince(Start);
 
-  Waiting W{&Outputs, &Stats, {}, {}, {}};
+  Waiting W;
+  W.Outputs = &Outputs;
+  W.Stats = &Stats;
   auto Result = W.Done.get_future();
   uint64_t SeqNo;
   {
@@ -139,6 +149,7 @@ Error ZeroCopyTransfer::launch(ExecutorAddr Entry, ArrayRef<InputPlan> Inputs, H
   } else {
     Stats.Phases.SendNs += nsSince(Send);
   }
+  T.readUntil([&W] { return W.Finished.load(); });
   return Result.get();
 }
 
@@ -151,27 +162,27 @@ Error ZeroCopyTransfer::placeOutputs(Waiting &W, ArrayRef<char> Plan, uint64_t P
   uint64_t CopyInNs, KernelNs, CopyOutNs, Copied;
   sps::SPSInputBuffer IB(Plan.data(), Plan.size());
   if (!SPSZeroCopyResult::deserialize(IB, Error, Outs, CopyInNs, KernelNs, CopyOutNs, Copied))
-    return malformed("undecodable plan");
+    return malformedResult("undecodable plan");
   if (!Error.empty()) {
     W.RemoteError = std::move(Error);
-    return PayloadBytes ? malformed("an error with a payload") : llvm::Error::success();
+    return PayloadBytes ? malformedResult("an error with a payload") : llvm::Error::success();
   }
   HostOutputs &Outputs = *W.Outputs;
   if (Outs.size() != Outputs.size())
-    return malformed(Twine(Outs.size()) + " outputs, expected " + Twine(Outputs.size()));
+    return malformedResult(Twine(Outs.size()) + " outputs, expected " + Twine(Outputs.size()));
   uint64_t Total = 0;
   for (size_t I = 0; I < Outs.size(); ++I) {
     auto Buf = Outputs.allocate(I, std::get<0>(Outs[I]));
     if (!Buf)
       return Buf.takeError();
     if (Buf->size() != std::get<1>(Outs[I]))
-      return malformed("output " + Twine(I) + " has the wrong byte count");
+      return malformedResult("output " + Twine(I) + " has the wrong byte count");
     if (!Buf->empty())
       Dst.push_back({Buf->data(), Buf->size()});
     Total += Buf->size();
   }
   if (Total != PayloadBytes)
-    return malformed("payload of " + Twine(PayloadBytes) + " bytes for " + Twine(Total));
+    return malformedResult("payload of " + Twine(PayloadBytes) + " bytes for " + Twine(Total));
   PhaseTimes &P = W.Stats->Phases;
   P.CopyInNs += CopyInNs;
   P.KernelNs += KernelNs;
@@ -187,7 +198,7 @@ Expected<std::vector<iovec>> ZeroCopyTransfer::place(PayloadOpcode OpC, uint64_t
     std::lock_guard<std::mutex> Lock(M);
     auto It = InFlight.find(SeqNo);
     if (OpC != PayloadOpcode::LaunchResult || It == InFlight.end())
-      return malformed("no launch " + Twine(SeqNo) + " is waiting");
+      return malformedResult("no launch " + Twine(SeqNo) + " is waiting");
     W = It->second;
   }
   W->Landing = Clock::now();
@@ -215,7 +226,7 @@ void ZeroCopyTransfer::finish(PayloadOpcode, uint64_t SeqNo, shared::WrapperFunc
   W->Stats->Phases.ReceiveNs += nsSince(W->Landing);
   if (!Err && !W->RemoteError.empty())
     Err = createStringError(inconvertibleErrorCode(), W->RemoteError);
-  W->Done.set_value(std::move(Err));
+  resolve(*W, std::move(Err));
 }
 
 void ZeroCopyTransfer::disconnected() {
@@ -226,7 +237,7 @@ void ZeroCopyTransfer::disconnected() {
     Failed.swap(InFlight);
   }
   for (auto &KV : Failed)
-    KV.second->Done.set_value(createStringError(inconvertibleErrorCode(), "connection lost"));
+    resolve(*KV.second, createStringError(inconvertibleErrorCode(), "connection lost"));
 }
 
 Error ZeroCopyTransfer::close() {

@@ -49,6 +49,7 @@ private:
     HostOutputs *Outputs;
     LaunchStats *Stats;
     std::promise<llvm::Error> Done;
+    std::atomic<bool> Finished{false};
     std::string RemoteError;
     std::chrono::steady_clock::time_point Landing;
   };
@@ -58,6 +59,7 @@ private:
   llvm::Expected<std::vector<char>> encodePlan(llvm::orc::ExecutorAddr Entry,
                                                llvm::ArrayRef<InputPlan> Inputs,
                                                const HostOutputs &Outputs);
+  static void resolve(Waiting &W, llvm::Error Err);
   llvm::Error placeOutputs(Waiting &W, llvm::ArrayRef<char> Plan, uint64_t PayloadBytes,
                            std::vector<iovec> &Dst);
 

@@ -222,11 +222,42 @@ void SocketTransport::noteHangup(SimpleRemoteEPCOpcode OpC,
   }
 }
 
+// Waits for data without holding the read side, so that a caller may claim
+// it meanwhile; then reads one message unless that caller took it.
+Error SocketTransport::readWhenReady(bool &Eof) {
+  pollfd P{Fd, POLLIN, 0};
+  if (::poll(&P, 1, -1) < 0 && errno != EINTR)
+    return sysError("waiting for the connection", errno);
+  std::lock_guard<std::mutex> Lock(ReadMutex);
+  if (Ended) {
+    Eof = EndError.empty();
+    return Eof ? Error::success() : createStringError(inconvertibleErrorCode(), EndError);
+  }
+  pollfd Now{Fd, POLLIN, 0};
+  if (::poll(&Now, 1, 0) <= 0)
+    return Error::success();
+  return readMessage(Eof);
+}
+
+void SocketTransport::readUntil(function_ref<bool()> Done) {
+  std::lock_guard<std::mutex> Lock(ReadMutex);
+  while (!Ended && !Done()) {
+    bool Eof = false;
+    Error Err = readMessage(Eof);
+    if (Err || Eof) {
+      Ended = true;
+      EndError = Err ? toString(std::move(Err)) : std::string();
+      // Wakes the reader thread, which ends the session.
+      disconnect();
+    }
+  }
+}
+
 void SocketTransport::readLoop() {
   Error Err = waitForFirstMessage();
   bool Eof = false;
   while (!Err && !Eof)
-    Err = readMessage(Eof);
+    Err = readWhenReady(Eof);
   disconnect();
   if (PayloadHandler *H = Payloads.load())
     H->disconnected();

@@ -90,6 +90,12 @@ public:
   // start(), before the first such message can arrive.
   void setPayloadHandler(PayloadHandler *H) { Payloads.store(H); }
 
+  // Reads and dispatches messages on the calling thread until Done() holds
+  // or the connection ends; the reader thread stands aside meanwhile. A
+  // caller waiting for one reply is then woken by the socket itself rather
+  // than by a second thread, which is a wake-up less per round trip.
+  void readUntil(llvm::function_ref<bool()> Done);
+
   // Sends Plan and then the Parts in order as one payload message, from the
   // caller's memory: scatter-gather for plain parts, a bounded scratch chunk
   // for packed ones.
@@ -118,6 +124,7 @@ private:
       : Client(Client), Fd(Fd), Limits(Limits) {}
 
   void readLoop();
+  llvm::Error readWhenReady(bool &Eof);
   llvm::Error readMessage(bool &Eof);
   llvm::Error readExact(char *Dst, size_t Size, bool *CleanEof);
   llvm::Error waitForFirstMessage();
@@ -136,6 +143,12 @@ private:
   std::atomic<bool> Disconnected{false};
   std::atomic<bool> Sending{false};
   std::atomic<PayloadHandler *> Payloads{nullptr};
+  // Whoever reads a message holds ReadMutex: the reader thread, or a caller
+  // in readUntil. When a caller meets the end of the connection it records
+  // it here for the reader thread, which alone ends the session.
+  std::mutex ReadMutex;
+  bool Ended = false;
+  std::string EndError;
   struct MiFree {
     void operator()(char *P) const;
   };
