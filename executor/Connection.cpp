@@ -49,9 +49,10 @@ int serveConnection(int Fd, const std::string &Peer, const ConnectionOptions &Op
   std::string Label = "catalyst-remote-executor[" + std::to_string(::getpid()) + "] " + Peer;
   runRuntimeHook("__catalyst__rt__initialize");
   wire::SocketTransport *Transport = nullptr;
-  wire::TransportLimits Limits{Options.MaxMessageSize, {}};
+  wire::TransportOptions TOpts;
+  TOpts.MaxMessageSize = Options.MaxMessageSize;
   auto Server = SimpleRemoteEPCServer::Create<wire::SocketTransport>(
-      [&](SimpleRemoteEPCServer::Setup &S) { return setup(S, Options); }, Fd, Limits, &Transport);
+      [&](SimpleRemoteEPCServer::Setup &S) { return setup(S, Options); }, Fd, TOpts, &Transport);
   int Status = 0;
   if (!Server) {
     errs() << Label << ": setup failed: " << toString(Server.takeError()) << "\n";

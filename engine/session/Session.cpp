@@ -130,9 +130,12 @@ Error Session::Impl::connect() {
   S.CreateMemoryManager = [SlabSize](SimpleRemoteEPC &EPC) {
     return createCodeMemory(EPC, SlabSize);
   };
-  wire::TransportLimits Limits{Opts.MaxMessageSize, Opts.HandshakeTimeout};
+  wire::TransportOptions TOpts;
+  TOpts.MaxMessageSize = Opts.MaxMessageSize;
+  TOpts.FirstMessageTimeout = Opts.HandshakeTimeout;
+  TOpts.ReadOnDemand = true;
   auto EPC = SimpleRemoteEPC::Create<wire::SocketTransport>(
-      std::make_unique<DynamicThreadPoolTaskDispatcher>(std::nullopt), std::move(S), *Fd, Limits,
+      std::make_unique<DynamicThreadPoolTaskDispatcher>(std::nullopt), std::move(S), *Fd, TOpts,
       &Transport);
   if (!EPC)
     return createStringError(inconvertibleErrorCode(), "handshake with %s failed: %s",

@@ -74,14 +74,14 @@ void SocketTransport::MiFree::operator()(char *P) const {
 }
 
 Expected<std::unique_ptr<SocketTransport>>
-SocketTransport::Create(SimpleRemoteEPCTransportClient &Client, int Fd, TransportLimits Limits,
+SocketTransport::Create(SimpleRemoteEPCTransportClient &Client, int Fd, TransportOptions Opts,
                         SocketTransport **Created) {
   if (Fd < 0)
     return createStringError(inconvertibleErrorCode(), "invalid socket descriptor %d", Fd);
-  if (Limits.maxMessageSize < HeaderSize)
+  if (Opts.MaxMessageSize < HeaderSize)
     return createStringError(inconvertibleErrorCode(), "message size limit %llu is below %zu",
-                             (unsigned long long)Limits.maxMessageSize, HeaderSize);
-  std::unique_ptr<SocketTransport> T(new SocketTransport(Client, Fd, Limits));
+                             (unsigned long long)Opts.MaxMessageSize, HeaderSize);
+  std::unique_ptr<SocketTransport> T(new SocketTransport(Client, Fd, Opts));
   if (Created)
     *Created = T.get();
   return T;
@@ -102,14 +102,20 @@ Error SocketTransport::start() {
 Error SocketTransport::sendMessage(SimpleRemoteEPCOpcode OpC, uint64_t SeqNo, ExecutorAddr TagAddr,
                                    ArrayRef<char> ArgBytes) {
   uint64_t MsgSize = HeaderSize + ArgBytes.size();
-  if (MsgSize > Limits.maxMessageSize)
-    return createStringError(
-        inconvertibleErrorCode(), "message of %llu bytes exceeds the limit of %llu bytes",
-        (unsigned long long)MsgSize, (unsigned long long)Limits.maxMessageSize);
+  if (MsgSize > Opts.MaxMessageSize)
+    return createStringError(inconvertibleErrorCode(),
+                             "message of %llu bytes exceeds the limit of %llu bytes",
+                             (unsigned long long)MsgSize, (unsigned long long)Opts.MaxMessageSize);
   char Header[HeaderSize];
   encodeHeader(Header, MsgSize, OpC, SeqNo, TagAddr);
   iovec Iov[2] = {{Header, HeaderSize}, {const_cast<char *>(ArgBytes.data()), ArgBytes.size()}};
 
+  bool Call = OpC == SimpleRemoteEPCOpcode::CallWrapper;
+  if (Call && Opts.ReadOnDemand) {
+    std::lock_guard<std::mutex> Lock(StateMutex);
+    if (++RepliesDue == 1 && Claims == 0)
+      StateChanged.notify_one();
+  }
   std::lock_guard<std::mutex> Lock(SendMutex);
   if (Disconnected)
     return createStringError(inconvertibleErrorCode(), "connection already closed");
@@ -119,7 +125,7 @@ Error SocketTransport::sendMessage(SimpleRemoteEPCOpcode OpC, uint64_t SeqNo, Ex
   if (Err)
     return sysError("sending a message", Err);
   Sent.fetch_add(1, std::memory_order_relaxed);
-  if (OpC == SimpleRemoteEPCOpcode::CallWrapper)
+  if (Call)
     Requests.fetch_add(1, std::memory_order_relaxed);
   BytesOut.fetch_add(MsgSize, std::memory_order_relaxed);
   return Error::success();
@@ -128,6 +134,11 @@ Error SocketTransport::sendMessage(SimpleRemoteEPCOpcode OpC, uint64_t SeqNo, Ex
 void SocketTransport::disconnect() {
   if (Disconnected.exchange(true))
     return;
+  {
+    std::lock_guard<std::mutex> Lock(StateMutex);
+    Ended = true;
+  }
+  StateChanged.notify_all();
   // Wakes the reader: its blocked read returns end-of-file.
   ::shutdown(Fd, SHUT_RDWR);
 }
@@ -160,10 +171,10 @@ Error SocketTransport::readExact(char *Dst, size_t Size, bool *CleanEof) {
 }
 
 Error SocketTransport::waitForFirstMessage() {
-  if (Limits.firstMessageTimeout.count() <= 0)
+  if (Opts.FirstMessageTimeout.count() <= 0)
     return Error::success();
   pollfd P{Fd, POLLIN, 0};
-  int Timeout = static_cast<int>(Limits.firstMessageTimeout.count());
+  int Timeout = static_cast<int>(Opts.FirstMessageTimeout.count());
   for (;;) {
     int R = ::poll(&P, 1, Timeout);
     if (R > 0)
@@ -184,10 +195,10 @@ Error SocketTransport::readMessage(bool &Eof) {
     return Error::success();
   uint64_t MsgSize = support::endian::read64le(Header);
   uint64_t OpC = support::endian::read64le(Header + 8);
-  if (MsgSize < HeaderSize || MsgSize > Limits.maxMessageSize)
-    return createStringError(
-        inconvertibleErrorCode(), "peer announced a message of %llu bytes; the limit is %llu",
-        (unsigned long long)MsgSize, (unsigned long long)Limits.maxMessageSize);
+  if (MsgSize < HeaderSize || MsgSize > Opts.MaxMessageSize)
+    return createStringError(inconvertibleErrorCode(),
+                             "peer announced a message of %llu bytes; the limit is %llu",
+                             (unsigned long long)MsgSize, (unsigned long long)Opts.MaxMessageSize);
   if (isPayloadOpcode(OpC))
     return readPayloadMessage(MsgSize, OpC, support::endian::read64le(Header + 16),
                               support::endian::read64le(Header + 24));
@@ -201,6 +212,10 @@ Error SocketTransport::readMessage(bool &Eof) {
   BytesIn.fetch_add(MsgSize, std::memory_order_relaxed);
   auto Op = static_cast<SimpleRemoteEPCOpcode>(OpC);
   noteHangup(Op, Args);
+  if (Op == SimpleRemoteEPCOpcode::Result && Opts.ReadOnDemand) {
+    std::lock_guard<std::mutex> Lock(StateMutex);
+    RepliesDue -= RepliesDue > 0;
+  }
   auto Action =
       Client.handleMessage(Op, support::endian::read64le(Header + 16),
                            ExecutorAddr(support::endian::read64le(Header + 24)), std::move(Args));
@@ -222,42 +237,71 @@ void SocketTransport::noteHangup(SimpleRemoteEPCOpcode OpC,
   }
 }
 
-// Waits for data without holding the read side, so that a caller may claim
-// it meanwhile; then reads one message unless that caller took it.
-Error SocketTransport::readWhenReady(bool &Eof) {
-  pollfd P{Fd, POLLIN, 0};
-  if (::poll(&P, 1, -1) < 0 && errno != EINTR)
-    return sysError("waiting for the connection", errno);
-  std::lock_guard<std::mutex> Lock(ReadMutex);
-  if (Ended) {
-    Eof = EndError.empty();
-    return Eof ? Error::success() : createStringError(inconvertibleErrorCode(), EndError);
+// One step of the host's reader thread: read a message when an EPC reply is
+// due and no caller reads its own; otherwise wake now and then to notice a
+// hangup or the end of the connection.
+Error SocketTransport::readOnDemand(bool &Eof) {
+  bool Due;
+  {
+    std::unique_lock<std::mutex> Lock(StateMutex);
+    StateChanged.wait_for(Lock, Opts.IdleCheck,
+                          [this] { return Ended || (RepliesDue > 0 && Claims == 0); });
+    if (Ended) {
+      Eof = EndError.empty();
+      return Eof ? Error::success() : createStringError(inconvertibleErrorCode(), EndError);
+    }
+    Due = RepliesDue > 0 && Claims == 0;
   }
-  pollfd Now{Fd, POLLIN, 0};
-  if (::poll(&Now, 1, 0) <= 0)
+  std::lock_guard<std::mutex> Lock(ReadMutex);
+  pollfd P{Fd, POLLIN, 0};
+  if (!Due && ::poll(&P, 1, 0) <= 0)
     return Error::success();
   return readMessage(Eof);
 }
 
-void SocketTransport::readUntil(function_ref<bool()> Done) {
-  std::lock_guard<std::mutex> Lock(ReadMutex);
-  while (!Ended && !Done()) {
-    bool Eof = false;
-    Error Err = readMessage(Eof);
-    if (Err || Eof) {
-      Ended = true;
+// A caller met the end of the connection: leave it to the reader thread.
+void SocketTransport::endReading(Error Err) {
+  {
+    std::lock_guard<std::mutex> Lock(StateMutex);
+    if (!Ended)
       EndError = Err ? toString(std::move(Err)) : std::string();
-      // Wakes the reader thread, which ends the session.
-      disconnect();
+    else
+      consumeError(std::move(Err));
+  }
+  disconnect();
+}
+
+void SocketTransport::readUntil(function_ref<bool()> Done) {
+  assert(Opts.ReadOnDemand && "the reader thread reads everything otherwise");
+  {
+    std::lock_guard<std::mutex> Lock(StateMutex);
+    ++Claims;
+  }
+  {
+    std::lock_guard<std::mutex> Lock(ReadMutex);
+    bool Eof = false;
+    while (!Eof && !Disconnected && !Done()) {
+      Error Err = readMessage(Eof);
+      if (Err || Eof)
+        endReading(std::move(Err));
     }
   }
+  std::lock_guard<std::mutex> Lock(StateMutex);
+  if (--Claims == 0 && RepliesDue > 0)
+    StateChanged.notify_one();
 }
 
 void SocketTransport::readLoop() {
   Error Err = waitForFirstMessage();
   bool Eof = false;
-  while (!Err && !Eof)
-    Err = readWhenReady(Eof);
+  while (!Err && !Eof) {
+    if (Opts.ReadOnDemand && Received.load() > 0) {
+      Err = readOnDemand(Eof);
+    } else {
+      std::lock_guard<std::mutex> Lock(ReadMutex);
+      Err = readMessage(Eof);
+    }
+  }
   disconnect();
   if (PayloadHandler *H = Payloads.load())
     H->disconnected();
@@ -357,10 +401,10 @@ Error SocketTransport::sendWithPayload(PayloadOpcode OpC, uint64_t SeqNo, ArrayR
   uint64_t MsgSize = HeaderSize + Plan.size();
   for (const PayloadPart &P : Parts)
     MsgSize += P.Bytes;
-  if (MsgSize > Limits.maxMessageSize)
-    return createStringError(
-        inconvertibleErrorCode(), "message of %llu bytes exceeds the limit of %llu bytes",
-        (unsigned long long)MsgSize, (unsigned long long)Limits.maxMessageSize);
+  if (MsgSize > Opts.MaxMessageSize)
+    return createStringError(inconvertibleErrorCode(),
+                             "message of %llu bytes exceeds the limit of %llu bytes",
+                             (unsigned long long)MsgSize, (unsigned long long)Opts.MaxMessageSize);
   char Header[HeaderSize];
   encodeHeader(Header, MsgSize, static_cast<SimpleRemoteEPCOpcode>(OpC), SeqNo,
                ExecutorAddr(Plan.size()));

@@ -18,6 +18,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -28,11 +29,16 @@ struct iovec;
 
 namespace catalyst::remote::wire {
 
-struct TransportLimits {
+struct TransportOptions {
   // Largest message, header included, that either side may send or accept.
-  uint64_t maxMessageSize = uint64_t(8) << 30;
+  uint64_t MaxMessageSize = uint64_t(8) << 30;
   // How long to wait for the peer's first message; zero waits forever.
-  std::chrono::milliseconds firstMessageTimeout{0};
+  std::chrono::milliseconds FirstMessageTimeout{0};
+  // The host's mode. Its peer speaks only when spoken to, so the reader
+  // thread reads only while an EPC reply is due and no caller is reading its
+  // own (readUntil); when idle it looks for a hangup every IdleCheck.
+  bool ReadOnDemand = false;
+  std::chrono::milliseconds IdleCheck{100};
 };
 
 // This project's extension to the framing: a message whose payload travels
@@ -76,7 +82,7 @@ public:
   // Takes ownership of the connected socket Fd. The EPC classes own their
   // transport; Created, when given, receives a pointer to it.
   static llvm::Expected<std::unique_ptr<SocketTransport>>
-  Create(llvm::orc::SimpleRemoteEPCTransportClient &Client, int Fd, TransportLimits Limits,
+  Create(llvm::orc::SimpleRemoteEPCTransportClient &Client, int Fd, TransportOptions Opts,
          SocketTransport **Created = nullptr);
 
   ~SocketTransport() override;
@@ -93,7 +99,7 @@ public:
   // Reads and dispatches messages on the calling thread until Done() holds
   // or the connection ends; the reader thread stands aside meanwhile. A
   // caller waiting for one reply is then woken by the socket itself rather
-  // than by a second thread, which is a wake-up less per round trip.
+  // than by a second thread, a wake-up less per round trip. ReadOnDemand only.
   void readUntil(llvm::function_ref<bool()> Done);
 
   // Sends Plan and then the Parts in order as one payload message, from the
@@ -120,11 +126,12 @@ public:
   std::string hangupReason() const;
 
 private:
-  SocketTransport(llvm::orc::SimpleRemoteEPCTransportClient &Client, int Fd, TransportLimits Limits)
-      : Client(Client), Fd(Fd), Limits(Limits) {}
+  SocketTransport(llvm::orc::SimpleRemoteEPCTransportClient &Client, int Fd, TransportOptions Opts)
+      : Client(Client), Fd(Fd), Opts(Opts) {}
 
   void readLoop();
-  llvm::Error readWhenReady(bool &Eof);
+  llvm::Error readOnDemand(bool &Eof);
+  void endReading(llvm::Error Err);
   llvm::Error readMessage(bool &Eof);
   llvm::Error readExact(char *Dst, size_t Size, bool *CleanEof);
   llvm::Error waitForFirstMessage();
@@ -137,16 +144,22 @@ private:
 
   llvm::orc::SimpleRemoteEPCTransportClient &Client;
   const int Fd;
-  const TransportLimits Limits;
+  const TransportOptions Opts;
   std::thread Reader;
   std::mutex SendMutex;
   std::atomic<bool> Disconnected{false};
   std::atomic<bool> Sending{false};
   std::atomic<PayloadHandler *> Payloads{nullptr};
   // Whoever reads a message holds ReadMutex: the reader thread, or a caller
-  // in readUntil. When a caller meets the end of the connection it records
-  // it here for the reader thread, which alone ends the session.
+  // in readUntil. The rest says when the reader thread should read (guarded
+  // by StateMutex): EPC replies due, callers reading their own, and whether
+  // reading has ended, and why, for the reader thread, which alone ends the
+  // session.
   std::mutex ReadMutex;
+  std::mutex StateMutex;
+  std::condition_variable StateChanged;
+  uint64_t RepliesDue = 0;
+  unsigned Claims = 0;
   bool Ended = false;
   std::string EndError;
   struct MiFree {
