@@ -12,6 +12,7 @@
 #include <csignal>
 #include <cstdio>
 #include <dlfcn.h>
+#include <mimalloc.h>
 #include <string>
 #include <vector>
 
@@ -79,6 +80,16 @@ bool loadPlugins(const std::vector<std::string> &Plugins) {
   return true;
 }
 
+// Kernels' allocations should come from mimalloc, which replaces malloc
+// when linked first; say so when something else (LD_PRELOAD) won.
+void checkAllocator() {
+  void *P = std::malloc(16);
+  bool Ours = mi_is_in_heap_region(P);
+  std::free(P);
+  if (!Ours)
+    errs() << "catalyst-remote-executor: warning: malloc is not mimalloc's\n";
+}
+
 } // namespace
 
 int main(int Argc, char **Argv) {
@@ -86,6 +97,7 @@ int main(int Argc, char **Argv) {
   if (!parse(Argc, Argv, A) || !loadPlugins(A.Plugins))
     return 2;
   std::signal(SIGPIPE, SIG_IGN);
+  checkAllocator();
   std::vector<Listener> Listeners;
   for (const auto &B : A.Binds) {
     auto L = listenOn(B);
