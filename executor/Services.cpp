@@ -51,6 +51,20 @@ int32_t storeAssetBytes(ArrayRef<char> Bytes, std::string Name) {
   return 0;
 }
 
+Expected<std::vector<char>> callWrapper(ExecutorAddr Fn, ArrayRef<char> Args) {
+  if (!Fn)
+    return createStringError(inconvertibleErrorCode(), "null wrapper function address");
+  using WrapperFn = CWrapperFunctionBuffer (*)(const char *, size_t);
+  WrapperFunctionBuffer Result(Fn.toPtr<WrapperFn>()(Args.data(), Args.size()));
+  if (const char *Err = Result.getOutOfBandError())
+    return createStringError(inconvertibleErrorCode(), Err);
+  return std::vector<char>(Result.data(), Result.data() + Result.size());
+}
+
+CWrapperFunctionBuffer callWrapperWrapper(const char *Data, size_t Size) {
+  return WrapperFunction<wire::SPSCallWrapperSig>::handle(Data, Size, callWrapper).release();
+}
+
 uint32_t enableZeroCopy(uint32_t HostVersion) {
   ZeroCopyService::get().enable();
   return wire::ZeroCopyVersion;
@@ -105,6 +119,7 @@ void addServices(StringMap<ExecutorAddr> &Symbols, StringMap<std::vector<char>> 
   Symbols[wire::StoreAssetName] = ExecutorAddr::fromPtr(&storeAssetWrapper);
   if (Options.UpstreamOnly)
     return;
+  Symbols[wire::CallWrapperName] = ExecutorAddr::fromPtr(&callWrapperWrapper);
   Symbols[wire::ZeroCopyEnableName] = ExecutorAddr::fromPtr(&zeroCopyEnableWrapper);
   Symbols[wire::SlabReserveName] = ExecutorAddr::fromPtr(&slabReserveWrapper);
   Symbols[wire::SlabReleaseName] = ExecutorAddr::fromPtr(&slabReleaseWrapper);

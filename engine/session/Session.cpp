@@ -97,6 +97,7 @@ public:
   Error chooseTransfer();
   Expected<std::unique_ptr<Transfer>> makeTransfer(Strategy S);
   Error sendAsset(StringRef Path);
+  Expected<std::vector<char>> callWrapper(ExecutorAddr Fn, ArrayRef<char> Args);
   Error launch(const LaunchCall &Call);
   Error explain(Error Err, const Twine &What);
   Error close();
@@ -231,6 +232,26 @@ Error Session::Impl::sendAsset(StringRef Path) {
   std::lock_guard<std::mutex> Lock(M);
   Assets.insert(Path);
   return Error::success();
+}
+
+// Through the executor's own service where it has one, which reports a
+// wrapper's out-of-band error; directly (errors lost) against upstream.
+Expected<std::vector<char>> Session::Impl::callWrapper(ExecutorAddr Fn, ArrayRef<char> Args) {
+  auto &EPC = ES->getExecutorProcessControl();
+  ExecutorAddr Service;
+  if (auto It = EPC.getBootstrapSymbolsMap().find(wire::CallWrapperName);
+      It != EPC.getBootstrapSymbolsMap().end())
+    Service = It->second;
+  if (!Service) {
+    auto R = EPC.callWrapper(Fn, Args);
+    if (const char *Err = R.getOutOfBandError())
+      return createStringError(inconvertibleErrorCode(), Err);
+    return std::vector<char>(R.data(), R.data() + R.size());
+  }
+  Expected<std::vector<char>> Result((std::vector<char>()));
+  if (auto Err = EPC.callSPSWrapper<wire::SPSCallWrapperSig>(Service, Result, Fn, Args))
+    return Err;
+  return Result;
 }
 
 static Expected<std::vector<InputPlan>> planInputs(ArrayRef<MemrefArg> Inputs) {
@@ -380,11 +401,10 @@ Expected<std::vector<char>> Session::callWrapper(StringRef Symbol, ArrayRef<char
   auto Fn = I->Linker->lookup("", Symbol);
   if (!Fn)
     return Fn.takeError();
-  auto R = I->ES->getExecutorProcessControl().callWrapper(*Fn, Args);
-  if (const char *Err = R.getOutOfBandError())
-    return I->explain(createStringError(inconvertibleErrorCode(), Err),
-                      "call of '" + Symbol + "' failed");
-  return std::vector<char>(R.data(), R.data() + R.size());
+  auto Result = I->callWrapper(*Fn, Args);
+  if (!Result)
+    return I->explain(Result.takeError(), "call of '" + Symbol + "' failed");
+  return Result;
 }
 
 Error Session::launch(const LaunchCall &Call) {

@@ -115,6 +115,21 @@ Error fetchOutput(Launch &L, const MemrefDesc &Remote, size_t I, HostOutputs &Ou
   return Error::success();
 }
 
+// Frees each buffer the kernel returned, once: never an input's, never a
+// constant global.
+Error freeReturned(Launch &L, ArrayRef<MemrefDesc> Returned, ArrayRef<ExecutorAddr> Inputs) {
+  DenseSet<uint64_t> Freed;
+  for (ExecutorAddr A : Inputs)
+    Freed.insert(A.getValue());
+  for (const MemrefDesc &D : Returned) {
+    uint64_t Owner = reinterpret_cast<uint64_t>(D.allocated());
+    if (Owner && Owner != ConstantGlobalMarker && Freed.insert(Owner).second)
+      if (auto Err = L.free(ExecutorAddr(Owner)))
+        return Err;
+  }
+  return Error::success();
+}
+
 } // namespace
 
 // User-space copies, counted from the code paths: each write is serialized
@@ -158,24 +173,20 @@ Error NaiveTransfer::launch(ExecutorAddr Entry, ArrayRef<InputPlan> Inputs, Host
     return Rv.takeError();
   if (auto Err = EPC.callSPSWrapper<SPSInvokeSig>(S.Invoke, Entry, std::vector{*Rv, *Av}))
     return Err;
-  auto Returned = L.read(*Rv, RvBytes);
-  if (!Returned)
-    return Returned.takeError();
+  auto ReturnedBytes = L.read(*Rv, RvBytes);
+  if (!ReturnedBytes)
+    return ReturnedBytes.takeError();
 
-  DenseSet<uint64_t> Freed;
-  for (ExecutorAddr A : InputValues)
-    Freed.insert(A.getValue());
-  char *Cursor = reinterpret_cast<char *>(Returned->data());
-  Error Err = Error::success();
-  for (size_t I = 0; I < Outputs.size() && !Err; ++I) {
-    MemrefDesc Remote(Cursor, Outputs[I].Rank);
+  // Read every output before freeing any: outputs may share a buffer.
+  std::vector<MemrefDesc> Returned;
+  char *Cursor = reinterpret_cast<char *>(ReturnedBytes->data());
+  for (size_t I = 0; I < Outputs.size(); ++I) {
+    Returned.emplace_back(Cursor, Outputs[I].Rank);
     Cursor += MemrefDesc::byteSize(Outputs[I].Rank);
-    Err = fetchOutput(L, Remote, I, Outputs, Stats);
-    uint64_t Owner = reinterpret_cast<uint64_t>(Remote.allocated());
-    if (Owner && Owner != ConstantGlobalMarker && Freed.insert(Owner).second)
-      Err = joinErrors(std::move(Err), L.free(ExecutorAddr(Owner)));
+    if (auto Err = fetchOutput(L, Returned.back(), I, Outputs, Stats))
+      return Err;
   }
-  if (Err)
+  if (auto Err = freeReturned(L, Returned, InputValues))
     return Err;
   return L.freeAll();
 }

@@ -39,6 +39,13 @@ inline constexpr const char *ProtocolKey = "catalyst_remote_protocol";
 inline constexpr uint32_t ProtocolVersion = 1;
 using SPSProtocolValue = uint32_t;
 
+// Calls an ORC wrapper function in the executor process and returns its
+// result, or its out-of-band error as an error: the stock EPC server turns
+// such an error into an empty success.
+inline constexpr const char *CallWrapperName = "catalyst_remote_call_wrapper";
+using SPSCallWrapperSig = sps::SPSExpected<sps::SPSSequence<char>>(sps::SPSExecutorAddr,
+                                                                   sps::SPSSequence<char>);
+
 // Zero-copy launches travel as out-of-line payload messages (see
 // SocketTransport.h). The executor advertises them in the bootstrap map; the
 // host enables them once per session; launch inputs land in slabs the

@@ -1,0 +1,264 @@
+//===- CapiHarness.cpp - Driving the C ABI from tests ---------------------===//
+
+#include "CapiHarness.h"
+
+#include <mutex>
+#include <sstream>
+
+namespace catalyst::remote::test {
+
+namespace {
+
+std::mutex LogMutex;
+std::vector<std::string> Log;
+thread_local size_t ThreadCount = 0;
+thread_local std::string ThreadLast;
+
+// Returns, so the C ABI call returns its failure value instead of aborting.
+void recordFailure(const char *Message) {
+  ++ThreadCount;
+  ThreadLast = Message ? Message : "(null message)";
+  std::lock_guard<std::mutex> Lock(LogMutex);
+  Log.push_back(ThreadLast);
+}
+
+// The first byte where A and B differ, for a readable failure.
+std::string firstDifference(const std::vector<uint8_t> &A, const std::vector<uint8_t> &B) {
+  size_t I = 0;
+  while (I < A.size() && I < B.size() && A[I] == B[I])
+    ++I;
+  std::ostringstream S;
+  S << "sizes " << A.size() << " and " << B.size() << " bytes, first difference at byte " << I;
+  return S.str();
+}
+
+} // namespace
+
+void FailureLog::install() {
+  __catalyst__remote__set_failure_handler(&recordFailure);
+  std::lock_guard<std::mutex> Lock(LogMutex);
+  Log.clear();
+}
+
+size_t FailureLog::count() {
+  return ThreadCount;
+}
+
+std::string FailureLog::last() {
+  return ThreadLast;
+}
+
+std::vector<std::string> FailureLog::all() {
+  std::lock_guard<std::mutex> Lock(LogMutex);
+  return Log;
+}
+
+Outputs::Outputs(const std::vector<OutSpec> &Specs) {
+  for (const OutSpec &S : Specs)
+    Descs.emplace_back(S.Rank, S.ElemSize);
+}
+
+Outputs::~Outputs() {
+  std::set<void *> Freed;
+  for (const Desc &D : Descs) {
+    void *P = D.allocated();
+    if (!P || reinterpret_cast<uintptr_t>(P) == ConstantMarker || Kept.count(P))
+      continue;
+    if (Freed.insert(P).second)
+      std::free(P);
+  }
+}
+
+std::vector<void *> Outputs::descs() {
+  std::vector<void *> V;
+  for (Desc &D : Descs)
+    V.push_back(D.data());
+  return V;
+}
+
+std::vector<size_t> Outputs::ranks() const {
+  std::vector<size_t> V;
+  for (const Desc &D : Descs)
+    V.push_back(D.rank());
+  return V;
+}
+
+std::vector<size_t> Outputs::elemSizes() const {
+  std::vector<size_t> V;
+  for (const Desc &D : Descs)
+    V.push_back(D.elemSize());
+  return V;
+}
+
+bool launchRemote(int64_t Session, const std::string &Entry, const std::string &Object,
+                  const InputList &Inputs, Outputs &Out) {
+  std::vector<void *> InDescs;
+  std::vector<size_t> InRanks, InSizes;
+  for (Desc *D : Inputs) {
+    InDescs.push_back(D->data());
+    InRanks.push_back(D->rank());
+    InSizes.push_back(D->elemSize());
+  }
+  auto OutDescs = Out.descs();
+  auto OutRanks = Out.ranks();
+  auto OutSizes = Out.elemSizes();
+  size_t Before = FailureLog::count();
+  __catalyst__remote__launch(Session, Entry.c_str(), Object.c_str(), InDescs.size(), InDescs.data(),
+                             InRanks.data(), InSizes.data(), OutDescs.size(), OutDescs.data(),
+                             OutRanks.data(), OutSizes.data());
+  return FailureLog::count() == Before;
+}
+
+void runLocal(PyfaceEntry Fn, const InputList &Inputs, Outputs &Out) {
+  std::vector<void *> Av;
+  for (Desc *D : Inputs) {
+    Av.push_back(D->data());
+    Out.keep(D->allocated());
+  }
+  size_t Slots = 0;
+  for (size_t I = 0; I < Out.size(); ++I)
+    Slots += 3 + 2 * Out[I].rank();
+  std::vector<int64_t> Rv(Slots, 0);
+  Fn(Rv.data(), Av.data());
+  const int64_t *Cursor = Rv.data();
+  for (size_t I = 0; I < Out.size(); ++I) {
+    std::memcpy(Out[I].data(), Cursor, Out[I].byteSize());
+    Cursor += 3 + 2 * Out[I].rank();
+  }
+}
+
+::testing::AssertionResult sameOutputs(const Outputs &Remote, const Outputs &Local) {
+  for (size_t I = 0; I < Remote.size(); ++I) {
+    auto Dense = Remote[I].isDenseRowMajor();
+    if (!Dense)
+      return ::testing::AssertionFailure() << "output " << I << ": " << Dense.message();
+    if (Remote[I].sizes() != Local[I].sizes())
+      return ::testing::AssertionFailure()
+             << "output " << I << ": remote sizes " << describe(Remote[I].sizes()) << ", local "
+             << describe(Local[I].sizes());
+    auto R = Remote[I].values(), L = Local[I].values();
+    if (R != L)
+      return ::testing::AssertionFailure()
+             << "output " << I << ": values differ, " << firstDifference(R, L);
+  }
+  return ::testing::AssertionSuccess();
+}
+
+::testing::AssertionResult checkLaunch(int64_t Session, const std::string &File,
+                                       const std::string &Name, const InputList &Inputs,
+                                       const std::vector<OutSpec> &Specs) {
+  PyfaceEntry Local = hostEntry(File, Name);
+  if (!Local)
+    return ::testing::AssertionFailure() << "no local copy of " << File << ":" << Name;
+  Outputs Remote(Specs), Expected(Specs);
+  for (size_t I = 0; I < Remote.size(); ++I)
+    Remote[I].poison();
+  if (!launchRemote(Session, remoteEntry(Name), File + ".o", Inputs, Remote))
+    return ::testing::AssertionFailure()
+           << "launch of " << Name << " failed: " << FailureLog::last();
+  runLocal(Local, Inputs, Expected);
+  return sameOutputs(Remote, Expected);
+}
+
+void ScopedSession::reset(int64_t New) {
+  if (H > 0)
+    __catalyst__remote__close(H);
+  H = New;
+}
+
+const char *modeName(Mode M) {
+  switch (M) {
+  case Mode::ZeroCopy:
+    return "ZeroCopy";
+  case Mode::Batched:
+    return "Batched";
+  case Mode::Naive:
+    return "Naive";
+  case Mode::UpstreamOnly:
+    return "UpstreamOnly";
+  }
+  return "?";
+}
+
+const char *expectedStrategy(Mode M) {
+  switch (M) {
+  case Mode::ZeroCopy:
+    return "zerocopy";
+  case Mode::Batched:
+    return "batched";
+  default:
+    return "naive";
+  }
+}
+
+void PrintTo(Mode M, std::ostream *OS) {
+  *OS << modeName(M);
+}
+
+std::string modeTestName(const ::testing::TestParamInfo<Mode> &Info) {
+  return modeName(Info.param);
+}
+
+std::string strategyOf(int64_t Session) {
+  catalyst_remote_stats Stats{};
+  if (__catalyst__remote__stats(Session, &Stats) != 0 || !Stats.strategy)
+    return "";
+  return Stats.strategy;
+}
+
+ScopedEnv::ScopedEnv(const char *Name, const char *Value) : Name(Name) {
+  const char *Current = std::getenv(Name);
+  Had = Current != nullptr;
+  Old = Current ? Current : "";
+  if (Value)
+    ::setenv(Name, Value, 1);
+  else
+    ::unsetenv(Name);
+}
+
+ScopedEnv::~ScopedEnv() {
+  if (Had)
+    ::setenv(Name.c_str(), Old.c_str(), 1);
+  else
+    ::unsetenv(Name.c_str());
+}
+
+void CapiTest::SetUp() {
+  FailureLog::install();
+}
+
+void CapiTest::TearDown() {
+  Session.reset();
+  Exec.stop();
+}
+
+void CapiTest::startAndOpen(const ExecutorOptions &Options) {
+  ASSERT_TRUE(Exec.start(Options));
+  int64_t H = __catalyst__remote__open(Exec.address().c_str());
+  ASSERT_GT(H, 0) << "open " << Exec.address() << ": " << FailureLog::last();
+  Session.reset(H);
+}
+
+void CapiTest::startAndOpen(Mode M, ExecutorOptions Options) {
+  Options.UpstreamOnly = M == Mode::UpstreamOnly;
+  // UpstreamOnly asks for nothing: falling back is the executor's doing.
+  const char *Ask = M == Mode::UpstreamOnly ? nullptr : expectedStrategy(M);
+  ScopedEnv Strategy("CATALYST_REMOTE_STRATEGY", Ask);
+  ASSERT_NO_FATAL_FAILURE(startAndOpen(Options));
+  ASSERT_EQ(strategyOf(Session.get()), expectedStrategy(M)) << FailureLog::last();
+}
+
+void CapiTest::sendKernel(const std::string &File) {
+  std::string Path = kernelObject(File);
+  ASSERT_EQ(__catalyst__remote__send_binary(Session.get(), Path.c_str(), 0), 0)
+      << "send_binary " << Path << ": " << FailureLog::last();
+}
+
+InputList inputsOf(const std::vector<Input *> &Ins) {
+  InputList L;
+  for (Input *In : Ins)
+    L.push_back(&In->D);
+  return L;
+}
+
+} // namespace catalyst::remote::test

@@ -1,0 +1,168 @@
+//===- OutputsTest.cpp - What kernels hand back ---------------------------===//
+//
+// Outputs that are constant globals, that share a buffer, that alias an
+// input, that run backwards, that are empty, and many of them at once. Each
+// runs with every transfer strategy: whoever frees kernel buffers on the executor
+// must free each exactly once and never a constant or an input, or the
+// repeated launches below bring the connection process down.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CapiHarness.h"
+
+#include <numeric>
+
+using namespace catalyst::remote::test;
+
+namespace {
+
+// Enough launches that a double free or a free of a non-heap pointer aborts
+// the connection process (glibc checks both) and shows up as a failure.
+constexpr int Repeats = 50;
+
+class OutputsTest : public ModeTest {
+protected:
+  std::vector<int32_t> iota32(int32_t N, int32_t From) {
+    std::vector<int32_t> V(N);
+    std::iota(V.begin(), V.end(), From);
+    return V;
+  }
+};
+
+TEST_P(OutputsTest, ConstantGlobalComesBackInAFreshBuffer) {
+  ASSERT_NO_FATAL_FAILURE(sendKernel("constant"));
+  auto In = makeDenseInput<int32_t>({4}, {1, -2, 3, 40});
+  for (int I = 0; I < Repeats; ++I) {
+    Outputs Out({{2, 4}, {1, 4}});
+    ASSERT_TRUE(launchRemote(Session.get(), remoteEntry("constant"), "constant.o", {&In->D}, Out))
+        << "launch " << I << ": " << FailureLog::last();
+    ASSERT_NE(reinterpret_cast<uintptr_t>(Out[0].allocated()), ConstantMarker);
+    ASSERT_TRUE(Out[0].isDenseRowMajor());
+    EXPECT_EQ(Out[0].sizes(), (std::vector<int64_t>{2, 3}));
+    EXPECT_EQ(as<int32_t>(Out[0].values()),
+              (std::vector<int32_t>{11, -22, 33, -44, 55, 0x7fffffff}));
+    EXPECT_EQ(as<int32_t>(Out[1].values()), (std::vector<int32_t>{2, -4, 6, 80}));
+  }
+  EXPECT_TRUE(checkLaunch(Session.get(), "constant", "constant", {&In->D}, {{2, 4}, {1, 4}}));
+}
+
+TEST_P(OutputsTest, TwoOutputsSharingOneBuffer) {
+  ASSERT_NO_FATAL_FAILURE(sendKernel("alias"));
+  auto In = makeDenseInput<int32_t>({7}, iota32(7, 1));
+  for (int I = 0; I < Repeats; ++I) {
+    Outputs Out({{1, 4}, {1, 4}});
+    ASSERT_TRUE(launchRemote(Session.get(), remoteEntry("alias_split"), "alias.o", {&In->D}, Out))
+        << "launch " << I << ": " << FailureLog::last();
+    EXPECT_EQ(as<int32_t>(Out[0].values()), (std::vector<int32_t>{28, 35, 42, 49}));
+    EXPECT_EQ(as<int32_t>(Out[1].values()), (std::vector<int32_t>{7, 14, 21}));
+    // Each output is the caller's to free: they may not share a host buffer.
+    EXPECT_NE(Out[0].allocated(), Out[1].allocated());
+  }
+  EXPECT_TRUE(checkLaunch(Session.get(), "alias", "alias_split", {&In->D}, {{1, 4}, {1, 4}}));
+}
+
+TEST_P(OutputsTest, OutputsAliasingAnInput) {
+  ASSERT_NO_FATAL_FAILURE(sendKernel("alias"));
+  auto In = makeDenseInput<int32_t>({6}, iota32(6, 10));
+  for (int I = 0; I < Repeats; ++I) {
+    Outputs Out({{1, 4}, {1, 4}, {1, 4}});
+    ASSERT_TRUE(launchRemote(Session.get(), remoteEntry("alias_input"), "alias.o", {&In->D}, Out))
+        << "launch " << I << ": " << FailureLog::last();
+    EXPECT_EQ(as<int32_t>(Out[0].values()), iota32(6, 10));
+    EXPECT_EQ(as<int32_t>(Out[1].values()), (std::vector<int32_t>{11, 13, 15}));
+    EXPECT_EQ(as<int32_t>(Out[2].values()), iota32(6, 11));
+    // The host's own input buffer is never handed back as an output.
+    for (size_t K = 0; K < Out.size(); ++K)
+      EXPECT_NE(Out[K].allocated(), In->D.allocated()) << "output " << K;
+  }
+  // The input itself is untouched.
+  EXPECT_EQ(as<int32_t>(In->D.values()), iota32(6, 10));
+  EXPECT_TRUE(
+      checkLaunch(Session.get(), "alias", "alias_input", {&In->D}, {{1, 4}, {1, 4}, {1, 4}}));
+}
+
+TEST_P(OutputsTest, EightInputsThreeOutputs) {
+  ASSERT_NO_FATAL_FAILURE(sendKernel("multi"));
+  std::mt19937_64 Rng(7);
+  std::vector<std::unique_ptr<Input>> Ins;
+  for (int K = 0; K < 4; ++K)
+    Ins.push_back(makeInput(K % 2 ? Layout::Strided : Layout::Dense, {9}, 8, Rng));
+  Ins.push_back(makeInput(Layout::Transposed, {3, 5}, 4, Rng));
+  Ins.push_back(makeInput(Layout::Offset, {}, 8, Rng));
+  Ins.push_back(makeInput(Layout::Reversed, {2, 3, 4}, 1, Rng));
+  Ins.push_back(makeInput(Layout::Broadcast, {3}, 16, Rng));
+  InputList List;
+  for (auto &In : Ins)
+    List.push_back(&In->D);
+  ASSERT_EQ(List.size(), 8u);
+  EXPECT_TRUE(checkLaunch(Session.get(), "multi", "multi", List, {{1, 8}, {2, 4}, {0, 8}}));
+
+  Outputs Out({{1, 8}, {2, 4}, {0, 8}});
+  ASSERT_TRUE(launchRemote(Session.get(), remoteEntry("multi"), "multi.o", List, Out));
+  EXPECT_EQ(Out[0].sizes(), (std::vector<int64_t>{9}));
+  EXPECT_EQ(Out[1].sizes(), (std::vector<int64_t>{5, 3}));
+  EXPECT_EQ(Out[2].values().size(), 8u);
+}
+
+TEST_P(OutputsTest, NegativeStrideOutputs) {
+  ASSERT_NO_FATAL_FAILURE(sendKernel("reverse"));
+  auto In = makeDenseInput<int16_t>({5}, {1, 2, 3, 4, 5});
+  Outputs Out({{1, 2}});
+  ASSERT_TRUE(launchRemote(Session.get(), remoteEntry("reverse_r1_e2"), "reverse.o", {&In->D}, Out))
+      << FailureLog::last();
+  EXPECT_TRUE(Out[0].isDenseRowMajor());
+  EXPECT_EQ(as<int16_t>(Out[0].values()), (std::vector<int16_t>{5, 4, 3, 2, 1}));
+
+  std::mt19937_64 Rng(3);
+  auto Matrix = makeInput(Layout::Strided, {4, 3}, 8, Rng);
+  EXPECT_TRUE(checkLaunch(Session.get(), "reverse", "reverse_r2_e8", {&Matrix->D}, {{2, 8}}));
+}
+
+TEST_P(OutputsTest, ZeroSizeInputsAndOutputs) {
+  ASSERT_NO_FATAL_FAILURE(sendKernel("map"));
+  for (std::vector<int64_t> Sizes : {std::vector<int64_t>{0}, {0, 4}, {3, 0}, {2, 0, 5, 0}}) {
+    SCOPED_TRACE(describe(Sizes));
+    // No elements: a null data pointer is valid.
+    Input In(Sizes.size(), 4, 0);
+    for (size_t D = 0; D < Sizes.size(); ++D)
+      In.D.setSize(D, Sizes[D]);
+    Outputs Out({{Sizes.size(), 4}});
+    Out[0].poison();
+    ASSERT_TRUE(launchRemote(Session.get(), remoteEntry(rankSizeEntry("map", Sizes.size(), 4)),
+                             "map.o", {&In.D}, Out))
+        << FailureLog::last();
+    EXPECT_EQ(Out[0].sizes(), Sizes);
+    EXPECT_EQ(Out[0].numElements(), 0);
+    EXPECT_TRUE(Out[0].isDenseRowMajor());
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllModes, OutputsTest, ::testing::ValuesIn(AllModes), modeTestName);
+
+// Host buffers come from the allocator installed for new sessions.
+size_t Allocations = 0;
+void *countingAlloc(size_t Bytes) {
+  ++Allocations;
+  return std::malloc(Bytes);
+}
+
+class OutputAllocatorTest : public CapiTest {
+protected:
+  void TearDown() override {
+    CapiTest::TearDown();
+    __catalyst__remote__set_output_allocator(nullptr, nullptr);
+  }
+};
+
+TEST_F(OutputAllocatorTest, OutputsComeFromTheInstalledAllocator) {
+  __catalyst__remote__set_output_allocator(&countingAlloc, &std::free);
+  ASSERT_NO_FATAL_FAILURE(startAndOpen());
+  ASSERT_NO_FATAL_FAILURE(sendKernel("alias"));
+  auto In = makeDenseInput<int32_t>({4}, {1, 2, 3, 4});
+  Allocations = 0;
+  Outputs Out({{1, 4}, {1, 4}, {1, 4}});
+  ASSERT_TRUE(launchRemote(Session.get(), remoteEntry("alias_input"), "alias.o", {&In->D}, Out));
+  EXPECT_EQ(Allocations, 3u);
+}
+
+} // namespace

@@ -1,0 +1,243 @@
+//===- SessionApiTest.cpp - The C++ session API ---------------------------===//
+//
+// What the C ABI cannot express: several sessions with one executor at once,
+// session options (a short handshake timeout, a custom output allocator),
+// and errors as llvm::Error values.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ExecutorProcess.h"
+#include "Kernels.h"
+#include "Memref.h"
+#include "Procfs.h"
+#include "catalyst/remote/Session.h"
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <set>
+#include <sys/socket.h>
+#include <thread>
+#include <unistd.h>
+
+using namespace catalyst::remote;
+using namespace catalyst::remote::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Expects Err to be an error and returns its text ("" on success).
+std::string errorText(llvm::Error Err) {
+  EXPECT_TRUE(static_cast<bool>(Err)) << "expected an error";
+  return Err ? llvm::toString(std::move(Err)) : "";
+}
+
+std::unique_ptr<Session> openOrFail(const std::string &Address, const SessionOptions &O = {}) {
+  auto S = Session::open(Address, O);
+  if (!S) {
+    ADD_FAILURE() << "open " << Address << ": " << llvm::toString(S.takeError());
+    return nullptr;
+  }
+  return std::move(*S);
+}
+
+// Launches map_r<R>_e<E> on In and compares with the local kernel.
+::testing::AssertionResult mapMatches(Session &S, Desc &In) {
+  std::string Name = rankSizeEntry("map", In.rank(), In.elemSize());
+  Desc Remote(In.rank(), In.elemSize()), Local(In.rank(), In.elemSize());
+  MemrefArg InArg{In.data(), In.rank(), In.elemSize()};
+  MemrefArg OutArg{Remote.data(), In.rank(), In.elemSize()};
+  std::string Entry = remoteEntry(Name);
+  if (auto Err = S.launch({Entry, "map.o", {InArg}, {OutArg}}))
+    return ::testing::AssertionFailure() << llvm::toString(std::move(Err));
+  void *Av[] = {In.data()};
+  hostEntry("map", Name)(Local.data(), Av);
+  bool Same = Remote.values() == Local.values() && Remote.sizes() == Local.sizes();
+  auto Dense = Remote.isDenseRowMajor();
+  std::free(Remote.allocated());
+  std::free(Local.allocated());
+  if (!Dense)
+    return Dense;
+  return Same ? ::testing::AssertionSuccess() : ::testing::AssertionFailure() << "values differ";
+}
+
+class SessionApiTest : public ::testing::Test {
+protected:
+  void SetUp() override { ASSERT_TRUE(Exec.start()); }
+  ExecutorProcess Exec;
+};
+
+TEST_F(SessionApiTest, FourThreadsEachWithTheirOwnSession) {
+  constexpr int Threads = 4;
+  std::atomic<int> Good{0};
+  std::vector<std::thread> Workers;
+  for (int T = 0; T < Threads; ++T)
+    Workers.emplace_back([&, T] {
+      auto S = openOrFail(Exec.address());
+      if (!S)
+        return;
+      if (auto Err = S->sendBinary(kernelObject("map"), BinaryFormat::Object)) {
+        ADD_FAILURE() << llvm::toString(std::move(Err));
+        return;
+      }
+      std::mt19937_64 Rng(T);
+      bool Ok = true;
+      for (int I = 0; I < 20 && Ok; ++I) {
+        auto In = makeInput(Layout::Strided, {3, 4, 5}, ElemSizes[I % 5], Rng);
+        auto R = mapMatches(*S, In->D);
+        EXPECT_TRUE(R) << "thread " << T << " launch " << I;
+        Ok = R;
+      }
+      auto Err = S->close();
+      EXPECT_FALSE(static_cast<bool>(Err)) << llvm::toString(std::move(Err));
+      Good += Ok;
+    });
+  for (auto &W : Workers)
+    W.join();
+  EXPECT_EQ(Good.load(), Threads);
+}
+
+TEST_F(SessionApiTest, EachConnectionHasItsOwnProcessAndAssetDirectory) {
+  auto A = openOrFail(Exec.address());
+  auto B = openOrFail(Exec.address());
+  ASSERT_TRUE(A && B);
+  std::vector<pid_t> Pids;
+  ASSERT_TRUE(Exec.waitForConnections(2, Pids, std::chrono::seconds(5)));
+  // Same file name, different contents, one per connection.
+  fs::path Dir = fs::temp_directory_path() / ("catalyst-remote-api-" + std::to_string(getpid()));
+  fs::create_directories(Dir / "a");
+  fs::create_directories(Dir / "b");
+  std::ofstream(Dir / "a" / "shared.txt") << "from A";
+  std::ofstream(Dir / "b" / "shared.txt") << "from B";
+  EXPECT_FALSE(
+      static_cast<bool>(A->sendBinary((Dir / "a" / "shared.txt").string(), BinaryFormat::Asset)));
+  EXPECT_FALSE(
+      static_cast<bool>(B->sendBinary((Dir / "b" / "shared.txt").string(), BinaryFormat::Asset)));
+  std::multiset<std::string> Found;
+  for (pid_t P : Pids)
+    Found.insert(
+        readFile((fs::temp_directory_path() / "catalyst-assets" / std::to_string(P) / "shared.txt")
+                     .string()));
+  EXPECT_EQ(Found, (std::multiset<std::string>{"from A", "from B"}));
+  fs::remove_all(Dir);
+}
+
+TEST_F(SessionApiTest, ShortHandshakeTimeoutAgainstASilentPeer) {
+  int Fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in Addr{};
+  Addr.sin_family = AF_INET;
+  Addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t Len = sizeof(Addr);
+  ASSERT_EQ(::bind(Fd, reinterpret_cast<sockaddr *>(&Addr), sizeof(Addr)), 0);
+  ASSERT_EQ(::listen(Fd, 4), 0);
+  ::getsockname(Fd, reinterpret_cast<sockaddr *>(&Addr), &Len);
+  // The kernel completes the TCP handshake from the backlog; nobody answers.
+  SessionOptions O;
+  O.HandshakeTimeout = std::chrono::milliseconds(500);
+  auto Start = Clock::now();
+  auto S = Session::open("127.0.0.1:" + std::to_string(ntohs(Addr.sin_port)), O);
+  auto Took = Clock::now() - Start;
+  ASSERT_FALSE(static_cast<bool>(S));
+  std::string Msg = llvm::toString(S.takeError());
+  EXPECT_NE(Msg.find("handshake"), std::string::npos) << Msg;
+  EXPECT_GE(Took, std::chrono::milliseconds(400));
+  EXPECT_LT(Took, std::chrono::seconds(3));
+  ::close(Fd);
+}
+
+size_t Allocated = 0, Released = 0;
+void *countAlloc(size_t N) {
+  ++Allocated;
+  return std::malloc(N);
+}
+void countRelease(void *P) {
+  ++Released;
+  std::free(P);
+}
+
+TEST_F(SessionApiTest, CustomOutputAllocator) {
+  SessionOptions O;
+  O.Outputs = {&countAlloc, &countRelease};
+  auto S = openOrFail(Exec.address(), O);
+  ASSERT_TRUE(S);
+  ASSERT_FALSE(static_cast<bool>(S->sendBinary(kernelObject("multi"), BinaryFormat::Object)));
+  ASSERT_FALSE(static_cast<bool>(S->sendBinary(kernelObject("crash"), BinaryFormat::Object)));
+  std::mt19937_64 Rng(1);
+  std::vector<std::unique_ptr<Input>> Ins;
+  for (auto [Sizes, E] : std::vector<std::pair<std::vector<int64_t>, size_t>>{
+           {{4}, 8}, {{4}, 8}, {{4}, 8}, {{4}, 8}, {{2, 3}, 4}, {{}, 8}, {{2, 2, 2}, 1}, {{3}, 16}})
+    Ins.push_back(makeInput(Layout::Dense, Sizes, E, Rng));
+  std::vector<MemrefArg> InArgs;
+  for (auto &In : Ins)
+    InArgs.push_back({In->D.data(), In->D.rank(), In->D.elemSize()});
+  Desc O0(1, 8), O1(2, 4), O2(0, 8);
+  std::vector<MemrefArg> OutArgs = {{O0.data(), 1, 8}, {O1.data(), 2, 4}, {O2.data(), 0, 8}};
+  ASSERT_FALSE(static_cast<bool>(S->launch({remoteEntry("multi"), "multi.o", InArgs, OutArgs})));
+  EXPECT_EQ(Allocated, 3u);
+  EXPECT_EQ(Released, 0u);
+  for (Desc *D : {&O0, &O1, &O2})
+    countRelease(D->allocated());
+  Released = 0;
+  // A launch that dies hands back no buffers: whatever was allocated for it
+  // was released, and the descriptors are zeroed.
+  Allocated = 0;
+  std::string Msg = errorText(S->launch({remoteEntry("crash"), "crash.o", {}, OutArgs}));
+  EXPECT_NE(Msg.find(Exec.address()), std::string::npos) << Msg;
+  EXPECT_EQ(Allocated, Released);
+  EXPECT_TRUE(O0.allZero() && O1.allZero() && O2.allZero());
+  EXPECT_FALSE(S->connected());
+}
+
+// Each strategy asked of a full executor is granted; an --upstream-only one
+// grants only the upstream protocol, whatever is asked.
+TEST_F(SessionApiTest, StrategiesAreGrantedOrFallBack) {
+  ExecutorProcess Upstream;
+  ASSERT_TRUE(Upstream.start({/*UpstreamOnly=*/true, {}, {}}));
+  const std::pair<Strategy, Strategy> Full[] = {{Strategy::Auto, Strategy::ZeroCopy},
+                                                {Strategy::ZeroCopy, Strategy::ZeroCopy},
+                                                {Strategy::Batched, Strategy::Batched},
+                                                {Strategy::Naive, Strategy::Naive}};
+  std::mt19937_64 Rng(8);
+  for (auto [Ask, Expect] : Full) {
+    SCOPED_TRACE(strategyName(Ask));
+    SessionOptions O;
+    O.Transfer = Ask;
+    auto S = openOrFail(Exec.address(), O);
+    auto U = openOrFail(Upstream.address(), O);
+    ASSERT_TRUE(S && U);
+    EXPECT_EQ(S->strategy(), Expect);
+    EXPECT_EQ(U->strategy(), Strategy::Naive);
+    for (Session *Each : {S.get(), U.get()}) {
+      ASSERT_FALSE(static_cast<bool>(Each->sendBinary(kernelObject("map"), BinaryFormat::Object)));
+      auto In = makeInput(Layout::Transposed, {6, 5}, 16, Rng);
+      EXPECT_TRUE(mapMatches(*Each, In->D));
+      EXPECT_EQ(Each->stats().Launches, 1u);
+    }
+  }
+}
+
+TEST_F(SessionApiTest, ErrorsNameWhatFailed) {
+  auto S = openOrFail(Exec.address());
+  ASSERT_TRUE(S);
+  EXPECT_NE(
+      errorText(S->sendBinary("/nonexistent/k.o", BinaryFormat::Object)).find("/nonexistent/k.o"),
+      std::string::npos);
+  EXPECT_NE(
+      errorText(S->sendBinary(kernelObject("map"), static_cast<BinaryFormat>(9))).find("format"),
+      std::string::npos);
+  auto Missing = S->callWrapper("no_such_wrapper_anywhere", {});
+  ASSERT_FALSE(static_cast<bool>(Missing));
+  EXPECT_NE(llvm::toString(Missing.takeError()).find("no_such_wrapper_anywhere"),
+            std::string::npos);
+  EXPECT_NE(errorText(S->await(424242)).find("424242"), std::string::npos);
+  EXPECT_FALSE(static_cast<bool>(S->close()));
+  EXPECT_FALSE(S->connected());
+  EXPECT_FALSE(static_cast<bool>(S->close())) << "closing twice must be harmless";
+  EXPECT_FALSE(errorText(S->sendBinary(kernelObject("map"), BinaryFormat::Object)).empty());
+}
+
+} // namespace

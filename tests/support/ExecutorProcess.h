@@ -1,0 +1,67 @@
+//===- ExecutorProcess.h - A catalyst-remote-executor for one test -*- C++ -*-===//
+//
+// Spawns the executor on an ephemeral loopback port, waits for the line
+// announcing its address, and stops it (SIGTERM, then reaping) when the
+// object goes away. The binary is the one built with the tests unless
+// CATALYST_REMOTE_EXECUTOR names another.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CATALYST_REMOTE_TESTS_EXECUTORPROCESS_H
+#define CATALYST_REMOTE_TESTS_EXECUTORPROCESS_H
+
+#include <chrono>
+#include <gtest/gtest.h>
+#include <string>
+#include <sys/types.h>
+#include <vector>
+
+namespace catalyst::remote::test {
+
+struct ExecutorOptions {
+  bool UpstreamOnly = false;
+  std::vector<std::string> Plugins;
+  // Extra NAME=VALUE entries added to the executor's environment.
+  std::vector<std::string> Env;
+};
+
+class ExecutorProcess {
+public:
+  ExecutorProcess() = default;
+  ~ExecutorProcess();
+  ExecutorProcess(const ExecutorProcess &) = delete;
+  ExecutorProcess &operator=(const ExecutorProcess &) = delete;
+
+  // Spawns the executor and waits up to StartTimeout for its address.
+  ::testing::AssertionResult start(const ExecutorOptions &Options = {});
+
+  const std::string &address() const { return Address; }
+  pid_t pid() const { return Pid; }
+
+  // The processes serving this executor's connections right now.
+  std::vector<pid_t> connectionPids() const;
+
+  // Waits until exactly N connection processes exist and returns them.
+  ::testing::AssertionResult waitForConnections(size_t N, std::vector<pid_t> &Pids,
+                                                std::chrono::milliseconds Timeout) const;
+
+  // Sends SIGTERM and reaps the executor; false if it outlived Timeout (it
+  // is then killed).
+  bool stop(std::chrono::milliseconds Timeout = std::chrono::seconds(10));
+
+  static constexpr std::chrono::seconds StartTimeout{10};
+
+private:
+  ::testing::AssertionResult readAddress();
+
+  pid_t Pid = -1;
+  int StdoutFd = -1;
+  std::string Address;
+};
+
+// The executor binary the tests run.
+std::string executorPath();
+
+} // namespace catalyst::remote::test
+
+#endif

@@ -1,0 +1,28 @@
+//===- Procfs.h - What /proc says about test processes ----------*- C++ -*-===//
+
+#ifndef CATALYST_REMOTE_TESTS_PROCFS_H
+#define CATALYST_REMOTE_TESTS_PROCFS_H
+
+#include <cstdint>
+#include <string>
+#include <sys/types.h>
+#include <vector>
+
+namespace catalyst::remote::test {
+
+// Live (not zombie) processes whose parent is Parent. Scans /proc, since
+// /proc/<pid>/task/<tid>/children needs a kernel option that may be off.
+std::vector<pid_t> childrenOf(pid_t Parent);
+
+// True while Pid exists and is not a zombie.
+bool processAlive(pid_t Pid);
+
+// VmRSS of Pid in KiB, or -1 when unreadable.
+int64_t residentKiB(pid_t Pid);
+
+// The whole file, or "" when it cannot be read.
+std::string readFile(const std::string &Path);
+
+} // namespace catalyst::remote::test
+
+#endif
