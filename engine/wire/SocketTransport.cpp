@@ -63,6 +63,7 @@ int sendAll(int Fd, iovec *Iov, int Count) {
 
 // The plan of a payload message is small; the payload is what may be large.
 constexpr uint64_t MaxPlanSize = 64 << 20;
+static_assert(SocketTransport::PeekSize >= SocketTransport::HeaderSize);
 constexpr size_t ChunkSize = 1 << 20;
 
 } // namespace
@@ -187,26 +188,54 @@ Error SocketTransport::waitForFirstMessage() {
   }
 }
 
+// Peeks at the next message: one recv shows its header and, for a small
+// one, its plan, so that a single readv can then consume header, plan and
+// payload, the payload straight into place.
+Error SocketTransport::readHead(Head &H, bool &Eof) {
+  for (;;) {
+    ssize_t N = ::recv(Fd, H.Bytes, sizeof(H.Bytes), MSG_PEEK);
+    if (N >= ssize_t(HeaderSize)) {
+      H.Visible = N;
+      return Error::success();
+    }
+    if (N == 0 || (N < 0 && Disconnected)) {
+      Eof = true;
+      return Error::success();
+    }
+    if (N < 0 && errno == EINTR)
+      continue;
+    if (N < 0)
+      return sysError("reading from the connection", errno);
+    // Only part of a header has arrived: wait for the rest by reading it.
+    H.Consumed = true;
+    return readExact(H.Bytes, HeaderSize, &Eof);
+  }
+}
+
 Error SocketTransport::readMessage(bool &Eof) {
-  char Header[HeaderSize];
-  if (auto Err = readExact(Header, HeaderSize, &Eof))
+  Head H;
+  if (auto Err = readHead(H, Eof))
     return Err;
   if (Eof)
     return Error::success();
-  uint64_t MsgSize = support::endian::read64le(Header);
-  uint64_t OpC = support::endian::read64le(Header + 8);
+  uint64_t MsgSize = support::endian::read64le(H.Bytes);
+  uint64_t OpC = support::endian::read64le(H.Bytes + 8);
   if (MsgSize < HeaderSize || MsgSize > Opts.MaxMessageSize)
     return createStringError(inconvertibleErrorCode(),
                              "peer announced a message of %llu bytes; the limit is %llu",
                              (unsigned long long)MsgSize, (unsigned long long)Opts.MaxMessageSize);
   if (isPayloadOpcode(OpC))
-    return readPayloadMessage(MsgSize, OpC, support::endian::read64le(Header + 16),
-                              support::endian::read64le(Header + 24));
+    return readPayloadMessage(H, MsgSize);
   if (OpC > static_cast<uint64_t>(SimpleRemoteEPCOpcode::LastOpC))
     return createStringError(inconvertibleErrorCode(), "peer sent unknown opcode %llu",
                              (unsigned long long)OpC);
   auto Args = shared::WrapperFunctionBuffer::allocate(MsgSize - HeaderSize);
-  if (auto Err = readExact(Args.data(), Args.size(), nullptr))
+  std::vector<iovec> Iov;
+  if (!H.Consumed)
+    Iov.push_back({H.Bytes, HeaderSize});
+  if (Args.size())
+    Iov.push_back({Args.data(), Args.size()});
+  if (auto Err = readInto(Iov))
     return Err;
   Received.fetch_add(1, std::memory_order_relaxed);
   BytesIn.fetch_add(MsgSize, std::memory_order_relaxed);
@@ -217,8 +246,8 @@ Error SocketTransport::readMessage(bool &Eof) {
     RepliesDue -= RepliesDue > 0;
   }
   auto Action =
-      Client.handleMessage(Op, support::endian::read64le(Header + 16),
-                           ExecutorAddr(support::endian::read64le(Header + 24)), std::move(Args));
+      Client.handleMessage(Op, support::endian::read64le(H.Bytes + 16),
+                           ExecutorAddr(support::endian::read64le(H.Bytes + 24)), std::move(Args));
   if (!Action)
     return Action.takeError();
   Eof = *Action == SimpleRemoteEPCTransportClient::EndSession;
@@ -342,21 +371,41 @@ Error SocketTransport::drain(uint64_t Bytes) {
   return Error::success();
 }
 
-Error SocketTransport::readPayloadMessage(uint64_t MsgSize, uint64_t OpC, uint64_t SeqNo,
-                                          uint64_t PlanSize) {
-  PayloadHandler *H = Payloads.load();
-  if (!H)
+// Reads a payload message's plan (from the peeked head when it is all
+// there) and returns how many bytes of the message are still to consume
+// before the payload: header and plan, when they were only peeked.
+Expected<size_t> SocketTransport::readPlan(Head &H, uint64_t PlanSize,
+                                           shared::WrapperFunctionBuffer &Plan) {
+  Plan = shared::WrapperFunctionBuffer::allocate(PlanSize);
+  if (!H.Consumed && HeaderSize + PlanSize <= H.Visible) {
+    std::memcpy(Plan.data(), H.Bytes + HeaderSize, PlanSize);
+    return HeaderSize + PlanSize;
+  }
+  if (!H.Consumed)
+    if (auto Err = readExact(H.Bytes, HeaderSize, nullptr))
+      return Err;
+  if (auto Err = readExact(Plan.data(), PlanSize, nullptr))
+    return Err;
+  return 0;
+}
+
+Error SocketTransport::readPayloadMessage(Head &H, uint64_t MsgSize) {
+  PayloadHandler *Handler = Payloads.load();
+  if (!Handler)
     return createStringError(inconvertibleErrorCode(),
                              "peer sent an out-of-line payload message, which was not enabled");
+  uint64_t PlanSize = support::endian::read64le(H.Bytes + 24);
   if (PlanSize > MsgSize - HeaderSize || PlanSize > MaxPlanSize)
     return createStringError(inconvertibleErrorCode(), "peer announced a plan of %llu bytes",
                              (unsigned long long)PlanSize);
-  auto Plan = shared::WrapperFunctionBuffer::allocate(PlanSize);
-  if (auto Err = readExact(Plan.data(), PlanSize, nullptr))
-    return Err;
+  shared::WrapperFunctionBuffer Plan;
+  auto Prefix = readPlan(H, PlanSize, Plan);
+  if (!Prefix)
+    return Prefix.takeError();
   uint64_t PayloadBytes = MsgSize - HeaderSize - PlanSize;
-  auto Op = static_cast<PayloadOpcode>(OpC);
-  auto Dst = H->place(Op, SeqNo, {Plan.data(), Plan.size()}, PayloadBytes);
+  auto Op = static_cast<PayloadOpcode>(support::endian::read64le(H.Bytes + 8));
+  uint64_t SeqNo = support::endian::read64le(H.Bytes + 16);
+  auto Dst = Handler->place(Op, SeqNo, {Plan.data(), Plan.size()}, PayloadBytes);
   Error Placed = Dst ? Error::success() : Dst.takeError();
   uint64_t Total = 0;
   if (Dst)
@@ -366,12 +415,19 @@ Error SocketTransport::readPayloadMessage(uint64_t MsgSize, uint64_t OpC, uint64
     Placed =
         createStringError(inconvertibleErrorCode(), "payload of %llu bytes placed as %llu bytes",
                           (unsigned long long)PayloadBytes, (unsigned long long)Total);
-  Error Read = Placed ? drain(PayloadBytes) : readInto(*Dst);
+  std::vector<iovec> Iov;
+  if (*Prefix)
+    Iov.push_back({H.Bytes, *Prefix});
+  if (!Placed)
+    Iov.insert(Iov.end(), Dst->begin(), Dst->end());
+  Error Read = readInto(Iov);
+  if (!Read && Placed)
+    Read = drain(PayloadBytes);
   if (Read)
     return joinErrors(std::move(Placed), std::move(Read));
   Received.fetch_add(1, std::memory_order_relaxed);
   BytesIn.fetch_add(MsgSize, std::memory_order_relaxed);
-  H->finish(Op, SeqNo, std::move(Plan), std::move(Placed));
+  Handler->finish(Op, SeqNo, std::move(Plan), std::move(Placed));
   return Error::success();
 }
 

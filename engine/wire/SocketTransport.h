@@ -78,6 +78,8 @@ struct PayloadPart {
 class SocketTransport final : public llvm::orc::SimpleRemoteEPCTransport {
 public:
   static constexpr size_t HeaderSize = 32;
+  // How much of a message's start is peeked at: a header and a typical plan.
+  static constexpr size_t PeekSize = 1024;
 
   // Takes ownership of the connected socket Fd. The EPC classes own their
   // transport; Created, when given, receives a pointer to it.
@@ -135,7 +137,15 @@ private:
   llvm::Error readMessage(bool &Eof);
   llvm::Error readExact(char *Dst, size_t Size, bool *CleanEof);
   llvm::Error waitForFirstMessage();
-  llvm::Error readPayloadMessage(uint64_t MsgSize, uint64_t OpC, uint64_t SeqNo, uint64_t PlanSize);
+  struct Head {
+    char Bytes[PeekSize];
+    size_t Visible = 0;    // bytes of the message seen but not consumed
+    bool Consumed = false; // the header was read, not peeked
+  };
+  llvm::Error readHead(Head &H, bool &Eof);
+  llvm::Expected<size_t> readPlan(Head &H, uint64_t PlanSize,
+                                  llvm::orc::shared::WrapperFunctionBuffer &Plan);
+  llvm::Error readPayloadMessage(Head &H, uint64_t MsgSize);
   llvm::Error readInto(std::vector<iovec> &Dst);
   llvm::Error drain(uint64_t Bytes);
   int sendParts(std::vector<iovec> &Iov, llvm::ArrayRef<PayloadPart> Parts);
