@@ -45,12 +45,16 @@ Error malformedResult(const Twine &What) {
 
 } // namespace
 
-// The launching thread may return, and its Waiting go, as soon as the
-// promise is set: take the promise out first and touch W no more after.
+// The launching thread may return, and its Waiting go, as soon as it sees
+// Finished: W is not touched after that.
 void ZeroCopyTransfer::resolve(Waiting &W, Error Err) {
-  std::promise<Error> Done = std::move(W.Done);
-  W.Finished = true;
-  Done.set_value(std::move(Err));
+  consumeError(std::move(W.Result));
+  W.Result = std::move(Err);
+  {
+    std::lock_guard<std::mutex> Lock(M);
+    W.Finished = true;
+  }
+  Resolved.notify_all();
 }
 
 Expected<std::unique_ptr<ZeroCopyTransfer>> ZeroCopyTransfer::Create(ExecutorProcessControl &EPC,
@@ -130,7 +134,6 @@ Error ZeroCopyTransfer::launch(ExecutorAddr Entry, ArrayRef<InputPlan> Inputs, H
   Waiting W;
   W.Outputs = &Outputs;
   W.Stats = &Stats;
-  auto Result = W.Done.get_future();
   uint64_t SeqNo;
   {
     std::lock_guard<std::mutex> Lock(M);
@@ -143,14 +146,20 @@ Error ZeroCopyTransfer::launch(ExecutorAddr Entry, ArrayRef<InputPlan> Inputs, H
   if (auto Err = T.sendWithPayload(PayloadOpcode::Launch, SeqNo, *Plan, Parts)) {
     std::lock_guard<std::mutex> Lock(M);
     // The reader may have failed it already on disconnect.
-    if (InFlight.erase(SeqNo))
+    if (InFlight.erase(SeqNo)) {
+      consumeError(std::move(W.Result));
       return Err;
+    }
     consumeError(std::move(Err));
   } else {
     Stats.Phases.SendNs += nsSince(Send);
   }
   T.readUntil([&W] { return W.Finished.load(); });
-  return Result.get();
+  // Usually done already; if the connection broke, the reader thread
+  // resolves W as it ends the session.
+  std::unique_lock<std::mutex> Lock(M);
+  Resolved.wait(Lock, [&W] { return W.Finished.load(); });
+  return std::move(W.Result);
 }
 
 // Decodes the result plan and points each output's bytes at a fresh host

@@ -17,7 +17,7 @@
 
 #include "llvm/ExecutionEngine/Orc/ExecutorProcessControl.h"
 
-#include <future>
+#include <condition_variable>
 #include <map>
 #include <mutex>
 
@@ -48,7 +48,7 @@ private:
   struct Waiting {
     HostOutputs *Outputs;
     LaunchStats *Stats;
-    std::promise<llvm::Error> Done;
+    llvm::Error Result = llvm::Error::success();
     std::atomic<bool> Finished{false};
     std::string RemoteError;
     std::chrono::steady_clock::time_point Landing;
@@ -59,13 +59,14 @@ private:
   llvm::Expected<std::vector<char>> encodePlan(llvm::orc::ExecutorAddr Entry,
                                                llvm::ArrayRef<InputPlan> Inputs,
                                                const HostOutputs &Outputs);
-  static void resolve(Waiting &W, llvm::Error Err);
+  void resolve(Waiting &W, llvm::Error Err);
   llvm::Error placeOutputs(Waiting &W, llvm::ArrayRef<char> Plan, uint64_t PayloadBytes,
                            std::vector<iovec> &Dst);
 
   wire::SocketTransport &T;
   SlabPool Pool;
   std::mutex M;
+  std::condition_variable Resolved;
   std::map<uint64_t, Waiting *> InFlight;
   uint64_t NextSeqNo = 1;
   bool Gone = false;
