@@ -1,10 +1,14 @@
 //===- ZeroCopyService.h - Launches in one out-of-line round trip -*- C++ -*-===//
 //
 // Receives a launch plan and its inputs' payload straight into the session's
-// slabs (every destination checked first), runs the entry on a long-lived
-// worker, and answers with the output payload sent straight from the
-// kernel's buffers, which it then frees. A bad request gets an error reply
-// and the session goes on.
+// slabs (every destination checked first), runs the entry, and answers with
+// the output payload sent straight from the kernel's buffers, which it then
+// frees. A bad request gets an error reply and the session goes on.
+//
+// The entry runs on the connection's reader thread: handing it to another
+// thread would cost a wake-up per launch, a good part of a loopback round
+// trip. Other requests of the session wait while a kernel runs; the host
+// runs one launch per session at a time anyway.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,8 +17,6 @@
 
 #include "../engine/wire/Protocol.h"
 #include "../engine/wire/SocketTransport.h"
-#include "WorkerPool.h"
-
 #include <atomic>
 #include <chrono>
 #include <map>
@@ -46,7 +48,7 @@ private:
     uint64_t CopyInNs = 0;
   };
 
-  ZeroCopyService() : Worker(1) {}
+  ZeroCopyService() = default;
   llvm::Expected<Launch> decode(llvm::ArrayRef<char> Plan, uint64_t PayloadBytes);
   void run(uint64_t SeqNo, Launch &L);
   void replyError(uint64_t SeqNo, llvm::Error Err);
@@ -55,7 +57,6 @@ private:
   std::atomic<bool> Enabled{false};
   std::mutex M;
   std::map<uint64_t, Launch> Arriving;
-  WorkerPool Worker;
 };
 
 } // namespace catalyst::remote::executor
