@@ -13,8 +13,12 @@ namespace fs = std::filesystem;
 
 namespace catalyst::remote::executor {
 
+std::string assetDirectory(int Pid) {
+  return (fs::temp_directory_path() / "catalyst-assets" / std::to_string(Pid)).string();
+}
+
 std::string assetDirectory() {
-  return (fs::temp_directory_path() / "catalyst-assets" / std::to_string(::getpid())).string();
+  return assetDirectory(::getpid());
 }
 
 static Error assetError(const fs::path &P, const Twine &What, std::error_code EC) {
@@ -60,9 +64,13 @@ Error storeAsset(ArrayRef<char> Bytes, StringRef Name) {
   return Error::success();
 }
 
-void removeAssets() {
+void removeAssets(int Pid) {
   std::error_code EC;
-  fs::remove_all(assetDirectory(), EC);
+  fs::remove_all(assetDirectory(Pid), EC);
+}
+
+void removeAssets() {
+  removeAssets(::getpid());
 }
 
 } // namespace catalyst::remote::executor

@@ -17,12 +17,15 @@
 
 namespace catalyst::remote::executor {
 
+// The asset directory of the connection served by process Pid.
+std::string assetDirectory(int Pid);
 std::string assetDirectory();
 
 // Writes Bytes to a temporary name in the asset directory and renames it to
 // the file name of Name, so a reader never sees a partial asset.
 llvm::Error storeAsset(llvm::ArrayRef<char> Bytes, llvm::StringRef Name);
 
+void removeAssets(int Pid);
 void removeAssets();
 
 } // namespace catalyst::remote::executor

@@ -13,7 +13,9 @@
 #include "llvm/ExecutionEngine/Orc/TargetProcess/SimpleRemoteEPCServer.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <csignal>
 #include <dlfcn.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 using namespace llvm;
@@ -43,10 +45,27 @@ Error setup(SimpleRemoteEPCServer::Setup &S, const ConnectionOptions &Options) {
   return Error::success();
 }
 
+int ConnectionFd = -1;
+
+// SIGTERM (the executor stopping) ends the session like a hangup would, so
+// the runtime is finalized and the assets are removed on the way out.
+void onTerminate(int) {
+  ::shutdown(ConnectionFd, SHUT_RDWR);
+}
+
+void endOnTerminate(int Fd) {
+  ConnectionFd = Fd;
+  struct sigaction SA {};
+  SA.sa_handler = onTerminate;
+  sigemptyset(&SA.sa_mask);
+  ::sigaction(SIGTERM, &SA, nullptr);
+}
+
 } // namespace
 
 int serveConnection(int Fd, const std::string &Peer, const ConnectionOptions &Options) {
   std::string Label = "catalyst-remote-executor[" + std::to_string(::getpid()) + "] " + Peer;
+  endOnTerminate(Fd);
   runRuntimeHook("__catalyst__rt__initialize");
   wire::SocketTransport *Transport = nullptr;
   wire::TransportOptions TOpts;
@@ -70,6 +89,7 @@ int serveConnection(int Fd, const std::string &Peer, const ConnectionOptions &Op
   }
   runRuntimeHook("__catalyst__rt__finalize");
   removeAssets();
+  ConnectionFd = -1;
   return Status;
 }
 

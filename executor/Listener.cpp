@@ -2,6 +2,8 @@
 
 #include "Listener.h"
 
+#include "Assets.h"
+
 #include "llvm/Support/raw_ostream.h"
 
 #include <cerrno>
@@ -113,12 +115,16 @@ void logExit(pid_t Pid, int Status) {
            << WEXITSTATUS(Status) << "\n";
 }
 
-void reapChildren() {
+// Reaps the connection processes that have ended; with Block, waits for one.
+void reapChildren(bool Block = false) {
   int Status;
   pid_t Pid;
-  while ((Pid = ::waitpid(-1, &Status, WNOHANG)) > 0) {
+  while ((Pid = ::waitpid(-1, &Status, Block ? 0 : WNOHANG)) > 0) {
+    Block = false;
     Children.erase(Pid);
     logExit(Pid, Status);
+    // A connection process that crashed could not remove its own assets.
+    removeAssets(Pid);
   }
 }
 
@@ -171,8 +177,8 @@ void stopChildren() {
   }
   for (pid_t Pid : Children)
     ::kill(Pid, SIGKILL);
-  while (!Children.empty() && ::waitpid(-1, nullptr, 0) > 0)
-    reapChildren();
+  while (!Children.empty())
+    reapChildren(/*Block=*/true);
 }
 
 } // namespace

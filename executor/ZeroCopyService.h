@@ -17,6 +17,7 @@
 
 #include "../engine/wire/Protocol.h"
 #include "../engine/wire/SocketTransport.h"
+
 #include <atomic>
 #include <chrono>
 #include <map>
