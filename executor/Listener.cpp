@@ -126,6 +126,8 @@ void reapChildren(bool Block = false) {
     // A connection process that crashed could not remove its own assets.
     removeAssets(Pid);
   }
+  if (Pid < 0 && errno == ECHILD)
+    Children.clear();
 }
 
 [[noreturn]] void runChild(int Conn, const std::string &Peer, std::vector<Listener> &Listeners,
