@@ -4,6 +4,7 @@
 
 #include "../transfer/BatchedTransfer.h"
 #include "../transfer/NaiveTransfer.h"
+#include "../transfer/PhaseClock.h"
 #include "../transfer/ZeroCopyTransfer.h"
 #include "../wire/Protocol.h"
 #include "../wire/SocketTransport.h"
@@ -48,12 +49,6 @@ Expected<std::unique_ptr<jitlink::JITLinkMemoryManager>> createCodeMemory(Simple
 bool hasSymbols(const ExecutorProcessControl &EPC, ArrayRef<const char *> Names) {
   const auto &Map = EPC.getBootstrapSymbolsMap();
   return llvm::all_of(Names, [&](const char *N) { return Map.count(N); });
-}
-
-using Clock = std::chrono::steady_clock;
-
-uint64_t nsSince(Clock::time_point T) {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - T).count();
 }
 
 // What the transport counted, to be differenced around one launch.
@@ -285,7 +280,7 @@ static Error checkOutputs(ArrayRef<MemrefArg> Outputs) {
 Error Session::Impl::launch(const LaunchCall &Call) {
   std::lock_guard<std::mutex> Lock(LaunchMutex);
   LaunchStats S;
-  auto Start = Clock::now();
+  auto Start = PhaseClock::now();
   HostOutputs Outputs(Call.Outputs, Opts.Outputs);
   if (auto Err = checkOutputs(Call.Outputs))
     return Err;
@@ -299,7 +294,7 @@ Error Session::Impl::launch(const LaunchCall &Call) {
   auto Before = WireCounters::of(*Transport);
   if (auto Err = Active->launch(*Entry, *Inputs, Outputs, S))
     return explain(std::move(Err), "launch of '" + Call.Entry + "' failed");
-  auto Rewrite = Clock::now();
+  auto Rewrite = PhaseClock::now();
   Outputs.commit();
   S.Phases.RewriteNs = nsSince(Rewrite);
   WireCounters::of(*Transport).addDelta(Before, S);

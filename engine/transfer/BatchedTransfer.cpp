@@ -3,6 +3,7 @@
 #include "BatchedTransfer.h"
 
 #include "../wire/Protocol.h"
+#include "PhaseClock.h"
 
 #include "llvm/ExecutionEngine/Orc/MemoryAccess.h"
 #include "llvm/ExecutionEngine/Orc/Shared/OrcRTBridge.h"
@@ -17,12 +18,6 @@ namespace catalyst::remote {
 using namespace wire;
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-uint64_t nsSince(Clock::time_point T) {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - T).count();
-}
 
 // The bytes of a dense descriptor of Values shaped like In.
 void denseDescriptor(const InputPlan &In, ExecutorAddr Values, std::vector<char> &Out) {
@@ -160,7 +155,7 @@ Error BatchedTransfer::readOutputs(std::vector<char> &Rv, HostOutputs &Outputs,
 
 Error BatchedTransfer::launch(ExecutorAddr Entry, ArrayRef<InputPlan> Inputs, HostOutputs &Outputs,
                               LaunchStats &Stats) {
-  auto Start = Clock::now();
+  auto Start = PhaseClock::now();
   ExecutorAddr Av;
   if (auto Err = writeInputs(Inputs, Av, Stats))
     return Err;
@@ -179,7 +174,7 @@ Error BatchedTransfer::launch(ExecutorAddr Entry, ArrayRef<InputPlan> Inputs, Ho
   auto &[Rv, KernelNs] = *Result;
   Stats.Phases.KernelNs += KernelNs;
 
-  auto Receive = Clock::now();
+  auto Receive = PhaseClock::now();
   if (auto Err = readOutputs(Rv, Outputs, Stats))
     return Err;
   Stats.Phases.ReceiveNs += nsSince(Receive);

@@ -3,6 +3,7 @@
 #include "ZeroCopyTransfer.h"
 
 #include "../wire/Protocol.h"
+#include "PhaseClock.h"
 
 #include <sys/uio.h>
 
@@ -14,12 +15,6 @@ namespace catalyst::remote {
 using namespace wire;
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-uint64_t nsSince(Clock::time_point T) {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - T).count();
-}
 
 SlabPool::Backend slabBackend(ExecutorProcessControl &EPC, ExecutorAddr Reserve,
                               ExecutorAddr Release) {
@@ -109,7 +104,7 @@ Expected<std::vector<char>> ZeroCopyTransfer::encodePlan(ExecutorAddr Entry,
 
 Error ZeroCopyTransfer::launch(ExecutorAddr Entry, ArrayRef<InputPlan> Inputs, HostOutputs &Outputs,
                                LaunchStats &Stats) {
-  auto Start = Clock::now();
+  auto Start = PhaseClock::now();
   auto Plan = encodePlan(Entry, Inputs, Outputs);
   if (!Plan)
     return Plan.takeError();
@@ -142,7 +137,7 @@ Error ZeroCopyTransfer::launch(ExecutorAddr Entry, ArrayRef<InputPlan> Inputs, H
     SeqNo = NextSeqNo++;
     InFlight[SeqNo] = &W;
   }
-  auto Send = Clock::now();
+  auto Send = PhaseClock::now();
   if (auto Err = T.sendWithPayload(PayloadOpcode::Launch, SeqNo, *Plan, Parts)) {
     std::lock_guard<std::mutex> Lock(M);
     // The reader may have failed it already on disconnect.
@@ -210,7 +205,7 @@ Expected<std::vector<iovec>> ZeroCopyTransfer::place(PayloadOpcode OpC, uint64_t
       return malformedResult("no launch " + Twine(SeqNo) + " is waiting");
     W = It->second;
   }
-  W->Landing = Clock::now();
+  W->Landing = PhaseClock::now();
   std::vector<iovec> Dst;
   if (auto Err = placeOutputs(*W, Plan, PayloadBytes, Dst))
     return Err;

@@ -12,6 +12,7 @@
 #define CATALYST_REMOTE_TRANSFER_ZEROCOPYTRANSFER_H
 
 #include "../wire/SocketTransport.h"
+#include "PhaseClock.h"
 #include "SlabPool.h"
 #include "Transfer.h"
 
@@ -51,7 +52,7 @@ private:
     llvm::Error Result = llvm::Error::success();
     std::atomic<bool> Finished{false};
     std::string RemoteError;
-    std::chrono::steady_clock::time_point Landing;
+    PhaseClock::time_point Landing;
   };
 
   ZeroCopyTransfer(wire::SocketTransport &T, SlabPool::Backend B, uint64_t Initial, uint64_t Cap)
