@@ -163,6 +163,52 @@ CATALYST_REMOTE_API int64_t __catalyst__remote__send_binary(int64_t session, con
   return failed(S->sendBinary(path, static_cast<BinaryFormat>(format)), "send_binary") ? -1 : 0;
 }
 
+namespace {
+
+// A launch's arguments as the C ABI receives them.
+struct CLaunch {
+  const char *Entry, *Object;
+  size_t NumInputs;
+  void *const *InputDescs;
+  const size_t *InputRanks, *InputElemSizes;
+  size_t NumOutputs;
+  void *const *OutputDescs;
+  const size_t *OutputRanks, *OutputElemSizes;
+};
+
+// Checks the arrays and builds the engine's view of the call; false (after
+// reporting) when they are unusable. The vectors back the returned call.
+bool toLaunchCall(const CLaunch &C, const char *Call, std::vector<MemrefArg> &Inputs,
+                  std::vector<MemrefArg> &Outputs, LaunchCall &Out) {
+  std::string Prefix = std::string(Call) + ": ";
+  if (!C.Entry || !*C.Entry)
+    return fail(Prefix + "empty entry symbol"), false;
+  if (C.NumInputs && (!C.InputDescs || !C.InputRanks || !C.InputElemSizes))
+    return fail(Prefix + std::to_string(C.NumInputs) + " inputs but a null input array"), false;
+  if (C.NumOutputs && (!C.OutputDescs || !C.OutputRanks || !C.OutputElemSizes))
+    return fail(Prefix + std::to_string(C.NumOutputs) + " outputs but a null output array"), false;
+  Inputs = memrefArgs(C.NumInputs, C.InputDescs, C.InputRanks, C.InputElemSizes);
+  Outputs = memrefArgs(C.NumOutputs, C.OutputDescs, C.OutputRanks, C.OutputElemSizes);
+  Out = {C.Entry, C.Object ? C.Object : "", Inputs, Outputs};
+  return true;
+}
+
+int64_t queueLaunch(int64_t Session, const CLaunch &C, const char *Call) {
+  auto S = sessionFor(Session, Call);
+  std::vector<MemrefArg> Inputs, Outputs;
+  LaunchCall LC;
+  if (!S || !toLaunchCall(C, Call, Inputs, Outputs, LC))
+    return 0;
+  uint64_t Ticket = S->launchAsync(LC);
+  auto &R = Registry::get();
+  std::lock_guard<std::mutex> Lock(R.M);
+  int64_t Token = R.NextToken++;
+  R.Tokens[Token] = {S, Ticket};
+  return Token;
+}
+
+} // namespace
+
 CATALYST_REMOTE_API void
 __catalyst__remote__launch(int64_t session, const char *entry_symbol, const char *object,
                            size_t num_inputs, void *const *input_descs, const size_t *input_ranks,
@@ -171,35 +217,30 @@ __catalyst__remote__launch(int64_t session, const char *entry_symbol, const char
                            const size_t *output_elem_sizes) {
   zeroOutputs(num_outputs, output_descs, output_ranks);
   auto S = sessionFor(session, "launch");
-  if (!S)
-    return;
-  if (!entry_symbol || !*entry_symbol)
-    return fail("launch: empty entry symbol");
-  if (num_inputs && (!input_descs || !input_ranks || !input_elem_sizes))
-    return fail("launch: " + std::to_string(num_inputs) + " inputs but a null input array");
-  if (num_outputs && (!output_descs || !output_ranks || !output_elem_sizes))
-    return fail("launch: " + std::to_string(num_outputs) + " outputs but a null output array");
-  auto Inputs = memrefArgs(num_inputs, input_descs, input_ranks, input_elem_sizes);
-  auto Outputs = memrefArgs(num_outputs, output_descs, output_ranks, output_elem_sizes);
-  failed(S->launch({entry_symbol, object ? object : "", Inputs, Outputs}), "launch");
+  std::vector<MemrefArg> Inputs, Outputs;
+  LaunchCall Call;
+  CLaunch C{entry_symbol,     object,      num_inputs,   input_descs,  input_ranks,
+            input_elem_sizes, num_outputs, output_descs, output_ranks, output_elem_sizes};
+  if (S && toLaunchCall(C, "launch", Inputs, Outputs, Call))
+    failed(S->launch(Call), "launch");
 }
 
 CATALYST_REMOTE_API int64_t __catalyst__remote__launch_async(int64_t session,
                                                              const char *entry_symbol,
                                                              const char *object) {
-  auto S = sessionFor(session, "launch_async");
-  if (!S)
-    return 0;
-  if (!entry_symbol || !*entry_symbol) {
-    fail("launch_async: empty entry symbol");
-    return 0;
-  }
-  uint64_t Ticket = S->launchAsync(entry_symbol, object ? object : "");
-  auto &R = Registry::get();
-  std::lock_guard<std::mutex> Lock(R.M);
-  int64_t Token = R.NextToken++;
-  R.Tokens[Token] = {S, Ticket};
-  return Token;
+  CLaunch C{entry_symbol, object, 0, nullptr, nullptr, nullptr, 0, nullptr, nullptr, nullptr};
+  return queueLaunch(session, C, "launch_async");
+}
+
+CATALYST_REMOTE_API int64_t __catalyst__remote__launch_async_memrefs(
+    int64_t session, const char *entry_symbol, const char *object, size_t num_inputs,
+    void *const *input_descs, const size_t *input_ranks, const size_t *input_elem_sizes,
+    size_t num_outputs, void *const *output_descs, const size_t *output_ranks,
+    const size_t *output_elem_sizes) {
+  zeroOutputs(num_outputs, output_descs, output_ranks);
+  CLaunch C{entry_symbol,     object,      num_inputs,   input_descs,  input_ranks,
+            input_elem_sizes, num_outputs, output_descs, output_ranks, output_elem_sizes};
+  return queueLaunch(session, C, "launch_async_memrefs");
 }
 
 CATALYST_REMOTE_API void __catalyst__remote__await(int64_t token) {
@@ -302,6 +343,11 @@ void __catalyst__executor__launch(int64_t, const char *, const char *, size_t, v
                                   const size_t *, const size_t *);
 CATALYST_EXECUTOR_ALIAS(launch_async)
 int64_t __catalyst__executor__launch_async(int64_t, const char *, const char *);
+CATALYST_EXECUTOR_ALIAS(launch_async_memrefs)
+int64_t __catalyst__executor__launch_async_memrefs(int64_t, const char *, const char *, size_t,
+                                                   void *const *, const size_t *, const size_t *,
+                                                   size_t, void *const *, const size_t *,
+                                                   const size_t *);
 CATALYST_EXECUTOR_ALIAS(await) void __catalyst__executor__await(int64_t);
 CATALYST_EXECUTOR_ALIAS(call_wrapper)
 int32_t __catalyst__executor__call_wrapper(int64_t, const char *, const char *, size_t, void **,

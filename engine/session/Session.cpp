@@ -10,6 +10,7 @@
 #include "../wire/SocketTransport.h"
 #include "CodeLinker.h"
 #include "Connect.h"
+#include "LaunchQueue.h"
 
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ExecutionEngine/Orc/MapperJITLinkMemoryManager.h"
@@ -23,7 +24,6 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
-#include <future>
 #include <map>
 
 using namespace llvm;
@@ -112,8 +112,7 @@ public:
 
   mutable std::mutex M;
   StringSet<> Assets;
-  std::map<uint64_t, std::future<Error>> Pending;
-  uint64_t NextTicket = 1;
+  LaunchQueue Async;
   bool Closed = false;
 };
 
@@ -307,17 +306,13 @@ Error Session::Impl::launch(const LaunchCall &Call) {
 }
 
 Error Session::Impl::close() {
-  std::map<uint64_t, std::future<Error>> Waiting;
   {
     std::lock_guard<std::mutex> Lock(M);
     if (Closed)
       return Error::success();
     Closed = true;
-    Waiting.swap(Pending);
   }
-  Error Err = Error::success();
-  for (auto &KV : Waiting)
-    Err = joinErrors(std::move(Err), KV.second.get());
+  Error Err = Async.drain();
   if (Active && Transport && !Transport->disconnected())
     Err = joinErrors(std::move(Err), Active->close());
   Active.reset();
@@ -410,27 +405,21 @@ Error Session::launch(const LaunchCall &Call) {
   return I->launch(Call);
 }
 
-uint64_t Session::launchAsync(StringRef Entry, StringRef Object) {
-  std::lock_guard<std::mutex> Lock(I->M);
-  uint64_t Ticket = I->NextTicket++;
-  I->Pending[Ticket] = std::async(std::launch::async, [this, E = Entry.str(), O = Object.str()] {
-    return launch(LaunchCall{E, O, {}, {}});
+uint64_t Session::launchAsync(const LaunchCall &Call) {
+  // The call's strings and arrays are the caller's; the job keeps copies.
+  struct Copy {
+    std::string Entry, Object;
+    std::vector<MemrefArg> Inputs, Outputs;
+  };
+  auto C = std::make_shared<Copy>(
+      Copy{Call.Entry.str(), Call.Object.str(), Call.Inputs.vec(), Call.Outputs.vec()});
+  return I->Async.submit([this, C] {
+    return launch(LaunchCall{C->Entry, C->Object, C->Inputs, C->Outputs});
   });
-  return Ticket;
 }
 
 Error Session::await(uint64_t Ticket) {
-  std::future<Error> F;
-  {
-    std::lock_guard<std::mutex> Lock(I->M);
-    auto It = I->Pending.find(Ticket);
-    if (It == I->Pending.end())
-      return createStringError(inconvertibleErrorCode(), "no pending launch %llu in this session",
-                               (unsigned long long)Ticket);
-    F = std::move(It->second);
-    I->Pending.erase(It);
-  }
-  return F.get();
+  return I->Async.await(Ticket);
 }
 
 Error Session::close() {

@@ -220,6 +220,49 @@ TEST_F(SessionTest, FourThreadsWithTheirOwnSessions) {
   EXPECT_TRUE(FailureLog::all().empty()) << FailureLog::all().front();
 }
 
+// One thread keeps two executors busy: launches with memref arguments are
+// queued on each session and awaited later, and come back as the same values
+// as the kernel run locally.
+TEST_F(SessionTest, AsyncLaunchesWithMemrefsAcrossTwoExecutors) {
+  constexpr int Executors = 2, PerSession = 3;
+  std::vector<std::unique_ptr<ExecutorProcess>> Execs;
+  std::vector<ScopedSession> Sessions(Executors);
+  std::string Map = kernelObject("map");
+  for (int E = 0; E < Executors; ++E) {
+    Execs.push_back(std::make_unique<ExecutorProcess>());
+    ASSERT_TRUE(Execs.back()->start());
+    Sessions[E].reset(__catalyst__remote__open(Execs[E]->address().c_str()));
+    ASSERT_GT(Sessions[E].get(), 0) << FailureLog::last();
+    ASSERT_EQ(__catalyst__remote__send_binary(Sessions[E].get(), Map.c_str(), 0), 0);
+  }
+  std::mt19937_64 Rng(11);
+  std::vector<std::unique_ptr<Input>> Ins;
+  std::vector<std::unique_ptr<Outputs>> Outs;
+  std::vector<int64_t> Tokens;
+  for (int L = 0; L < Executors * PerSession; ++L) {
+    Ins.push_back(makeInput(L % 2 ? Layout::Transposed : Layout::Dense, {64, 33}, 8, Rng));
+    Outs.push_back(std::make_unique<Outputs>(std::vector<OutSpec>{{2, 8}}));
+    void *In = Ins.back()->D.data();
+    size_t Rank = 2, Elem = 8;
+    auto OutDescs = Outs.back()->descs();
+    Tokens.push_back(__catalyst__remote__launch_async_memrefs(
+        Sessions[L % Executors].get(), remoteEntry("map_r2_e8").c_str(), "map.o", 1, &In, &Rank,
+        &Elem, 1, OutDescs.data(), &Rank, &Elem));
+    ASSERT_GT(Tokens.back(), 0) << FailureLog::last();
+  }
+  for (size_t L = 0; L < Tokens.size(); ++L) {
+    __catalyst__remote__await(Tokens[L]);
+    Outputs Expected({{2, 8}});
+    runLocal(hostEntry("map", "map_r2_e8"), {&Ins[L]->D}, Expected);
+    EXPECT_TRUE(sameOutputs(*Outs[L], Expected)) << "launch " << L;
+  }
+  EXPECT_TRUE(FailureLog::all().empty()) << FailureLog::all().front();
+  // A token is good for one await.
+  __catalyst__remote__await(Tokens[0]);
+  EXPECT_NE(FailureLog::last().find("unknown launch token"), std::string::npos)
+      << FailureLog::last();
+}
+
 // Threads share one session: the same address gives every thread the same
 // handle, and their launches interleave on it.
 TEST_F(SessionTest, FourThreadsSharingOneSession) {

@@ -39,6 +39,16 @@ void __catalyst__remote__launch(int64_t session, const char *entry_symbol, const
 /* Starts an entry without memref arguments; await() joins it. */
 int64_t __catalyst__remote__launch_async(int64_t session, const char *entry_symbol,
                                          const char *object);
+
+/* Queues a launch with memref arguments, as launch() takes them, and returns
+ * a token for await(). A session's launches run in order on a thread of its
+ * own, so launches to different executors overlap. The descriptors must stay
+ * valid until await() returns; the outputs are rewritten by then. */
+int64_t __catalyst__remote__launch_async_memrefs(
+    int64_t session, const char *entry_symbol, const char *object, size_t num_inputs,
+    void *const *input_descs, const size_t *input_ranks, const size_t *input_elem_sizes,
+    size_t num_outputs, void *const *output_descs, const size_t *output_ranks,
+    const size_t *output_elem_sizes);
 void __catalyst__remote__await(int64_t token);
 
 /* Calls `symbol` in the executor process as an ORC wrapper function. The

@@ -58,8 +58,10 @@ public:
   // zeroed and no host buffer is left allocated.
   llvm::Error launch(const LaunchCall &Call);
 
-  // Starts an entry with no memref arguments and returns a ticket for await.
-  uint64_t launchAsync(llvm::StringRef Entry, llvm::StringRef Object);
+  // Queues a launch and returns a ticket for await. The session's launches
+  // run in order on a thread of its own, so launches to different sessions
+  // overlap. The descriptors Call points at must stay valid until await.
+  uint64_t launchAsync(const LaunchCall &Call);
   llvm::Error await(uint64_t Ticket);
 
   // Joins the session's async work and ends the connection. Idempotent.
