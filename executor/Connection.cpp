@@ -70,6 +70,7 @@ int serveConnection(int Fd, const std::string &Peer, const ConnectionOptions &Op
   wire::SocketTransport *Transport = nullptr;
   wire::TransportOptions TOpts;
   TOpts.MaxMessageSize = Options.MaxMessageSize;
+  TOpts.OnReaderStart = prepareThreadForCrashes;
   auto Server = SimpleRemoteEPCServer::Create<wire::SocketTransport>(
       [&](SimpleRemoteEPCServer::Setup &S) { return setup(S, Options); }, Fd, TOpts, &Transport);
   int Status = 0;

@@ -7,6 +7,7 @@
 #include <csignal>
 #include <cstring>
 #include <string>
+#include <sys/mman.h>
 #include <unistd.h>
 
 namespace catalyst::remote::executor {
@@ -39,12 +40,19 @@ void onFatalSignal(int Sig) {
 
 } // namespace
 
-void armCrashReporter(const wire::SocketTransport &Transport) {
-  static char AltStack[64 * 1024];
+void prepareThreadForCrashes() {
+  // Lives as long as the thread; the process ends with its connection.
+  constexpr size_t Size = 64 * 1024;
+  void *Stack = ::mmap(nullptr, Size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (Stack == MAP_FAILED)
+    return;
   stack_t SS{};
-  SS.ss_sp = AltStack;
-  SS.ss_size = sizeof(AltStack);
+  SS.ss_sp = Stack;
+  SS.ss_size = Size;
   ::sigaltstack(&SS, nullptr);
+}
+
+void armCrashReporter(const wire::SocketTransport &Transport) {
   for (int I = 0; I < NumFatal; ++I) {
     Frames[I] = wire::encodeHangupFrame("the kernel crashed the executor's connection process " +
                                         std::to_string(::getpid()) + " with signal " +

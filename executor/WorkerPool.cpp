@@ -2,11 +2,16 @@
 
 #include "WorkerPool.h"
 
+#include "CrashReporter.h"
+
 namespace catalyst::remote::executor {
 
 WorkerPool::WorkerPool(unsigned N) {
   for (unsigned I = 0; I < N; ++I)
-    Threads.emplace_back([this] { run(); });
+    Threads.emplace_back([this] {
+      prepareThreadForCrashes();
+      run();
+    });
 }
 
 WorkerPool::~WorkerPool() {

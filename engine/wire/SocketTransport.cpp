@@ -96,7 +96,11 @@ SocketTransport::~SocketTransport() {
 }
 
 Error SocketTransport::start() {
-  Reader = std::thread([this] { readLoop(); });
+  Reader = std::thread([this] {
+    if (Opts.OnReaderStart)
+      Opts.OnReaderStart();
+    readLoop();
+  });
   return Error::success();
 }
 

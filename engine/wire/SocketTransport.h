@@ -20,6 +20,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -39,6 +40,8 @@ struct TransportOptions {
   // own (readUntil); when idle it looks for a hangup every IdleCheck.
   bool ReadOnDemand = false;
   std::chrono::milliseconds IdleCheck{100};
+  // Runs first on the reader thread (the executor prepares it for crashes).
+  std::function<void()> OnReaderStart;
 };
 
 // This project's extension to the framing: a message whose payload travels
