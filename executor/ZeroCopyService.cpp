@@ -45,12 +45,6 @@ Error checkInput(size_t I, const ZeroCopyInput &In) {
   return Error::success();
 }
 
-struct Returned {
-  MemrefDesc Desc;
-  size_t ElemSize;
-  MemrefLayout Layout;
-};
-
 Expected<std::vector<Returned>> inspect(ArrayRef<LaunchOutputSpec> Specs, char *Rv) {
   std::vector<Returned> Outs;
   for (size_t I = 0; I < Specs.size(); ++I) {
@@ -101,9 +95,11 @@ void ZeroCopyService::attach(SocketTransport &T) {
   T.setPayloadHandler(this);
 }
 
-Expected<ZeroCopyService::Launch> ZeroCopyService::decode(ArrayRef<char> Plan,
-                                                          uint64_t PayloadBytes) {
-  Launch L;
+Error ZeroCopyService::decode(ArrayRef<char> Plan, uint64_t PayloadBytes) {
+  Launch &L = Current;
+  // SPS appends to the sequences it decodes into.
+  L.Inputs.clear();
+  L.Outputs.clear();
   sps::SPSInputBuffer IB(Plan.data(), Plan.size());
   if (!SPSZeroCopyPlan::deserialize(IB, L.Entry, L.Inputs, L.Outputs))
     return badPlan("malformed plan");
@@ -121,41 +117,30 @@ Expected<ZeroCopyService::Launch> ZeroCopyService::decode(ArrayRef<char> Plan,
   for (auto &[Rank, ElemSize] : L.Outputs)
     if (Rank > MaxRank || ElemSize == 0)
       return badPlan("an output has rank " + Twine(Rank) + ", element size " + Twine(ElemSize));
-  return L;
+  return Error::success();
 }
 
+// Messages are read one at a time on the reader thread, so place() and
+// finish() of one launch follow each other with no other launch between.
 Expected<std::vector<iovec>> ZeroCopyService::place(PayloadOpcode OpC, uint64_t SeqNo,
                                                     ArrayRef<char> Plan, uint64_t PayloadBytes) {
   if (OpC != PayloadOpcode::Launch || !Enabled)
     return badPlan("zero-copy launches were not enabled by the host");
-  auto L = decode(Plan, PayloadBytes);
-  if (!L)
-    return L.takeError();
+  if (auto Err = decode(Plan, PayloadBytes))
+    return Err;
   std::vector<iovec> Dst;
-  for (auto &[ElemSize, Sizes, Dest, Bytes] : L->Inputs)
+  for (auto &[ElemSize, Sizes, Dest, Bytes] : Current.Inputs)
     if (Bytes)
       Dst.push_back({Dest.toPtr<void *>(), size_t(Bytes)});
-  L->Arrived = Clock::now();
-  std::lock_guard<std::mutex> Lock(M);
-  Arriving[SeqNo] = std::move(*L);
+  Current.Arrived = Clock::now();
   return Dst;
 }
 
 void ZeroCopyService::finish(PayloadOpcode, uint64_t SeqNo, shared::WrapperFunctionBuffer,
                              Error Err) {
-  Launch L;
-  {
-    std::lock_guard<std::mutex> Lock(M);
-    auto It = Arriving.find(SeqNo);
-    if (It != Arriving.end()) {
-      L = std::move(It->second);
-      Arriving.erase(It);
-    }
-  }
   if (Err)
     return replyError(SeqNo, std::move(Err));
-  L.CopyInNs = nsBetween(L.Arrived, Clock::now());
-  run(SeqNo, L);
+  run(SeqNo);
 }
 
 void ZeroCopyService::replyError(uint64_t SeqNo, Error Err) {
@@ -163,55 +148,69 @@ void ZeroCopyService::replyError(uint64_t SeqNo, Error Err) {
   consumeError(Transport->sendWithPayload(PayloadOpcode::LaunchResult, SeqNo, Plan, {}));
 }
 
-void ZeroCopyService::run(uint64_t SeqNo, Launch &L) {
-  std::vector<char> Descs;
-  for (auto &[ElemSize, Sizes, Dest, Bytes] : L.Inputs)
-    Descs.resize(Descs.size() + MemrefDesc::byteSize(Sizes.size()));
-  std::vector<void *> Args;
-  char *Cursor = Descs.data();
-  for (auto &[ElemSize, Sizes, Dest, Bytes] : L.Inputs) {
+// Descriptors of the inputs where they landed, and the argument area.
+void ZeroCopyService::buildArguments() {
+  Scratch &S = Work;
+  S.Descs.clear();
+  for (auto &[ElemSize, Sizes, Dest, Bytes] : Current.Inputs)
+    S.Descs.resize(S.Descs.size() + MemrefDesc::byteSize(Sizes.size()));
+  S.Args.clear();
+  char *Cursor = S.Descs.data();
+  for (auto &[ElemSize, Sizes, Dest, Bytes] : Current.Inputs) {
     MemrefDesc D(Cursor, Sizes.size());
     for (size_t K = 0; K < Sizes.size(); ++K)
       D.setSize(K, Sizes[K]);
     D.rewriteDense(Dest.toPtr<void *>());
-    Args.push_back(Cursor);
+    S.Args.push_back(Cursor);
     Cursor += MemrefDesc::byteSize(Sizes.size());
   }
   size_t RvBytes = 0;
-  for (auto &[Rank, ElemSize] : L.Outputs)
+  for (auto &[Rank, ElemSize] : Current.Outputs)
     RvBytes += MemrefDesc::byteSize(Rank);
-  std::vector<char> Rv(RvBytes, 0);
+  S.Rv.assign(RvBytes, 0);
+}
 
-  auto Start = Clock::now();
-  L.Entry.toPtr<void (*)(void *, void *)>()(Rv.data(), Args.data());
-  auto Ran = Clock::now();
-
-  auto Outs = inspect(L.Outputs, Rv.data());
-  if (!Outs)
-    return replyError(SeqNo, Outs.takeError());
-  std::vector<ZeroCopyOutput> Shapes;
-  std::vector<MemrefPacker> Packers;
-  Packers.reserve(Outs->size());
-  std::vector<PayloadPart> Parts;
-  uint64_t Copied = 0;
-  for (const Returned &O : *Outs) {
+// What goes back for each output: its shape, and its values straight from
+// the kernel's buffer when dense, packed on the fly when not. Returns the
+// bytes packed.
+uint64_t ZeroCopyService::collectOutputs(ArrayRef<Returned> Outs) {
+  Scratch &S = Work;
+  S.Shapes.clear();
+  S.Parts.clear();
+  S.Packers.clear();
+  S.Packers.reserve(Outs.size());
+  uint64_t Packed = 0;
+  for (const Returned &O : Outs) {
     std::vector<int64_t> Sizes(O.Desc.rank());
     for (size_t K = 0; K < Sizes.size(); ++K)
       Sizes[K] = O.Desc.size(K);
-    Shapes.emplace_back(std::move(Sizes), O.Layout.Bytes);
+    S.Shapes.emplace_back(std::move(Sizes), O.Layout.Bytes);
     if (O.Layout.Dense) {
-      Parts.push_back(
+      S.Parts.push_back(
           {static_cast<const char *>(O.Desc.aligned()) + O.Desc.offset() * int64_t(O.ElemSize),
            O.Layout.Bytes, nullptr});
       continue;
     }
-    Packers.emplace_back(O.Desc, O.ElemSize, O.Layout);
-    Parts.push_back({nullptr, O.Layout.Bytes, &Packers.back()});
-    Copied += O.Layout.Bytes;
+    S.Packers.emplace_back(O.Desc, O.ElemSize, O.Layout);
+    S.Parts.push_back({nullptr, O.Layout.Bytes, &S.Packers.back()});
+    Packed += O.Layout.Bytes;
   }
-  auto Plan = encodeResult("", Shapes, L.CopyInNs, nsBetween(Start, Ran),
-                           nsBetween(Ran, Clock::now()), Copied);
-  consumeError(Transport->sendWithPayload(PayloadOpcode::LaunchResult, SeqNo, Plan, Parts));
+  return Packed;
+}
+
+void ZeroCopyService::run(uint64_t SeqNo) {
+  buildArguments();
+  auto Start = Clock::now();
+  Current.Entry.toPtr<void (*)(void *, void *)>()(Work.Rv.data(), Work.Args.data());
+  auto Ran = Clock::now();
+
+  auto Outs = inspect(Current.Outputs, Work.Rv.data());
+  if (!Outs)
+    return replyError(SeqNo, Outs.takeError());
+  uint64_t Packed = collectOutputs(*Outs);
+  auto Plan = encodeResult("", Work.Shapes, nsBetween(Current.Arrived, Start),
+                           nsBetween(Start, Ran), nsBetween(Ran, Clock::now()), Packed);
+  consumeError(Transport->sendWithPayload(PayloadOpcode::LaunchResult, SeqNo, Plan, Work.Parts));
   freeReturned(*Outs);
 }
 

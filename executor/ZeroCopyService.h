@@ -15,15 +15,21 @@
 #ifndef CATALYST_REMOTE_EXECUTOR_ZEROCOPYSERVICE_H
 #define CATALYST_REMOTE_EXECUTOR_ZEROCOPYSERVICE_H
 
+#include "../engine/wire/MemrefLayout.h"
 #include "../engine/wire/Protocol.h"
 #include "../engine/wire/SocketTransport.h"
 
 #include <atomic>
 #include <chrono>
-#include <map>
-#include <mutex>
 
 namespace catalyst::remote::executor {
+
+// A memref the kernel returned, checked.
+struct Returned {
+  wire::MemrefDesc Desc;
+  size_t ElemSize;
+  wire::MemrefLayout Layout;
+};
 
 class ZeroCopyService final : public wire::PayloadHandler {
 public:
@@ -41,23 +47,33 @@ public:
 
 private:
   using Clock = std::chrono::steady_clock;
+  // The launch being received and run.
   struct Launch {
     llvm::orc::ExecutorAddr Entry;
     std::vector<wire::ZeroCopyInput> Inputs;
     std::vector<wire::LaunchOutputSpec> Outputs;
     Clock::time_point Arrived;
-    uint64_t CopyInNs = 0;
+  };
+  // Buffers every launch needs, kept to spare the allocations.
+  struct Scratch {
+    std::vector<char> Descs, Rv;
+    std::vector<void *> Args;
+    std::vector<wire::ZeroCopyOutput> Shapes;
+    std::vector<wire::MemrefPacker> Packers;
+    std::vector<wire::PayloadPart> Parts;
   };
 
   ZeroCopyService() = default;
-  llvm::Expected<Launch> decode(llvm::ArrayRef<char> Plan, uint64_t PayloadBytes);
-  void run(uint64_t SeqNo, Launch &L);
+  llvm::Error decode(llvm::ArrayRef<char> Plan, uint64_t PayloadBytes);
+  void buildArguments();
+  uint64_t collectOutputs(llvm::ArrayRef<Returned> Outs);
+  void run(uint64_t SeqNo);
   void replyError(uint64_t SeqNo, llvm::Error Err);
 
   wire::SocketTransport *Transport = nullptr;
   std::atomic<bool> Enabled{false};
-  std::mutex M;
-  std::map<uint64_t, Launch> Arriving;
+  Launch Current;
+  Scratch Work;
 };
 
 } // namespace catalyst::remote::executor
