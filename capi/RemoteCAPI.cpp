@@ -180,13 +180,14 @@ struct CLaunch {
 // reporting) when they are unusable. The vectors back the returned call.
 bool toLaunchCall(const CLaunch &C, const char *Call, std::vector<MemrefArg> &Inputs,
                   std::vector<MemrefArg> &Outputs, LaunchCall &Out) {
-  std::string Prefix = std::string(Call) + ": ";
+  auto Prefix = [Call] { return std::string(Call) + ": "; };
   if (!C.Entry || !*C.Entry)
-    return fail(Prefix + "empty entry symbol"), false;
+    return fail(Prefix() + "empty entry symbol"), false;
   if (C.NumInputs && (!C.InputDescs || !C.InputRanks || !C.InputElemSizes))
-    return fail(Prefix + std::to_string(C.NumInputs) + " inputs but a null input array"), false;
+    return fail(Prefix() + std::to_string(C.NumInputs) + " inputs but a null input array"), false;
   if (C.NumOutputs && (!C.OutputDescs || !C.OutputRanks || !C.OutputElemSizes))
-    return fail(Prefix + std::to_string(C.NumOutputs) + " outputs but a null output array"), false;
+    return fail(Prefix() + std::to_string(C.NumOutputs) + " outputs but a null output array"),
+           false;
   Inputs = memrefArgs(C.NumInputs, C.InputDescs, C.InputRanks, C.InputElemSizes);
   Outputs = memrefArgs(C.NumOutputs, C.OutputDescs, C.OutputRanks, C.OutputElemSizes);
   Out = {C.Entry, C.Object ? C.Object : "", Inputs, Outputs};

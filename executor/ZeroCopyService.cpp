@@ -51,7 +51,7 @@ Expected<std::vector<Returned>> inspect(ArrayRef<LaunchOutputSpec> Specs, char *
     auto [Rank, ElemSize] = Specs[I];
     MemrefDesc D(Rv, Rank);
     Rv += MemrefDesc::byteSize(Rank);
-    auto L = layoutOf(D, ElemSize, "output " + std::to_string(I) + " returned by the kernel");
+    auto L = layoutOf(D, ElemSize, {"kernel output", I});
     if (!L)
       return L.takeError();
     Outs.push_back({D, size_t(ElemSize), *L});

@@ -99,12 +99,15 @@ Expected<JITDylib *> CodeLinker::dylibFor(StringRef Object) {
 }
 
 Expected<ExecutorAddr> CodeLinker::lookup(StringRef Object, StringRef Symbol) {
-  std::string Key = (Object + Twine('\0') + Symbol).str();
   {
+    // Looked up on every launch: no string is built on this path.
     std::lock_guard<std::mutex> Lock(M);
-    auto It = Symbols.find(Key);
-    if (It != Symbols.end())
-      return It->second;
+    auto InObject = Symbols.find(Object);
+    if (InObject != Symbols.end()) {
+      auto It = InObject->second.find(Symbol);
+      if (It != InObject->second.end())
+        return It->second;
+    }
   }
   auto JD = dylibFor(Object);
   if (!JD)
@@ -116,7 +119,7 @@ Expected<ExecutorAddr> CodeLinker::lookup(StringRef Object, StringRef Symbol) {
         Object.empty() ? "the executor process" : ("object '" + Object + "'").str().c_str(),
         toString(withReportedCause(Sym.takeError())).c_str());
   std::lock_guard<std::mutex> Lock(M);
-  Symbols[Key] = Sym->getAddress();
+  Symbols[Object][Symbol] = Sym->getAddress();
   return Sym->getAddress();
 }
 

@@ -46,8 +46,8 @@ private:
   llvm::orc::ObjectLinkingLayer Layer;
   llvm::orc::JITDylib &Main;
   std::mutex M;
-  llvm::StringMap<llvm::orc::JITDylib *> Objects; // by path and by file name
-  llvm::StringMap<llvm::orc::ExecutorAddr> Symbols;
+  llvm::StringMap<llvm::orc::JITDylib *> Objects;                    // by path and by file name
+  llvm::StringMap<llvm::StringMap<llvm::orc::ExecutorAddr>> Symbols; // object -> symbol
   std::string Reported;
 };
 

@@ -252,11 +252,10 @@ static Expected<std::vector<InputPlan>> planInputs(ArrayRef<MemrefArg> Inputs) {
   std::vector<InputPlan> Plans;
   Plans.reserve(Inputs.size());
   for (size_t I = 0; I < Inputs.size(); ++I) {
-    std::string Name = "input " + std::to_string(I);
     if (!Inputs[I].Desc)
-      return createStringError(inconvertibleErrorCode(), "%s: null descriptor", Name.c_str());
+      return createStringError(inconvertibleErrorCode(), "input %zu: null descriptor", I);
     wire::MemrefDesc D(Inputs[I].Desc, Inputs[I].Rank);
-    auto L = wire::layoutOf(D, Inputs[I].ElemSize, Name);
+    auto L = wire::layoutOf(D, Inputs[I].ElemSize, {"input", I});
     if (!L)
       return L.takeError();
     Plans.push_back({D, Inputs[I].ElemSize, *L});

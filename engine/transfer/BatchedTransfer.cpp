@@ -68,9 +68,9 @@ Error BatchedTransfer::writeInputs(ArrayRef<InputPlan> Inputs, ExecutorAddr &Av,
   }
   Sizes.push_back(DescBytes);
   Sizes.push_back(Inputs.size() * sizeof(uint64_t));
-  auto Places = Pool.place(Sizes);
-  if (!Places)
-    return Places.takeError();
+  std::vector<ExecutorAddr> Places;
+  if (auto Err = Pool.place(Sizes, Places))
+    return Err;
 
   std::vector<std::vector<char>> Packed(Inputs.size());
   std::vector<char> Descs;
@@ -87,16 +87,16 @@ Error BatchedTransfer::writeInputs(ArrayRef<InputPlan> Inputs, ExecutorAddr &Av,
       Stats.HostCopyBytes += In.Layout.Bytes;
     }
     if (In.Layout.Bytes)
-      Writes.push_back({(*Places)[I], {Values, size_t(In.Layout.Bytes)}});
-    Args.push_back((*Places)[Inputs.size()] + Descs.size());
-    denseDescriptor(In, (*Places)[I], Descs);
+      Writes.push_back({Places[I], {Values, size_t(In.Layout.Bytes)}});
+    Args.push_back(Places[Inputs.size()] + Descs.size());
+    denseDescriptor(In, Places[I], Descs);
     // Serialized into the message by the host, copied into place by the executor.
     Stats.HostCopyBytes += In.Layout.Bytes;
     Stats.ExecutorCopyBytes += In.Layout.Bytes;
   }
-  Av = Places->back();
+  Av = Places.back();
   if (!Descs.empty())
-    Writes.push_back({(*Places)[Inputs.size()], Descs});
+    Writes.push_back({Places[Inputs.size()], Descs});
   if (!Args.empty())
     Writes.push_back({Av, {reinterpret_cast<const char *>(Args.data()), Args.size() * 8}});
   Stats.SlabInUse = Pool.inUse();
@@ -115,7 +115,7 @@ Error BatchedTransfer::readOutputs(std::vector<char> &Rv, HostOutputs &Outputs,
   for (size_t I = 0; I < Outputs.size(); ++I) {
     Descs.emplace_back(Cursor, Outputs[I].Rank);
     Cursor += MemrefDesc::byteSize(Outputs[I].Rank);
-    auto L = layoutOf(Descs.back(), Outputs[I].ElemSize, "output " + std::to_string(I));
+    auto L = layoutOf(Descs.back(), Outputs[I].ElemSize, {"output", I});
     if (!L)
       return L.takeError();
     Layouts.push_back(*L);

@@ -89,7 +89,7 @@ ArrayRef<char> denseValues(const InputPlan &In, std::vector<char> &Scratch) {
 Error fetchOutput(Launch &L, const MemrefDesc &Remote, size_t I, HostOutputs &Outputs,
                   LaunchStats &Stats) {
   size_t ElemSize = Outputs[I].ElemSize;
-  auto Layout = layoutOf(Remote, ElemSize, "output " + std::to_string(I));
+  auto Layout = layoutOf(Remote, ElemSize, {"output", I});
   if (!Layout)
     return Layout.takeError();
   std::vector<int64_t> Sizes(Remote.rank());

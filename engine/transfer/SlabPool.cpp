@@ -17,7 +17,7 @@ static uint64_t alignUp(uint64_t V) {
   return (V + SlabPool::Alignment - 1) / SlabPool::Alignment * SlabPool::Alignment;
 }
 
-Expected<std::vector<ExecutorAddr>> SlabPool::place(ArrayRef<uint64_t> Sizes) {
+Error SlabPool::place(ArrayRef<uint64_t> Sizes, std::vector<ExecutorAddr> &Places) {
   uint64_t Total = 0;
   for (uint64_t S : Sizes)
     if (__builtin_add_overflow(Total, alignUp(std::max<uint64_t>(S, 1)), &Total))
@@ -26,7 +26,7 @@ Expected<std::vector<ExecutorAddr>> SlabPool::place(ArrayRef<uint64_t> Sizes) {
   if (Total > Size)
     if (auto Err = grow(Total))
       return Err;
-  std::vector<ExecutorAddr> Places;
+  Places.clear();
   uint64_t Offset = 0;
   for (uint64_t S : Sizes) {
     Places.push_back(Base + Offset);
@@ -34,7 +34,7 @@ Expected<std::vector<ExecutorAddr>> SlabPool::place(ArrayRef<uint64_t> Sizes) {
   }
   InUse = Total;
   HighWater = std::max(HighWater, Total);
-  return Places;
+  return Error::success();
 }
 
 Error SlabPool::grow(uint64_t Needed) {

@@ -33,9 +33,10 @@ public:
       : B(std::move(B)), Initial(InitialBytes), Cap(CapBytes) {}
   ~SlabPool();
 
-  // Places one launch's buffers, each Alignment-aligned, replacing the
-  // region when they do not fit. Invalidates the previous launch's places.
-  llvm::Expected<std::vector<llvm::orc::ExecutorAddr>> place(llvm::ArrayRef<uint64_t> Sizes);
+  // Places one launch's buffers, each Alignment-aligned, into Places,
+  // replacing the region when they do not fit. Invalidates the previous
+  // launch's places.
+  llvm::Error place(llvm::ArrayRef<uint64_t> Sizes, std::vector<llvm::orc::ExecutorAddr> &Places);
 
   uint64_t inUse() const { return InUse; }
   uint64_t highWater() const { return HighWater; }

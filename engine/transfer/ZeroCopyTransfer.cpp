@@ -77,71 +77,78 @@ ZeroCopyTransfer::~ZeroCopyTransfer() {
   T.setPayloadHandler(nullptr);
 }
 
-Expected<std::vector<char>> ZeroCopyTransfer::encodePlan(ExecutorAddr Entry,
-                                                         ArrayRef<InputPlan> Inputs,
-                                                         const HostOutputs &Outputs) {
-  std::vector<uint64_t> Sizes;
+Error ZeroCopyTransfer::encodePlan(ExecutorAddr Entry, ArrayRef<InputPlan> Inputs,
+                                   const HostOutputs &Outputs) {
+  Scratch &S = Work;
+  S.Sizes.clear();
   for (const InputPlan &In : Inputs)
-    Sizes.push_back(In.Layout.Bytes);
-  auto Places = Pool.place(Sizes);
-  if (!Places)
-    return Places.takeError();
-  std::vector<ZeroCopyInput> Ins;
+    S.Sizes.push_back(In.Layout.Bytes);
+  if (auto Err = Pool.place(S.Sizes, S.Places))
+    return Err;
+  S.Inputs.clear();
   for (size_t I = 0; I < Inputs.size(); ++I) {
     std::vector<int64_t> Shape(Inputs[I].Desc.rank());
     for (size_t K = 0; K < Shape.size(); ++K)
       Shape[K] = Inputs[I].Desc.size(K);
-    Ins.emplace_back(Inputs[I].ElemSize, std::move(Shape), (*Places)[I], Inputs[I].Layout.Bytes);
+    S.Inputs.emplace_back(Inputs[I].ElemSize, std::move(Shape), S.Places[I],
+                          Inputs[I].Layout.Bytes);
   }
-  std::vector<LaunchOutputSpec> Outs;
+  S.Outputs.clear();
   for (size_t I = 0; I < Outputs.size(); ++I)
-    Outs.emplace_back(Outputs[I].Rank, Outputs[I].ElemSize);
-  std::vector<char> Plan(SPSZeroCopyPlan::size(Entry, Ins, Outs));
-  sps::SPSOutputBuffer OB(Plan.data(), Plan.size());
-  SPSZeroCopyPlan::serialize(OB, Entry, Ins, Outs);
-  return Plan;
+    S.Outputs.emplace_back(Outputs[I].Rank, Outputs[I].ElemSize);
+  S.Plan.resize(SPSZeroCopyPlan::size(Entry, S.Inputs, S.Outputs));
+  sps::SPSOutputBuffer OB(S.Plan.data(), S.Plan.size());
+  SPSZeroCopyPlan::serialize(OB, Entry, S.Inputs, S.Outputs);
+  return Error::success();
+}
+
+// The payload: dense inputs straight from the caller's memory, strided ones
+// through packers.
+void ZeroCopyTransfer::collectPayload(ArrayRef<InputPlan> Inputs, LaunchStats &Stats) {
+  Scratch &S = Work;
+  S.Parts.clear();
+  S.Packers.clear();
+  S.Packers.reserve(Inputs.size());
+  for (const InputPlan &In : Inputs) {
+    if (In.Layout.Dense) {
+      S.Parts.push_back(
+          {static_cast<const char *>(In.Desc.aligned()) + In.Desc.offset() * int64_t(In.ElemSize),
+           In.Layout.Bytes, nullptr});
+      continue;
+    }
+    S.Packers.emplace_back(In.Desc, In.ElemSize, In.Layout);
+    S.Parts.push_back({nullptr, In.Layout.Bytes, &S.Packers.back()});
+    Stats.HostCopyBytes += In.Layout.Bytes;
+  }
 }
 
 Error ZeroCopyTransfer::launch(ExecutorAddr Entry, ArrayRef<InputPlan> Inputs, HostOutputs &Outputs,
                                LaunchStats &Stats) {
   auto Start = PhaseClock::now();
-  auto Plan = encodePlan(Entry, Inputs, Outputs);
-  if (!Plan)
-    return Plan.takeError();
-  std::vector<MemrefPacker> Packers;
-  Packers.reserve(Inputs.size());
-  std::vector<PayloadPart> Parts;
-  for (const InputPlan &In : Inputs) {
-    if (In.Layout.Dense) {
-      Parts.push_back(
-          {static_cast<const char *>(In.Desc.aligned()) + In.Desc.offset() * int64_t(In.ElemSize),
-           In.Layout.Bytes, nullptr});
-      continue;
-    }
-    Packers.emplace_back(In.Desc, In.ElemSize, In.Layout);
-    Parts.push_back({nullptr, In.Layout.Bytes, &Packers.back()});
-    Stats.HostCopyBytes += In.Layout.Bytes;
-  }
+  if (auto Err = encodePlan(Entry, Inputs, Outputs))
+    return Err;
+  collectPayload(Inputs, Stats);
   Stats.SlabInUse = Pool.inUse();
   Stats.SlabHighWater = Pool.highWater();
   Stats.Phases.PlanNs += nsSince(Start);
-
   Waiting W;
   W.Outputs = &Outputs;
   W.Stats = &Stats;
-  uint64_t SeqNo;
+  return sendAndWait(W, Stats);
+}
+
+Error ZeroCopyTransfer::sendAndWait(Waiting &W, LaunchStats &Stats) {
   {
     std::lock_guard<std::mutex> Lock(M);
     if (Gone)
       return createStringError(inconvertibleErrorCode(), "connection lost");
-    SeqNo = NextSeqNo++;
-    InFlight[SeqNo] = &W;
+    W.SeqNo = NextSeqNo++;
+    Current = &W;
   }
   auto Send = PhaseClock::now();
-  if (auto Err = T.sendWithPayload(PayloadOpcode::Launch, SeqNo, *Plan, Parts)) {
-    std::lock_guard<std::mutex> Lock(M);
-    // The reader may have failed it already on disconnect.
-    if (InFlight.erase(SeqNo)) {
+  if (auto Err = T.sendWithPayload(PayloadOpcode::Launch, W.SeqNo, Work.Plan, Work.Parts)) {
+    // Unless the reader already failed it on disconnect, fail it here.
+    if (take(W.SeqNo)) {
       consumeError(std::move(W.Result));
       return Err;
     }
@@ -157,12 +164,22 @@ Error ZeroCopyTransfer::launch(ExecutorAddr Entry, ArrayRef<InputPlan> Inputs, H
   return std::move(W.Result);
 }
 
+// Takes the waiting launch if SeqNo is its.
+ZeroCopyTransfer::Waiting *ZeroCopyTransfer::take(uint64_t SeqNo) {
+  std::lock_guard<std::mutex> Lock(M);
+  Waiting *W = Current && Current->SeqNo == SeqNo ? Current : nullptr;
+  if (W)
+    Current = nullptr;
+  return W;
+}
+
 // Decodes the result plan and points each output's bytes at a fresh host
 // buffer for it.
 Error ZeroCopyTransfer::placeOutputs(Waiting &W, ArrayRef<char> Plan, uint64_t PayloadBytes,
                                      std::vector<iovec> &Dst) {
   std::string Error;
-  std::vector<ZeroCopyOutput> Outs;
+  std::vector<ZeroCopyOutput> &Outs = Work.Results;
+  Outs.clear(); // SPS appends to the sequences it decodes into
   uint64_t CopyInNs, KernelNs, CopyOutNs, Copied;
   sps::SPSInputBuffer IB(Plan.data(), Plan.size());
   if (!SPSZeroCopyResult::deserialize(IB, Error, Outs, CopyInNs, KernelNs, CopyOutNs, Copied))
@@ -200,11 +217,10 @@ Expected<std::vector<iovec>> ZeroCopyTransfer::place(PayloadOpcode OpC, uint64_t
   Waiting *W;
   {
     std::lock_guard<std::mutex> Lock(M);
-    auto It = InFlight.find(SeqNo);
-    if (OpC != PayloadOpcode::LaunchResult || It == InFlight.end())
-      return malformedResult("no launch " + Twine(SeqNo) + " is waiting");
-    W = It->second;
+    W = Current;
   }
+  if (OpC != PayloadOpcode::LaunchResult || !W || W->SeqNo != SeqNo)
+    return malformedResult("no launch " + Twine(SeqNo) + " is waiting");
   W->Landing = PhaseClock::now();
   std::vector<iovec> Dst;
   if (auto Err = placeOutputs(*W, Plan, PayloadBytes, Dst))
@@ -214,15 +230,7 @@ Expected<std::vector<iovec>> ZeroCopyTransfer::place(PayloadOpcode OpC, uint64_t
 
 void ZeroCopyTransfer::finish(PayloadOpcode, uint64_t SeqNo, shared::WrapperFunctionBuffer,
                               Error Err) {
-  Waiting *W = nullptr;
-  {
-    std::lock_guard<std::mutex> Lock(M);
-    auto It = InFlight.find(SeqNo);
-    if (It != InFlight.end()) {
-      W = It->second;
-      InFlight.erase(It);
-    }
-  }
+  Waiting *W = take(SeqNo);
   if (!W) {
     consumeError(std::move(Err));
     return;
@@ -234,14 +242,14 @@ void ZeroCopyTransfer::finish(PayloadOpcode, uint64_t SeqNo, shared::WrapperFunc
 }
 
 void ZeroCopyTransfer::disconnected() {
-  std::map<uint64_t, Waiting *> Failed;
+  Waiting *W;
   {
     std::lock_guard<std::mutex> Lock(M);
     Gone = true;
-    Failed.swap(InFlight);
+    W = std::exchange(Current, nullptr);
   }
-  for (auto &KV : Failed)
-    resolve(*KV.second, createStringError(inconvertibleErrorCode(), "connection lost"));
+  if (W)
+    resolve(*W, createStringError(inconvertibleErrorCode(), "connection lost"));
 }
 
 Error ZeroCopyTransfer::close() {

@@ -4,13 +4,15 @@
 // and, out of line, every input's values, sent by scatter-gather straight
 // from the caller's buffers (strided ones packed in bounded chunks). The
 // reply's output values are read straight from the socket into fresh host
-// buffers. Nothing is staged at full size on either side.
+// buffers, usually by the launching thread itself. Nothing is staged at
+// full size on either side.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef CATALYST_REMOTE_TRANSFER_ZEROCOPYTRANSFER_H
 #define CATALYST_REMOTE_TRANSFER_ZEROCOPYTRANSFER_H
 
+#include "../wire/Protocol.h"
 #include "../wire/SocketTransport.h"
 #include "PhaseClock.h"
 #include "SlabPool.h"
@@ -19,7 +21,6 @@
 #include "llvm/ExecutionEngine/Orc/ExecutorProcessControl.h"
 
 #include <condition_variable>
-#include <map>
 #include <mutex>
 
 namespace catalyst::remote {
@@ -33,6 +34,8 @@ public:
   ~ZeroCopyTransfer() override;
 
   const char *name() const override { return "zerocopy"; }
+  // The session runs one launch at a time, which the scratch buffers and
+  // the single waiting launch rely on.
   llvm::Error launch(llvm::orc::ExecutorAddr Entry, llvm::ArrayRef<InputPlan> Inputs,
                      HostOutputs &Outputs, LaunchStats &Stats) override;
   llvm::Error close() override;
@@ -45,8 +48,9 @@ public:
   void disconnected() override;
 
 private:
-  // A launch waiting for its result; lives on the launching thread's stack.
+  // The launch waiting for its result; lives on the launching thread's stack.
   struct Waiting {
+    uint64_t SeqNo;
     HostOutputs *Outputs;
     LaunchStats *Stats;
     llvm::Error Result = llvm::Error::success();
@@ -54,21 +58,35 @@ private:
     std::string RemoteError;
     PhaseClock::time_point Landing;
   };
+  // Buffers every launch needs, kept to spare the allocations.
+  struct Scratch {
+    std::vector<uint64_t> Sizes;
+    std::vector<llvm::orc::ExecutorAddr> Places;
+    std::vector<wire::ZeroCopyInput> Inputs;
+    std::vector<wire::LaunchOutputSpec> Outputs;
+    std::vector<char> Plan;
+    std::vector<wire::MemrefPacker> Packers;
+    std::vector<wire::PayloadPart> Parts;
+    std::vector<wire::ZeroCopyOutput> Results;
+  };
 
   ZeroCopyTransfer(wire::SocketTransport &T, SlabPool::Backend B, uint64_t Initial, uint64_t Cap)
       : T(T), Pool(std::move(B), Initial, Cap) {}
-  llvm::Expected<std::vector<char>> encodePlan(llvm::orc::ExecutorAddr Entry,
-                                               llvm::ArrayRef<InputPlan> Inputs,
-                                               const HostOutputs &Outputs);
-  void resolve(Waiting &W, llvm::Error Err);
+  llvm::Error encodePlan(llvm::orc::ExecutorAddr Entry, llvm::ArrayRef<InputPlan> Inputs,
+                         const HostOutputs &Outputs);
+  void collectPayload(llvm::ArrayRef<InputPlan> Inputs, LaunchStats &Stats);
+  llvm::Error sendAndWait(Waiting &W, LaunchStats &Stats);
   llvm::Error placeOutputs(Waiting &W, llvm::ArrayRef<char> Plan, uint64_t PayloadBytes,
                            std::vector<iovec> &Dst);
+  Waiting *take(uint64_t SeqNo);
+  void resolve(Waiting &W, llvm::Error Err);
 
   wire::SocketTransport &T;
   SlabPool Pool;
+  Scratch Work;
   std::mutex M;
   std::condition_variable Resolved;
-  std::map<uint64_t, Waiting *> InFlight;
+  Waiting *Current = nullptr; // guarded by M
   uint64_t NextSeqNo = 1;
   bool Gone = false;
 };

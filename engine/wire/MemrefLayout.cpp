@@ -10,12 +10,13 @@ namespace catalyst::remote::wire {
 
 namespace {
 
-Error layoutError(StringRef Name, const Twine &What) {
-  return createStringError(inconvertibleErrorCode(), Name + ": " + What);
+Error layoutError(MemrefName Name, const Twine &What) {
+  return createStringError(inconvertibleErrorCode(),
+                           Twine(Name.Role) + " " + Twine(Name.Index) + ": " + What);
 }
 
 // Lowest and highest element offsets the descriptor touches.
-Error span(const MemrefDesc &D, StringRef Name, int64_t &Lo, int64_t &Hi) {
+Error span(const MemrefDesc &D, MemrefName Name, int64_t &Lo, int64_t &Hi) {
   Lo = Hi = D.offset();
   for (size_t I = 0; I < D.rank(); ++I) {
     int64_t Extent;
@@ -52,7 +53,7 @@ void MemrefDesc::rewriteDense(void *Buffer) {
   }
 }
 
-Expected<MemrefLayout> layoutOf(const MemrefDesc &D, size_t ElemSize, StringRef Name) {
+Expected<MemrefLayout> layoutOf(const MemrefDesc &D, size_t ElemSize, MemrefName Name) {
   if (D.rank() > MaxRank)
     return layoutError(Name,
                        "rank " + Twine(D.rank()) + " is above the supported " + Twine(MaxRank));

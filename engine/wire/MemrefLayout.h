@@ -77,9 +77,16 @@ struct MemrefLayout {
   uint64_t SpanBytes = 0;   // Bytes from the lowest to past the highest element.
 };
 
+// Names a memref in errors ("input 2") without building a string until one
+// is needed: layouts are computed on every launch.
+struct MemrefName {
+  const char *Role;
+  size_t Index;
+};
+
 // Validates D (non-negative sizes, no overflow, a pointer when non-empty)
-// and computes its layout. Name appears in errors ("input 2").
-llvm::Expected<MemrefLayout> layoutOf(const MemrefDesc &D, size_t ElemSize, llvm::StringRef Name);
+// and computes its layout.
+llvm::Expected<MemrefLayout> layoutOf(const MemrefDesc &D, size_t ElemSize, MemrefName Name);
 
 // Copies the values D describes, in row-major order, into bounded chunks:
 // each pack() call fills as much of the destination as it can and resumes
