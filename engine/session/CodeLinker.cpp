@@ -100,13 +100,18 @@ Expected<JITDylib *> CodeLinker::dylibFor(StringRef Object) {
 
 Expected<ExecutorAddr> CodeLinker::lookup(StringRef Object, StringRef Symbol) {
   {
-    // Looked up on every launch: no string is built on this path.
+    // Looked up on every launch: no string is built on this path, and a
+    // program that launches one entry again and again matches the last one.
     std::lock_guard<std::mutex> Lock(M);
+    if (Last.Addr && Last.Object == Object && Last.Symbol == Symbol)
+      return Last.Addr;
     auto InObject = Symbols.find(Object);
     if (InObject != Symbols.end()) {
       auto It = InObject->second.find(Symbol);
-      if (It != InObject->second.end())
+      if (It != InObject->second.end()) {
+        Last = {Object.str(), Symbol.str(), It->second};
         return It->second;
+      }
     }
   }
   auto JD = dylibFor(Object);

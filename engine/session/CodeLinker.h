@@ -48,6 +48,10 @@ private:
   std::mutex M;
   llvm::StringMap<llvm::orc::JITDylib *> Objects;                    // by path and by file name
   llvm::StringMap<llvm::StringMap<llvm::orc::ExecutorAddr>> Symbols; // object -> symbol
+  struct {
+    std::string Object, Symbol;
+    llvm::orc::ExecutorAddr Addr;
+  } Last;
   std::string Reported;
 };
 

@@ -2,6 +2,7 @@
 
 #include "SocketTransport.h"
 
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -234,7 +235,7 @@ Error SocketTransport::readMessage(bool &Eof) {
     return createStringError(inconvertibleErrorCode(), "peer sent unknown opcode %llu",
                              (unsigned long long)OpC);
   auto Args = shared::WrapperFunctionBuffer::allocate(MsgSize - HeaderSize);
-  std::vector<iovec> Iov;
+  SmallVector<iovec, 8> Iov;
   if (!H.Consumed)
     Iov.push_back({H.Bytes, HeaderSize});
   if (Args.size())
@@ -341,7 +342,7 @@ void SocketTransport::readLoop() {
   Client.handleDisconnect(std::move(Err));
 }
 
-Error SocketTransport::readInto(std::vector<iovec> &Dst) {
+Error SocketTransport::readInto(MutableArrayRef<iovec> Dst) {
   iovec *Iov = Dst.data();
   int Count = Dst.size();
   while (Count > 0) {
@@ -419,7 +420,7 @@ Error SocketTransport::readPayloadMessage(Head &H, uint64_t MsgSize) {
     Placed =
         createStringError(inconvertibleErrorCode(), "payload of %llu bytes placed as %llu bytes",
                           (unsigned long long)PayloadBytes, (unsigned long long)Total);
-  std::vector<iovec> Iov;
+  SmallVector<iovec, 8> Iov;
   if (*Prefix)
     Iov.push_back({H.Bytes, *Prefix});
   if (!Placed)
@@ -435,7 +436,7 @@ Error SocketTransport::readPayloadMessage(Head &H, uint64_t MsgSize) {
   return Error::success();
 }
 
-int SocketTransport::sendParts(std::vector<iovec> &Iov, ArrayRef<PayloadPart> Parts) {
+int SocketTransport::sendParts(SmallVectorImpl<iovec> &Iov, ArrayRef<PayloadPart> Parts) {
   for (const PayloadPart &P : Parts) {
     if (!P.Packer) {
       if (P.Bytes)
@@ -468,7 +469,7 @@ Error SocketTransport::sendWithPayload(PayloadOpcode OpC, uint64_t SeqNo, ArrayR
   char Header[HeaderSize];
   encodeHeader(Header, MsgSize, static_cast<SimpleRemoteEPCOpcode>(OpC), SeqNo,
                ExecutorAddr(Plan.size()));
-  std::vector<iovec> Iov = {{Header, HeaderSize}};
+  SmallVector<iovec, 8> Iov = {{Header, HeaderSize}};
   if (!Plan.empty())
     Iov.push_back({const_cast<char *>(Plan.data()), Plan.size()});
   std::lock_guard<std::mutex> Lock(SendMutex);

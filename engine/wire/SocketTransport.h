@@ -14,6 +14,7 @@
 
 #include "MemrefLayout.h"
 
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ExecutionEngine/Orc/Shared/SimpleRemoteEPCUtils.h"
 
 #include <atomic>
@@ -149,9 +150,9 @@ private:
   llvm::Expected<size_t> readPlan(Head &H, uint64_t PlanSize,
                                   llvm::orc::shared::WrapperFunctionBuffer &Plan);
   llvm::Error readPayloadMessage(Head &H, uint64_t MsgSize);
-  llvm::Error readInto(std::vector<iovec> &Dst);
+  llvm::Error readInto(llvm::MutableArrayRef<iovec> Dst);
   llvm::Error drain(uint64_t Bytes);
-  int sendParts(std::vector<iovec> &Iov, llvm::ArrayRef<PayloadPart> Parts);
+  int sendParts(llvm::SmallVectorImpl<iovec> &Iov, llvm::ArrayRef<PayloadPart> Parts);
   void noteHangup(llvm::orc::SimpleRemoteEPCOpcode OpC,
                   const llvm::orc::shared::WrapperFunctionBuffer &Args);
 
