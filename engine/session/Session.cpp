@@ -113,7 +113,7 @@ public:
   mutable std::mutex M;
   StringSet<> Assets;
   LaunchQueue Async;
-  bool Closed = false;
+  std::atomic<bool> Closed{false};
 };
 
 Error Session::Impl::connect() {
@@ -327,6 +327,7 @@ Error Session::Impl::close() {
   }
   Linker.reset();
   ES.reset();
+  Transport = nullptr; // it went with the EPC
   return Err;
 }
 
@@ -359,7 +360,6 @@ SessionStats Session::stats() const {
 }
 
 bool Session::connected() const {
-  std::lock_guard<std::mutex> Lock(I->M);
   return !I->Closed && I->Transport && !I->Transport->disconnected();
 }
 

@@ -307,10 +307,7 @@ void SocketTransport::endReading(Error Err) {
 
 void SocketTransport::readUntil(function_ref<bool()> Done) {
   assert(Opts.ReadOnDemand && "the reader thread reads everything otherwise");
-  {
-    std::lock_guard<std::mutex> Lock(StateMutex);
-    ++Claims;
-  }
+  ++Claims;
   {
     std::lock_guard<std::mutex> Lock(ReadMutex);
     bool Eof = false;
@@ -320,9 +317,12 @@ void SocketTransport::readUntil(function_ref<bool()> Done) {
         endReading(std::move(Err));
     }
   }
-  std::lock_guard<std::mutex> Lock(StateMutex);
-  if (--Claims == 0 && RepliesDue > 0)
+  // The reader thread waits for RepliesDue > 0 with no claims; senders wake
+  // it when no one claims, the last claimer when replies are due.
+  if (--Claims == 0 && RepliesDue > 0) {
+    std::lock_guard<std::mutex> Lock(StateMutex);
     StateChanged.notify_one();
+  }
 }
 
 void SocketTransport::readLoop() {

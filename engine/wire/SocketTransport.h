@@ -165,15 +165,15 @@ private:
   std::atomic<bool> Sending{false};
   std::atomic<PayloadHandler *> Payloads{nullptr};
   // Whoever reads a message holds ReadMutex: the reader thread, or a caller
-  // in readUntil. The rest says when the reader thread should read (guarded
-  // by StateMutex): EPC replies due, callers reading their own, and whether
-  // reading has ended, and why, for the reader thread, which alone ends the
-  // session.
+  // in readUntil. The rest says when the reader thread should read: EPC
+  // replies due, callers reading their own, and whether reading has ended,
+  // and why, for the reader thread, which alone ends the session (changed
+  // under StateMutex, the counters also read without it).
   std::mutex ReadMutex;
   std::mutex StateMutex;
   std::condition_variable StateChanged;
-  uint64_t RepliesDue = 0;
-  unsigned Claims = 0;
+  std::atomic<uint64_t> RepliesDue{0};
+  std::atomic<unsigned> Claims{0};
   bool Ended = false;
   std::string EndError;
   struct MiFree {
