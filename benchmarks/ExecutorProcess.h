@@ -34,6 +34,8 @@ public:
   ExecutorProcess &operator=(const ExecutorProcess &) = delete;
 
   const std::string &address() const { return Address; }
+  // The listening process; each session is served by a child of it.
+  pid_t pid() const { return Pid; }
 
 private:
   ExecutorProcess(pid_t Pid, int StdoutFd) : Pid(Pid), StdoutFd(StdoutFd) {}

@@ -70,7 +70,14 @@ int serveConnection(int Fd, const std::string &Peer, const ConnectionOptions &Op
   wire::SocketTransport *Transport = nullptr;
   wire::TransportOptions TOpts;
   TOpts.MaxMessageSize = Options.MaxMessageSize;
-  TOpts.OnReaderStart = prepareThreadForCrashes;
+  // Before the first message is read: a fast host may launch right after
+  // the handshake, and a kernel may crash in the first one.
+  TOpts.OnReaderStart = [&Transport, &Options] {
+    prepareThreadForCrashes();
+    armCrashReporter(*Transport);
+    if (!Options.Services.UpstreamOnly)
+      ZeroCopyService::get().attach(*Transport);
+  };
   auto Server = SimpleRemoteEPCServer::Create<wire::SocketTransport>(
       [&](SimpleRemoteEPCServer::Setup &S) { return setup(S, Options); }, Fd, TOpts, &Transport);
   int Status = 0;
@@ -78,9 +85,6 @@ int serveConnection(int Fd, const std::string &Peer, const ConnectionOptions &Op
     errs() << Label << ": setup failed: " << toString(Server.takeError()) << "\n";
     Status = 1;
   } else {
-    armCrashReporter(*Transport);
-    if (!Options.Services.UpstreamOnly)
-      ZeroCopyService::get().attach(*Transport);
     (*Server)->setErrorReporter(
         [&](Error Err) { errs() << Label << ": " << toString(std::move(Err)) << "\n"; });
     if (auto Err = (*Server)->waitForDisconnect()) {

@@ -24,7 +24,10 @@ Expected<std::unique_ptr<CodeLinker>> CodeLinker::Create(ExecutionSession &ES) {
 void CodeLinker::noteReportedError(Error Err) {
   std::string Text = toString(std::move(Err));
   std::lock_guard<std::mutex> Lock(M);
-  Reported = std::move(Text);
+  // Only while linking: a failure reported at another time (a launch's
+  // message refused, say) was returned to its caller and is no link cause.
+  if (Linking > 0)
+    Reported = std::move(Text);
 }
 
 Error CodeLinker::withReportedCause(Error Err) {
@@ -39,6 +42,7 @@ Error CodeLinker::withReportedCause(Error Err) {
 }
 
 Error CodeLinker::linkAll(JITDylib &JD, SymbolLookupSet Syms) {
+  LinkingScope Scope(*this);
   auto Linked = ES.lookup(makeJITDylibSearchOrder(&JD, JITDylibLookupFlags::MatchAllSymbols),
                           std::move(Syms), LookupKind::Static, SymbolState::Ready);
   return Linked ? Error::success() : withReportedCause(Linked.takeError());
@@ -117,6 +121,7 @@ Expected<ExecutorAddr> CodeLinker::lookup(StringRef Object, StringRef Symbol) {
   auto JD = dylibFor(Object);
   if (!JD)
     return JD.takeError();
+  LinkingScope Scope(*this);
   auto Sym = ES.lookup(makeJITDylibSearchOrder(*JD), ES.intern(Symbol));
   if (!Sym)
     return createStringError(

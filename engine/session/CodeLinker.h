@@ -53,6 +53,18 @@ private:
     llvm::orc::ExecutorAddr Addr;
   } Last;
   std::string Reported;
+  unsigned Linking = 0; // lookups in progress that may link
+  struct LinkingScope {
+    CodeLinker &L;
+    explicit LinkingScope(CodeLinker &L) : L(L) {
+      std::lock_guard<std::mutex> Lock(L.M);
+      ++L.Linking;
+    }
+    ~LinkingScope() {
+      std::lock_guard<std::mutex> Lock(L.M);
+      --L.Linking;
+    }
+  };
 };
 
 } // namespace catalyst::remote

@@ -285,6 +285,13 @@ Error Session::Impl::launch(const LaunchCall &Call) {
   auto Inputs = planInputs(Call.Inputs);
   if (!Inputs)
     return Inputs.takeError();
+  uint64_t Request = Active->largestRequest(*Inputs);
+  if (Request > Opts.MaxMessageSize)
+    return createStringError(inconvertibleErrorCode(),
+                             "launch of '%s' needs a message of about %llu bytes; the limit is "
+                             "%llu (SessionOptions::MaxMessageSize)",
+                             Call.Entry.str().c_str(), (unsigned long long)Request,
+                             (unsigned long long)Opts.MaxMessageSize);
   auto Entry = Linker->lookup(Call.Object, Call.Entry);
   if (!Entry)
     return Entry.takeError();

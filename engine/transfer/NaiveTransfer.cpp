@@ -132,6 +132,14 @@ Error freeReturned(Launch &L, ArrayRef<MemrefDesc> Returned, ArrayRef<ExecutorAd
 
 } // namespace
 
+// One input's values per write.
+uint64_t NaiveTransfer::largestRequest(ArrayRef<InputPlan> Inputs) const {
+  uint64_t Largest = 0;
+  for (const InputPlan &In : Inputs)
+    Largest = std::max<uint64_t>(Largest, In.Layout.Bytes);
+  return Largest + 4096;
+}
+
 // User-space copies, counted from the code paths: each write is serialized
 // by the host and copied into place by the executor; each read is
 // serialized by the executor, then copied out of the message, out of the

@@ -27,6 +27,7 @@ public:
   NaiveTransfer(llvm::orc::ExecutorProcessControl &EPC, UpstreamServices S) : EPC(EPC), S(S) {}
 
   const char *name() const override { return "naive"; }
+  uint64_t largestRequest(llvm::ArrayRef<InputPlan> Inputs) const override;
   llvm::Error launch(llvm::orc::ExecutorAddr Entry, llvm::ArrayRef<InputPlan> Inputs,
                      HostOutputs &Outputs, LaunchStats &Stats) override;
 

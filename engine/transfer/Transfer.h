@@ -34,6 +34,9 @@ public:
   // and bytes are counted by the session).
   virtual llvm::Error launch(llvm::orc::ExecutorAddr Entry, llvm::ArrayRef<InputPlan> Inputs,
                              HostOutputs &Outputs, LaunchStats &Stats) = 0;
+  // The largest message this strategy would send for Inputs: the session
+  // refuses a launch whose message could not go, before any traffic.
+  virtual uint64_t largestRequest(llvm::ArrayRef<InputPlan> Inputs) const;
   // Returns what the strategy holds on the executor; called while connected.
   virtual llvm::Error close() { return llvm::Error::success(); }
 };

@@ -125,14 +125,16 @@ Error SocketTransport::sendMessage(SimpleRemoteEPCOpcode OpC, uint64_t SeqNo, Ex
   std::lock_guard<std::mutex> Lock(SendMutex);
   if (Disconnected)
     return createStringError(inconvertibleErrorCode(), "connection already closed");
+  // Counted before the bytes go: a launch that snapshots the counters after
+  // this call started must not be charged for it.
+  if (Call)
+    Requests.fetch_add(1, std::memory_order_relaxed);
   Sending.store(true, std::memory_order_relaxed);
   int Err = sendAll(Fd, Iov, ArgBytes.empty() ? 1 : 2);
   Sending.store(false, std::memory_order_relaxed);
   if (Err)
-    return sysError("sending a message", Err);
+    return lostWhileSending("sending a message", Err);
   Sent.fetch_add(1, std::memory_order_relaxed);
-  if (Call)
-    Requests.fetch_add(1, std::memory_order_relaxed);
   BytesOut.fetch_add(MsgSize, std::memory_order_relaxed);
   return Error::success();
 }
@@ -225,10 +227,12 @@ Error SocketTransport::readMessage(bool &Eof) {
     return Error::success();
   uint64_t MsgSize = support::endian::read64le(H.Bytes);
   uint64_t OpC = support::endian::read64le(H.Bytes + 8);
-  if (MsgSize < HeaderSize || MsgSize > Opts.MaxMessageSize)
+  if (MsgSize < HeaderSize || MsgSize > Opts.MaxMessageSize) {
+    Refused = MsgSize;
     return createStringError(inconvertibleErrorCode(),
                              "peer announced a message of %llu bytes; the limit is %llu",
                              (unsigned long long)MsgSize, (unsigned long long)Opts.MaxMessageSize);
+  }
   if (isPayloadOpcode(OpC))
     return readPayloadMessage(H, MsgSize);
   if (OpC > static_cast<uint64_t>(SimpleRemoteEPCOpcode::LastOpC))
@@ -325,6 +329,46 @@ void SocketTransport::readUntil(function_ref<bool()> Done) {
   }
 }
 
+// The peer announced a message too large to take. Tell it why before going,
+// and take in (and drop) what it is still sending for a while: closing with
+// unread data would reset the connection and lose the explanation.
+// A peer that reset or closed the connection is gone for good: say so to
+// everyone who asks (disconnected()), not only to this sender.
+Error SocketTransport::lostWhileSending(const char *What, int Errno) {
+  if (Errno == EPIPE || Errno == ECONNRESET)
+    disconnect();
+  return sysError(What, Errno);
+}
+
+Error SocketTransport::refuse(Error Why) {
+  std::string Reason = toString(std::move(Why));
+  std::string Frame = encodeHangupFrame(Reason);
+  {
+    std::lock_guard<std::mutex> Lock(SendMutex);
+    iovec V{Frame.data(), Frame.size()};
+    sendAll(Fd, &V, 1); // best effort: the peer may be gone already
+  }
+  ::shutdown(Fd, SHUT_WR);
+  discardFor(Refused, std::chrono::seconds(5));
+  return createStringError(inconvertibleErrorCode(), Reason);
+}
+
+void SocketTransport::discardFor(uint64_t Bytes, std::chrono::milliseconds Limit) {
+  auto Deadline = std::chrono::steady_clock::now() + Limit;
+  char Sink[64 * 1024];
+  while (Bytes > 0) {
+    auto Left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        Deadline - std::chrono::steady_clock::now());
+    pollfd P{Fd, POLLIN, 0};
+    if (Left.count() <= 0 || ::poll(&P, 1, int(Left.count())) <= 0)
+      return;
+    ssize_t N = ::read(Fd, Sink, std::min<uint64_t>(Bytes, sizeof(Sink)));
+    if (N <= 0)
+      return;
+    Bytes -= N;
+  }
+}
+
 void SocketTransport::readLoop() {
   Error Err = waitForFirstMessage();
   bool Eof = false;
@@ -336,6 +380,8 @@ void SocketTransport::readLoop() {
       Err = readMessage(Eof);
     }
   }
+  if (Err && Refused)
+    Err = refuse(std::move(Err));
   disconnect();
   if (PayloadHandler *H = Payloads.load())
     H->disconnected();
@@ -475,14 +521,14 @@ Error SocketTransport::sendWithPayload(PayloadOpcode OpC, uint64_t SeqNo, ArrayR
   std::lock_guard<std::mutex> Lock(SendMutex);
   if (Disconnected)
     return createStringError(inconvertibleErrorCode(), "connection already closed");
+  if (OpC == PayloadOpcode::Launch)
+    Requests.fetch_add(1, std::memory_order_relaxed);
   Sending.store(true, std::memory_order_relaxed);
   int Err = sendParts(Iov, Parts);
   Sending.store(false, std::memory_order_relaxed);
   if (Err)
-    return sysError("sending a payload message", Err);
+    return lostWhileSending("sending a payload message", Err);
   Sent.fetch_add(1, std::memory_order_relaxed);
-  if (OpC == PayloadOpcode::Launch)
-    Requests.fetch_add(1, std::memory_order_relaxed);
   BytesOut.fetch_add(MsgSize, std::memory_order_relaxed);
   return Error::success();
 }

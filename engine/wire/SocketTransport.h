@@ -136,6 +136,9 @@ private:
       : Client(Client), Fd(Fd), Opts(Opts) {}
 
   void readLoop();
+  llvm::Error refuse(llvm::Error Why);
+  void discardFor(uint64_t Bytes, std::chrono::milliseconds Limit);
+  llvm::Error lostWhileSending(const char *What, int Errno);
   llvm::Error readOnDemand(bool &Eof);
   void endReading(llvm::Error Err);
   llvm::Error readMessage(bool &Eof);
@@ -163,6 +166,7 @@ private:
   std::mutex SendMutex;
   std::atomic<bool> Disconnected{false};
   std::atomic<bool> Sending{false};
+  uint64_t Refused = 0; // size of a message refused as too large
   std::atomic<PayloadHandler *> Payloads{nullptr};
   // Whoever reads a message holds ReadMutex: the reader thread, or a caller
   // in readUntil. The rest says when the reader thread should read: EPC

@@ -33,6 +33,7 @@ std::vector<std::string> commandLine(const ExecutorOptions &Options) {
   }
   if (Options.UpstreamOnly)
     Args.push_back("--upstream-only");
+  Args.insert(Args.end(), Options.Args.begin(), Options.Args.end());
   return Args;
 }
 

@@ -23,6 +23,8 @@ struct ExecutorOptions {
   std::vector<std::string> Plugins;
   // Extra NAME=VALUE entries added to the executor's environment.
   std::vector<std::string> Env;
+  // Extra command-line arguments, e.g. {"--max-message", "1"}.
+  std::vector<std::string> Args = {};
 };
 
 class ExecutorProcess {

@@ -1,0 +1,89 @@
+//===- BenchEnv.h - What catalyst-remote-bench's benchmarks share -*- C++ -*-===//
+
+#ifndef CATALYST_REMOTE_BENCH_BENCHENV_H
+#define CATALYST_REMOTE_BENCH_BENCHENV_H
+
+#include "ExecutorProcess.h"
+#include "RawPeer.h"
+#include "catalyst/remote/Session.h"
+
+#include "llvm/ADT/ArrayRef.h"
+
+#include <benchmark/benchmark.h>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace catalyst::remote::bench {
+
+constexpr uint64_t KiB = uint64_t(1) << 10;
+constexpr uint64_t MiB = uint64_t(1) << 20;
+constexpr uint64_t GiB = uint64_t(1) << 30;
+
+// Kernel objects built next to the benchmark (see CMakeLists.txt).
+inline const char *const IdentityKernel = CATALYST_REMOTE_BENCH_KERNEL_DIR "/identity.o";
+inline const char *const ScaleKernel = CATALYST_REMOTE_BENCH_KERNEL_DIR "/scale.o";
+
+using Clock = std::chrono::steady_clock;
+
+inline double secondsSince(Clock::time_point T) {
+  return std::chrono::duration<double>(Clock::now() - T).count();
+}
+
+// A rank-1 memref descriptor; its layout is the same for every element type.
+struct MemrefR1 {
+  void *Allocated;
+  void *Aligned;
+  int64_t Offset;
+  int64_t Sizes[1];
+  int64_t Strides[1];
+};
+
+// Launches Entry of Object on one dense rank-1 input of Elements elements
+// of ElemSize bytes; Out receives the output, which the caller frees.
+llvm::Error launchR1(Session &S, llvm::StringRef Entry, llvm::StringRef Object, void *In,
+                     int64_t Elements, size_t ElemSize, MemrefR1 &Out);
+
+// Members are destroyed bottom-up: sessions close before their executor stops.
+struct BenchEnv {
+  std::unique_ptr<ExecutorProcess> Executor; // null when using a running one
+  std::string Address;
+  std::unique_ptr<RawPeer> Peer;
+  std::map<Strategy, std::unique_ptr<Session>> Sessions;
+
+  // 0 when the executor is not ours to inspect.
+  pid_t executorPid() const { return Executor ? Executor->pid() : 0; }
+};
+
+// The transfer strategies compared, in the order they are reported.
+constexpr Strategy Strategies[] = {Strategy::Naive, Strategy::Batched, Strategy::ZeroCopy};
+
+// A session using Transfer (no fallback accepted) with Objects linked.
+// Outputs come back in malloc'ed buffers, released with free().
+llvm::Expected<std::unique_ptr<Session>> openSession(const std::string &Address, Strategy Transfer,
+                                                     llvm::ArrayRef<const char *> Objects);
+
+// Skips the run and makes the benchmark exit non-zero.
+void fail(benchmark::State &State, llvm::Error Err);
+// Skips the run with a reason; not a failure.
+void skip(benchmark::State &State, const std::string &Why);
+bool anyFailed();
+
+// The median of Samples, taken by value because finding it reorders them.
+double median(std::vector<double> Samples);
+
+void registerTransferBenchmarks(BenchEnv &Env);
+void registerMemoryBenchmarks(BenchEnv &Env);
+
+// The host-memory measurement runs in a fresh process of this binary so no
+// earlier benchmark's memory counts against it: main() hands over to it
+// when argv[1] is HostPeakChildFlag.
+inline const char *const HostPeakChildFlag = "--host-peak-child";
+int runHostPeakChild(int Argc, char **Argv);
+
+} // namespace catalyst::remote::bench
+
+#endif

@@ -1,0 +1,79 @@
+//===- RawPeer.h - The raw loopback link, for comparison --------*- C++ -*-===//
+//
+// A launch's cost is bounded below by moving its bytes over the link. This
+// measures that bound with nothing but TCP: a peer process reads a whole
+// request of a fixed size, then writes a reply of a fixed size, over a
+// TCP_NODELAY loopback connection with blocking reads and writes.
+//
+// The peer is a process of its own, as the executor is: a thread in the
+// benchmark's process would share its address space and scheduling and so
+// flatter the baseline. Sizes are agreed once per connection, so the timed
+// exchanges carry no framing at all.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CATALYST_REMOTE_BENCH_RAWPEER_H
+#define CATALYST_REMOTE_BENCH_RAWPEER_H
+
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <memory>
+#include <netinet/in.h>
+#include <sys/types.h>
+#include <vector>
+
+namespace catalyst::remote::bench {
+
+// One connection to the peer; every exchange has the same two sizes.
+class RawLink {
+public:
+  ~RawLink();
+  RawLink(const RawLink &) = delete;
+  RawLink &operator=(const RawLink &) = delete;
+
+  // Sends request() bytes from Out, then receives reply() bytes into In,
+  // by default a buffer allocated (and touched) once, when the link was made.
+  llvm::Error exchange(const char *Out, char *In = nullptr);
+
+  uint64_t request() const { return Request; }
+  uint64_t reply() const { return Reply; }
+  // What the last exchange received.
+  const std::vector<char> &received() const { return In; }
+
+private:
+  friend class RawPeer;
+  RawLink(int Fd, uint64_t Request, uint64_t Reply);
+
+  int Fd;
+  uint64_t Request, Reply;
+  std::vector<char> In;
+};
+
+class RawPeer {
+public:
+  // Listens on 127.0.0.1 and forks the peer. Call while this process has a
+  // single thread: the child does not exec.
+  static llvm::Expected<std::unique_ptr<RawPeer>> start();
+  // Stops and reaps the peer.
+  ~RawPeer();
+  RawPeer(const RawPeer &) = delete;
+  RawPeer &operator=(const RawPeer &) = delete;
+
+  // A new connection answering Request-byte requests with Reply-byte
+  // replies. The peer serves one connection at a time: destroy a link
+  // before exchanging on the next one.
+  llvm::Expected<std::unique_ptr<RawLink>> connect(uint64_t Request, uint64_t Reply);
+
+  pid_t pid() const { return Pid; }
+
+private:
+  RawPeer(pid_t Pid, sockaddr_in Addr) : Pid(Pid), Addr(Addr) {}
+
+  pid_t Pid;
+  sockaddr_in Addr;
+};
+
+} // namespace catalyst::remote::bench
+
+#endif

@@ -1,0 +1,134 @@
+//===- CopyCountTest.cpp - User-space payload copies, per strategy --------===//
+//
+// Zerocopy moves dense memrefs between memref buffers and the socket without
+// copying a byte in user space on either side; only views that are not
+// dense row-major get packed: inputs by the host, on the fly, outputs by the
+// executor. The counters say exactly how many bytes were copied, so these
+// tests compare them with the bytes of exactly the memrefs that needed it.
+// Batched and naive serialize everything, so they must report copies.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CapiHarness.h"
+
+#include <iterator>
+
+using namespace catalyst::remote::test;
+
+namespace {
+
+catalyst_remote_launch_stats lastLaunch(int64_t Session) {
+  catalyst_remote_stats S{};
+  EXPECT_EQ(__catalyst__remote__stats(Session, &S), 0) << FailureLog::last();
+  return S.last;
+}
+
+uint64_t bytesOf(const Desc &D) {
+  return uint64_t(D.numElements()) * D.elemSize();
+}
+
+// One input through one kernel; which side must pack.
+struct CopyCase {
+  const char *Name;
+  const char *File;
+  const char *Entry;
+  Layout InputLayout;
+  size_t ElemSize;
+  bool HostPacks;     // the input is not dense row-major
+  bool ExecutorPacks; // the kernel returns a view that is not dense row-major
+};
+
+void PrintTo(const CopyCase &C, std::ostream *OS) {
+  *OS << C.Name;
+}
+
+const CopyCase CopyCases[] = {
+    {"DenseInDenseOut", "map", "map_r2_e4", Layout::Dense, 4, false, false},
+    // An offset moves the start; the values are still one contiguous run.
+    {"OffsetInDenseOut", "map", "map_r2_e4", Layout::Offset, 4, false, false},
+    {"TransposedInDenseOut", "map", "map_r2_e4", Layout::Transposed, 4, true, false},
+    {"StridedInDenseOut", "map", "map_r2_e4", Layout::Strided, 4, true, false},
+    {"BroadcastInDenseOut", "map", "map_r2_e4", Layout::Broadcast, 4, true, false},
+    // relayout returns a column-major, every-other-element view.
+    {"DenseInStridedOut", "relayout", "relayout_r2_e4", Layout::Dense, 4, false, true},
+    {"TransposedInStridedOut", "relayout", "relayout_r2_e4", Layout::Transposed, 4, true, true},
+    // reverse returns a view with negative strides.
+    {"DenseInReversedOut", "reverse", "reverse_r2_e8", Layout::Dense, 8, false, true},
+};
+
+class ZeroCopyCopiesTest : public CapiTest, public ::testing::WithParamInterface<CopyCase> {
+protected:
+  void SetUp() override {
+    CapiTest::SetUp();
+    ASSERT_NO_FATAL_FAILURE(startAndOpen(Mode::ZeroCopy));
+    ASSERT_NO_FATAL_FAILURE(sendKernel(GetParam().File));
+  }
+};
+
+TEST_P(ZeroCopyCopiesTest, ExactlyTheNonDenseBytesAreCopied) {
+  const CopyCase &C = GetParam();
+  std::mt19937_64 Rng(3);
+  auto In = makeInput(C.InputLayout, {48, 33}, C.ElemSize, Rng);
+  ASSERT_TRUE(checkLaunch(Session.get(), C.File, C.Entry, {&In->D}, {{2, C.ElemSize}}));
+  // Every kernel here returns as many elements as it was given.
+  uint64_t Bytes = bytesOf(In->D);
+  auto S = lastLaunch(Session.get());
+  EXPECT_EQ(S.host_copy_bytes, C.HostPacks ? Bytes : 0);
+  EXPECT_EQ(S.executor_copy_bytes, C.ExecutorPacks ? Bytes : 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(ZeroCopy, ZeroCopyCopiesTest, ::testing::ValuesIn(CopyCases),
+                         [](const auto &Info) { return std::string(Info.param.Name); });
+
+class ZeroCopyManyInputsTest : public CapiTest {
+protected:
+  void SetUp() override {
+    CapiTest::SetUp();
+    ASSERT_NO_FATAL_FAILURE(startAndOpen(Mode::ZeroCopy));
+    ASSERT_NO_FATAL_FAILURE(sendKernel("concat"));
+  }
+};
+
+// Only the inputs that need packing count, each with its own bytes.
+TEST_F(ZeroCopyManyInputsTest, OnlyNonDenseInputsAreCopied) {
+  std::mt19937_64 Rng(9);
+  const Layout Layouts[] = {Layout::Dense, Layout::Strided, Layout::Offset, Layout::Reversed,
+                            Layout::ZeroSize};
+  std::vector<std::unique_ptr<Input>> Ins;
+  std::vector<Input *> Raw;
+  uint64_t Packed = 0;
+  for (size_t K = 0; K < std::size(Layouts); ++K) {
+    Ins.push_back(makeInput(Layouts[K], {int64_t(1000 + 77 * K)}, 1, Rng));
+    Raw.push_back(Ins.back().get());
+    if (Layouts[K] == Layout::Strided || Layouts[K] == Layout::Reversed)
+      Packed += bytesOf(Ins.back()->D);
+  }
+  ASSERT_GT(Packed, 0u);
+  ASSERT_TRUE(checkLaunch(Session.get(), "concat", "concat_5", inputsOf(Raw), {{1, 1}}));
+  auto S = lastLaunch(Session.get());
+  EXPECT_EQ(S.host_copy_bytes, Packed);
+  EXPECT_EQ(S.executor_copy_bytes, 0u);
+}
+
+// Batched and naive put payloads into messages and take them out again, so
+// each side copies at least every payload byte it handles: the host the
+// input (serializing) and the output (into its buffer), the executor the
+// input (into place) and the output (serializing).
+class SerializingCopiesTest : public ModeTest {};
+
+TEST_P(SerializingCopiesTest, DenseMemrefsAreStillCopied) {
+  ASSERT_NO_FATAL_FAILURE(sendKernel("map"));
+  std::mt19937_64 Rng(5);
+  auto In = makeInput(Layout::Dense, {48, 33}, 4, Rng);
+  ASSERT_TRUE(checkLaunch(Session.get(), "map", "map_r2_e4", {&In->D}, {{2, 4}}));
+  uint64_t InAndOut = 2 * bytesOf(In->D);
+  auto S = lastLaunch(Session.get());
+  EXPECT_GE(S.host_copy_bytes, InAndOut);
+  EXPECT_GE(S.executor_copy_bytes, InAndOut);
+}
+
+const Mode SerializingModes[] = {Mode::Batched, Mode::Naive, Mode::UpstreamOnly};
+INSTANTIATE_TEST_SUITE_P(Serializing, SerializingCopiesTest, ::testing::ValuesIn(SerializingModes),
+                         modeTestName);
+
+} // namespace

@@ -1,0 +1,66 @@
+//===- EngineHarness.h - Driving the C++ session API from tests -*- C++ -*-===//
+//
+// What the engine tests share: opening sessions with given options, error
+// text, launch counters, and concat launches checked byte for byte against
+// the same kernel run locally.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CATALYST_REMOTE_TESTS_ENGINEHARNESS_H
+#define CATALYST_REMOTE_TESTS_ENGINEHARNESS_H
+
+#include "Memref.h"
+#include "catalyst/remote/Session.h"
+
+#include <gtest/gtest.h>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace catalyst::remote::test {
+
+// Opens a session with O, reporting a failure (and returning null) if it
+// cannot.
+std::unique_ptr<Session> openSession(const std::string &Address, const SessionOptions &O = {});
+
+// Opens a session with Transfer set to S, checks that S was granted and
+// that concat.o links.
+std::unique_ptr<Session> openWithConcat(const std::string &Address, Strategy S,
+                                        SessionOptions O = {});
+
+// Expects Err to be an error and returns its text ("" on success).
+std::string errorText(llvm::Error Err);
+
+// One-dimensional byte inputs of the given lengths, randomly filled.
+std::vector<std::unique_ptr<Input>> byteInputs(const std::vector<int64_t> &Lengths,
+                                               std::mt19937_64 &Rng);
+
+// Launches concat_<N> on Ins and compares the output with the local kernel's.
+::testing::AssertionResult concatMatches(Session &S,
+                                         const std::vector<std::unique_ptr<Input>> &Ins);
+
+// Runs concat_0, for which zerocopy reserves no slab. A session's first
+// launch may be charged a request the linker sent just before it (the
+// transport counts a request after writing it); a test that counts the
+// launches after this one is all but certainly clear of that.
+::testing::AssertionResult settle(Session &S);
+
+// 64-byte places, as the slab hands them out: an empty buffer still takes one.
+uint64_t slabPlace(uint64_t Bytes);
+
+// Round trips of a launch with Inputs inputs and one fresh non-empty output
+// once the slab fits: 1 for zerocopy, 3 for batched, 6N + 2 + 7 for naive
+// (tests/capi/RoundTripTest.cpp says why).
+uint64_t steadyTrips(Strategy S, uint64_t Inputs);
+
+const char *strategyTestName(Strategy S);
+
+} // namespace catalyst::remote::test
+
+namespace catalyst::remote {
+// How GoogleTest shows a Strategy parameter; found by argument lookup.
+void PrintTo(Strategy S, std::ostream *OS);
+} // namespace catalyst::remote
+
+#endif

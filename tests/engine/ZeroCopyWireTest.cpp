@@ -1,0 +1,308 @@
+//===- ZeroCopyWireTest.cpp - Hand-written zero-copy launch requests ------===//
+//
+// The executor receives a zero-copy launch's payload straight into the
+// destinations its plan names, so it checks each against the slabs it
+// reserved for the session; a plan that fails the check gets an error reply
+// naming the destination, its payload is drained, and the session goes on.
+// A session never sends such a plan, so these tests speak the protocol
+// themselves: ORC EPC over the project's transport, the zero-copy extension
+// enabled, a slab reserved, map.o linked by the engine's own CodeLinker, and
+// launch plans written by hand.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ExecutorProcess.h"
+#include "Kernels.h"
+#include "Memref.h"
+#include "session/CodeLinker.h"
+#include "session/Connect.h"
+#include "wire/Protocol.h"
+#include "wire/SocketTransport.h"
+
+#include "llvm/ExecutionEngine/Orc/SimpleRemoteEPC.h"
+#include "llvm/ExecutionEngine/Orc/TaskDispatch.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <condition_variable>
+#include <sys/uio.h>
+
+using namespace catalyst::remote;
+using namespace catalyst::remote::test;
+using namespace llvm;
+using namespace llvm::orc;
+
+namespace {
+
+Error failure(const Twine &What) {
+  return createStringError(inconvertibleErrorCode(), What);
+}
+
+// What the executor answered to one launch.
+struct Reply {
+  std::string Error; // empty when the entry ran
+  std::vector<wire::ZeroCopyOutput> Outputs;
+  std::vector<char> Payload; // every output's values, in order
+};
+
+// A zero-copy client with nothing of the engine's transfer code: it sends
+// whatever plan it is given and hands back the reply as it came.
+class RawClient final : public wire::PayloadHandler {
+public:
+  static Expected<std::unique_ptr<RawClient>> connect(const std::string &Address);
+  ~RawClient() override;
+
+  Expected<ExecutorAddr> link(const std::string &File, const std::string &Entry);
+  Expected<ExecutorAddr> reserveSlab(uint64_t Bytes);
+  Error releaseSlab(ExecutorAddr Base);
+  // Sends one launch and waits for its result.
+  Expected<Reply> launch(ExecutorAddr Entry, const std::vector<wire::ZeroCopyInput> &Inputs,
+                         const std::vector<wire::LaunchOutputSpec> &Outputs,
+                         ArrayRef<char> Payload);
+
+  // Called on the transport's reader thread.
+  Expected<std::vector<iovec>> place(wire::PayloadOpcode OpC, uint64_t SeqNo, ArrayRef<char> Plan,
+                                     uint64_t PayloadBytes) override;
+  void finish(wire::PayloadOpcode OpC, uint64_t SeqNo, shared::WrapperFunctionBuffer Plan,
+              Error Err) override;
+  void disconnected() override;
+
+private:
+  RawClient() = default;
+  Error enableZeroCopy();
+  ExecutorProcessControl &epc() { return ES->getExecutorProcessControl(); }
+
+  std::unique_ptr<ExecutionSession> ES;
+  wire::SocketTransport *Transport = nullptr;
+  std::unique_ptr<CodeLinker> Linker;
+  ExecutorAddr Reserve, Release;
+
+  std::mutex M;
+  std::condition_variable Answered;
+  uint64_t Awaited = 0; // the launch in flight
+  bool Done = false;
+  std::string Broken; // why the reply could not be received
+  Reply Current;
+};
+
+Expected<std::unique_ptr<RawClient>> RawClient::connect(const std::string &Address) {
+  auto Fd = connectTcp(Address, std::chrono::seconds(10));
+  if (!Fd)
+    return Fd.takeError();
+  std::unique_ptr<RawClient> C(new RawClient);
+  // Not ReadOnDemand: the transport's reader thread reads every message.
+  wire::TransportOptions TOpts;
+  auto EPC = SimpleRemoteEPC::Create<wire::SocketTransport>(
+      std::make_unique<DynamicThreadPoolTaskDispatcher>(std::nullopt), SimpleRemoteEPC::Setup(),
+      *Fd, TOpts, &C->Transport);
+  if (!EPC)
+    return EPC.takeError();
+  C->ES = std::make_unique<ExecutionSession>(std::move(*EPC));
+  auto L = CodeLinker::Create(*C->ES);
+  if (!L)
+    return L.takeError();
+  C->Linker = std::move(*L);
+  if (auto Err = C->enableZeroCopy())
+    return Err;
+  return C;
+}
+
+Error RawClient::enableZeroCopy() {
+  ExecutorAddr Enable;
+  if (auto Err = epc().getBootstrapSymbols({{Enable, wire::ZeroCopyEnableName},
+                                            {Reserve, wire::SlabReserveName},
+                                            {Release, wire::SlabReleaseName}}))
+    return Err;
+  Transport->setPayloadHandler(this);
+  uint32_t Version = 0;
+  if (auto Err =
+          epc().callSPSWrapper<wire::SPSZeroCopyEnableSig>(Enable, Version, wire::ZeroCopyVersion))
+    return Err;
+  return Version == wire::ZeroCopyVersion
+             ? Error::success()
+             : failure("executor speaks zero-copy version " + Twine(Version));
+}
+
+RawClient::~RawClient() {
+  Transport->setPayloadHandler(nullptr);
+  consumeError(ES->endSession());
+  Linker.reset();
+}
+
+Expected<ExecutorAddr> RawClient::link(const std::string &File, const std::string &Entry) {
+  if (auto Err = Linker->addObject(kernelObject(File)))
+    return Err;
+  return Linker->lookup(File + ".o", remoteEntry(Entry));
+}
+
+Expected<ExecutorAddr> RawClient::reserveSlab(uint64_t Bytes) {
+  Expected<ExecutorAddr> Base((ExecutorAddr()));
+  if (auto Err = epc().callSPSWrapper<wire::SPSSlabReserveSig>(Reserve, Base, Bytes))
+    return Err;
+  return Base;
+}
+
+Error RawClient::releaseSlab(ExecutorAddr Base) {
+  Error Result = Error::success();
+  if (auto Err = epc().callSPSWrapper<wire::SPSSlabReleaseSig>(Release, Result, Base))
+    return joinErrors(std::move(Err), std::move(Result));
+  return Result;
+}
+
+Expected<Reply> RawClient::launch(ExecutorAddr Entry,
+                                  const std::vector<wire::ZeroCopyInput> &Inputs,
+                                  const std::vector<wire::LaunchOutputSpec> &Outputs,
+                                  ArrayRef<char> Payload) {
+  std::vector<char> Plan(wire::SPSZeroCopyPlan::size(Entry, Inputs, Outputs));
+  wire::sps::SPSOutputBuffer OB(Plan.data(), Plan.size());
+  if (!wire::SPSZeroCopyPlan::serialize(OB, Entry, Inputs, Outputs))
+    return failure("cannot encode the plan");
+  uint64_t SeqNo;
+  {
+    std::lock_guard<std::mutex> Lock(M);
+    SeqNo = ++Awaited;
+    Done = false;
+    Broken.clear();
+    Current = Reply();
+  }
+  wire::PayloadPart Part{Payload.data(), Payload.size(), nullptr};
+  if (auto Err = Transport->sendWithPayload(wire::PayloadOpcode::Launch, SeqNo, Plan, Part))
+    return Err;
+  std::unique_lock<std::mutex> Lock(M);
+  if (!Answered.wait_for(Lock, std::chrono::seconds(10), [this] { return Done; }))
+    return failure("no reply within 10 s");
+  if (!Broken.empty())
+    return failure(Broken);
+  return std::move(Current);
+}
+
+Expected<std::vector<iovec>> RawClient::place(wire::PayloadOpcode OpC, uint64_t SeqNo,
+                                              ArrayRef<char> Plan, uint64_t PayloadBytes) {
+  std::lock_guard<std::mutex> Lock(M);
+  if (OpC != wire::PayloadOpcode::LaunchResult || SeqNo != Awaited)
+    return failure("unexpected message " + Twine(SeqNo));
+  uint64_t CopyInNs, KernelNs, CopyOutNs, Copied;
+  wire::sps::SPSInputBuffer IB(Plan.data(), Plan.size());
+  if (!wire::SPSZeroCopyResult::deserialize(IB, Current.Error, Current.Outputs, CopyInNs, KernelNs,
+                                            CopyOutNs, Copied))
+    return failure("undecodable result plan");
+  Current.Payload.resize(PayloadBytes);
+  if (!PayloadBytes)
+    return std::vector<iovec>();
+  return std::vector<iovec>{{Current.Payload.data(), Current.Payload.size()}};
+}
+
+void RawClient::finish(wire::PayloadOpcode, uint64_t, shared::WrapperFunctionBuffer, Error Err) {
+  {
+    std::lock_guard<std::mutex> Lock(M);
+    if (Err)
+      Broken = toString(std::move(Err));
+    Done = true;
+  }
+  Answered.notify_all();
+}
+
+void RawClient::disconnected() {
+  {
+    std::lock_guard<std::mutex> Lock(M);
+    Broken = "the executor closed the connection";
+    Done = true;
+  }
+  Answered.notify_all();
+}
+
+// The executor rounds slabs up to 2 MiB huge pages, so one of exactly 2 MiB
+// ends where it was asked to.
+constexpr uint64_t SlabBytes = 2 << 20;
+
+const std::vector<int32_t> Values = {7, -1, 1 << 30, 42};
+
+class ZeroCopyWireTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    ASSERT_TRUE(Exec.start());
+    auto C = RawClient::connect(Exec.address());
+    ASSERT_TRUE(bool(C)) << toString(C.takeError());
+    Client = std::move(*C);
+    auto E = Client->link("map", "map_r1_e4");
+    ASSERT_TRUE(bool(E)) << toString(E.takeError());
+    Entry = *E;
+    auto B = Client->reserveSlab(SlabBytes);
+    ASSERT_TRUE(bool(B)) << toString(B.takeError());
+    Slab = *B;
+  }
+
+  // map_r1_e4 on Values, which the plan says land at Dest.
+  Expected<Reply> mapAt(ExecutorAddr Dest) {
+    uint64_t Bytes = Values.size() * sizeof(int32_t);
+    std::vector<wire::ZeroCopyInput> Ins = {{4, {int64_t(Values.size())}, Dest, Bytes}};
+    return Client->launch(Entry, Ins, {{1, 4}},
+                          {reinterpret_cast<const char *>(Values.data()), size_t(Bytes)});
+  }
+
+  ExecutorProcess Exec;
+  std::unique_ptr<RawClient> Client;
+  ExecutorAddr Entry, Slab;
+};
+
+// The values map_r1_e4 computes from Values, run here.
+std::vector<char> expectedMap() {
+  auto In = makeDenseInput<int32_t>({int64_t(Values.size())}, Values);
+  Desc Out(1, 4);
+  void *Av[] = {In->D.data()};
+  hostEntry("map", "map_r1_e4")(Out.data(), Av);
+  auto Bytes = Out.values();
+  std::free(Out.allocated());
+  return std::vector<char>(Bytes.begin(), Bytes.end());
+}
+
+::testing::AssertionResult ranCorrectly(Expected<Reply> R) {
+  if (!R)
+    return ::testing::AssertionFailure() << toString(R.takeError());
+  if (!R->Error.empty())
+    return ::testing::AssertionFailure() << "error reply: " << R->Error;
+  std::vector<int64_t> Shape = {int64_t(Values.size())};
+  if (R->Outputs.size() != 1 || std::get<0>(R->Outputs[0]) != Shape)
+    return ::testing::AssertionFailure() << "wrong output shapes";
+  if (R->Payload != expectedMap())
+    return ::testing::AssertionFailure() << "output values differ from the local kernel's";
+  return ::testing::AssertionSuccess();
+}
+
+// Expects an error reply naming Dest, and nothing else in it.
+::testing::AssertionResult refused(Expected<Reply> R, ExecutorAddr Dest) {
+  if (!R)
+    return ::testing::AssertionFailure() << "no reply: " << toString(R.takeError());
+  std::string Named = "input 0: destination " + formatv("{0:x}", Dest.getValue()).str() +
+                      " (16 bytes) is outside this session's slabs";
+  if (R->Error.find(Named) == std::string::npos)
+    return ::testing::AssertionFailure()
+           << "error '" << R->Error << "' should say '" << Named << "'";
+  if (!R->Outputs.empty() || !R->Payload.empty())
+    return ::testing::AssertionFailure() << "an error reply carries no outputs";
+  return ::testing::AssertionSuccess();
+}
+
+TEST_F(ZeroCopyWireTest, LaunchesIntoTheSlabRun) {
+  EXPECT_TRUE(ranCorrectly(mapAt(Slab)));
+  EXPECT_TRUE(ranCorrectly(mapAt(Slab + (SlabBytes - 16)))) << "the last 16 bytes of the slab";
+}
+
+// Each bad request is answered, and a good one right after it runs: the
+// executor drained the refused payload and kept the stream framed.
+TEST_F(ZeroCopyWireTest, DestinationsOutsideTheSlabsAreRefusedAndTheSessionGoesOn) {
+  auto Released = Client->reserveSlab(SlabBytes);
+  ASSERT_TRUE(bool(Released)) << toString(Released.takeError());
+  ASSERT_FALSE(static_cast<bool>(Client->releaseSlab(*Released)));
+  const std::pair<const char *, ExecutorAddr> Bad[] = {
+      {"far below any slab", ExecutorAddr(0x1000)},
+      {"straddling the slab's end", Slab + (SlabBytes - 8)},
+      {"in a released slab", *Released},
+  };
+  for (auto &[What, Dest] : Bad) {
+    SCOPED_TRACE(What);
+    EXPECT_TRUE(refused(mapAt(Dest), Dest));
+    EXPECT_TRUE(ranCorrectly(mapAt(Slab)));
+  }
+}
+
+} // namespace
