@@ -11,6 +11,7 @@
 #include "CodeLinker.h"
 #include "Connect.h"
 #include "LaunchQueue.h"
+#include "TaskPool.h"
 
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ExecutionEngine/Orc/MapperJITLinkMemoryManager.h"
@@ -129,9 +130,8 @@ Error Session::Impl::connect() {
   TOpts.MaxMessageSize = Opts.MaxMessageSize;
   TOpts.FirstMessageTimeout = Opts.HandshakeTimeout;
   TOpts.ReadOnDemand = true;
-  auto EPC = SimpleRemoteEPC::Create<wire::SocketTransport>(
-      std::make_unique<DynamicThreadPoolTaskDispatcher>(std::nullopt), std::move(S), *Fd, TOpts,
-      &Transport);
+  auto EPC = SimpleRemoteEPC::Create<wire::SocketTransport>(std::make_unique<TaskPool>(),
+                                                            std::move(S), *Fd, TOpts, &Transport);
   if (!EPC)
     return createStringError(inconvertibleErrorCode(), "handshake with %s failed: %s",
                              Address.c_str(), toString(EPC.takeError()).c_str());

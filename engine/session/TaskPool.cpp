@@ -1,0 +1,58 @@
+//===- TaskPool.cpp - The host's ORC tasks on long-lived threads ----------===//
+
+#include "TaskPool.h"
+
+namespace catalyst::remote {
+
+TaskPool::~TaskPool() {
+  shutdown();
+}
+
+void TaskPool::dispatch(std::unique_ptr<llvm::orc::Task> T) {
+  std::unique_lock<std::mutex> Lock(M);
+  if (Stopping) {
+    // ORC may still complete calls while the session ends; run them here.
+    Lock.unlock();
+    T->run();
+    return;
+  }
+  Queue.push_back(std::move(T));
+  if (Idle == 0)
+    Threads.emplace_back([this] { run(); });
+  else
+    Ready.notify_one();
+}
+
+void TaskPool::shutdown() {
+  std::vector<std::thread> Joining;
+  {
+    std::lock_guard<std::mutex> Lock(M);
+    Stopping = true;
+    Joining.swap(Threads);
+  }
+  Ready.notify_all();
+  for (auto &T : Joining)
+    if (T.get_id() != std::this_thread::get_id())
+      T.join();
+    else
+      T.detach();
+}
+
+void TaskPool::run() {
+  std::unique_lock<std::mutex> Lock(M);
+  for (;;) {
+    ++Idle;
+    Ready.wait(Lock, [this] { return Stopping || !Queue.empty(); });
+    --Idle;
+    if (Queue.empty())
+      return;
+    auto T = std::move(Queue.front());
+    Queue.pop_front();
+    Lock.unlock();
+    T->run();
+    T.reset();
+    Lock.lock();
+  }
+}
+
+} // namespace catalyst::remote

@@ -1,0 +1,46 @@
+//===- TaskPool.h - The host's ORC tasks on long-lived threads --*- C++ -*-===//
+//
+// ORC runs the completion of every asynchronous EPC call, and every
+// materialization, as a task. Its DynamicThreadPoolTaskDispatcher starts a
+// thread for each, which costs more than a loopback round trip; the batched
+// and naive strategies make several such calls per launch. Here threads are
+// kept once started. A task may block waiting for another, so a task never
+// waits for a thread: when none is idle, another one starts.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CATALYST_REMOTE_SESSION_TASKPOOL_H
+#define CATALYST_REMOTE_SESSION_TASKPOOL_H
+
+#include "llvm/ExecutionEngine/Orc/TaskDispatch.h"
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace catalyst::remote {
+
+class TaskPool final : public llvm::orc::TaskDispatcher {
+public:
+  ~TaskPool() override;
+
+  void dispatch(std::unique_ptr<llvm::orc::Task> T) override;
+  // Runs what is queued and stops the threads.
+  void shutdown() override;
+
+private:
+  void run();
+
+  std::mutex M;
+  std::condition_variable Ready;
+  std::deque<std::unique_ptr<llvm::orc::Task>> Queue;
+  std::vector<std::thread> Threads;
+  size_t Idle = 0;
+  bool Stopping = false;
+};
+
+} // namespace catalyst::remote
+
+#endif
