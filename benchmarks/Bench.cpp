@@ -1,27 +1,49 @@
 //===- Bench.cpp - catalyst-remote-bench: launches against the raw link ---===//
 //
 // Measures launches through each transfer strategy next to raw TCP
-// exchanges of the same bytes with a peer process, and what launches cost
-// in resident memory on the host and on the executor.
+// exchanges of the same bytes with a peer process, launches fanned out to
+// several executors, and what launches cost in resident memory on the host
+// and on the executor.
+//
+// Usage:
+//   catalyst-remote-bench [--quick|--full] [BENCHMARK_FLAGS...]
+//       without --benchmark_filter, the default preset runs; --quick and
+//       --full pick the other two (TransferBench.cpp describes them)
+//   catalyst-remote-bench --list-presets
+//       one "NAME REGEX" line per preset
+//   catalyst-remote-bench --raw-peer-serve HOST:PORT
+//       only the raw TCP peer, until killed, for CATALYST_REMOTE_RAW_PEER
+//       (port 0: any; the first stdout line tells where it listens)
 //
 // Environment:
 //   CATALYST_REMOTE_EXECUTOR  executor binary to start (default: the built one)
-//   CATALYST_REMOTE_ADDRESS   host:port of a running executor to use instead
-//                             (the raw peer still runs on loopback, and the
-//                             executor's memory is then not measured)
+//   CATALYST_REMOTE_ADDRESS   host:port[,host:port...] of running executors to
+//                             use instead: the first for the launch and memory
+//                             benchmarks (whose executor figures are then not
+//                             measured), the first K for a K-executor fan-out
+//                             when it lists that many
+//   CATALYST_REMOTE_RAW_PEER  host:port of a raw peer to measure the raw
+//                             baselines against, instead of one forked on
+//                             127.0.0.1
+//   CATALYST_REMOTE_LINK      a name for the link, kept in the results'
+//                             context as "link"
 //   CATALYST_REMOTE_BENCH_PIN split (default), same or none: see Pinning.h
 //
 //===----------------------------------------------------------------------===//
 
 #include "BenchEnv.h"
 #include "Pinning.h"
+#include "ProcStatus.h"
 
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
+#include <optional>
 
 using namespace llvm;
 
@@ -41,6 +63,16 @@ void fail(benchmark::State &State, Error Err) {
 
 void skip(benchmark::State &State, const std::string &Why) {
   State.SkipWithError(Why.c_str());
+}
+
+bool skipUnlessMemory(benchmark::State &State, uint64_t Needed, const std::string &What) {
+  auto Avail = memAvailable();
+  if (Avail && *Avail >= Needed)
+    return false;
+  skip(State, "skipped: MemAvailable is " +
+                  (Avail ? std::to_string(*Avail >> 20) + " MiB" : "unknown") + ", " + What +
+                  " needs about " + std::to_string(Needed >> 20) + " MiB");
+  return true;
 }
 
 bool anyFailed() {
@@ -87,6 +119,46 @@ Expected<std::unique_ptr<Session>> openSession(const std::string &Address, Strat
   return S;
 }
 
+namespace {
+
+Expected<std::unique_ptr<ExecutorProcess>> startLocalExecutor(const BenchEnv &Env) {
+  if (Env.ExecutorPath.empty())
+    return createStringError(inconvertibleErrorCode(),
+                             "built without catalyst-remote-executor: set "
+                             "CATALYST_REMOTE_EXECUTOR or CATALYST_REMOTE_ADDRESS");
+  auto P = ExecutorProcess::start(Env.ExecutorPath, std::chrono::seconds(10));
+  if (!P)
+    return P.takeError();
+  // Its connection processes are forked from it later and inherit its CPU.
+  if (Env.Pins.How != CpuPlan::None)
+    if (auto Err = pinTo((*P)->pid(), Env.Pins.Peers))
+      return Err;
+  return P;
+}
+
+} // namespace
+
+Expected<std::vector<std::string>> executorsFor(BenchEnv &Env, unsigned K, bool &Local) {
+  Local = Env.Given.size() < K;
+  if (!Local)
+    return std::vector<std::string>(Env.Given.begin(), Env.Given.begin() + K);
+  // Given executors and local ones are not mixed in one measurement.
+  std::vector<std::string> Addresses;
+  if (Env.Executor)
+    Addresses.push_back(Env.Executor->address());
+  for (auto &E : Env.Extra)
+    if (Addresses.size() < K)
+      Addresses.push_back(E->address());
+  while (Addresses.size() < K) {
+    auto P = startLocalExecutor(Env);
+    if (!P)
+      return P.takeError();
+    Addresses.push_back((*P)->address());
+    Env.Extra.push_back(std::move(*P));
+  }
+  return Addresses;
+}
+
 } // namespace catalyst::remote::bench
 
 using namespace catalyst::remote;
@@ -94,18 +166,36 @@ using namespace catalyst::remote::bench;
 
 namespace {
 
+constexpr const char *RawPeerServeFlag = "--raw-peer-serve";
+
+// CATALYST_REMOTE_ADDRESS split at commas; unset or empty: none.
+Expected<std::vector<std::string>> givenAddresses() {
+  const char *Value = std::getenv("CATALYST_REMOTE_ADDRESS");
+  std::vector<std::string> Addresses;
+  if (!Value || !*Value)
+    return Addresses;
+  SmallVector<StringRef, 4> Parts;
+  StringRef(Value).split(Parts, ',');
+  for (StringRef Part : Parts) {
+    if (Part.trim().empty())
+      return createStringError(inconvertibleErrorCode(),
+                               "CATALYST_REMOTE_ADDRESS '%s' has an empty entry", Value);
+    Addresses.push_back(Part.trim().str());
+  }
+  return Addresses;
+}
+
+std::string executorPath() {
+  const char *Path = std::getenv("CATALYST_REMOTE_EXECUTOR");
+  return Path ? Path : CATALYST_REMOTE_EXECUTOR_PATH;
+}
+
 Error startExecutor(BenchEnv &Env) {
-  if (const char *Addr = std::getenv("CATALYST_REMOTE_ADDRESS")) {
-    Env.Address = Addr;
+  if (!Env.Given.empty()) {
+    Env.Address = Env.Given.front();
     return Error::success();
   }
-  const char *Path = std::getenv("CATALYST_REMOTE_EXECUTOR");
-  std::string Exe = Path ? Path : CATALYST_REMOTE_EXECUTOR_PATH;
-  if (Exe.empty())
-    return createStringError(inconvertibleErrorCode(),
-                             "built without catalyst-remote-executor: set "
-                             "CATALYST_REMOTE_EXECUTOR or CATALYST_REMOTE_ADDRESS");
-  auto P = ExecutorProcess::start(Exe, std::chrono::seconds(10));
+  auto P = startLocalExecutor(Env);
   if (!P)
     return P.takeError();
   Env.Executor = std::move(*P);
@@ -113,41 +203,66 @@ Error startExecutor(BenchEnv &Env) {
   return Error::success();
 }
 
-// Children inherit the affinity they start with, and the executor's
-// connection processes are forked from it later: pinning it pins them.
-Error pinHelpers(const BenchEnv &Env, const CpuPlan &Plan) {
-  if (Plan.How == CpuPlan::None)
+// Call while this process has one thread: a local peer is a plain fork.
+Error startPeer(BenchEnv &Env) {
+  if (const char *Remote = std::getenv("CATALYST_REMOTE_RAW_PEER")) {
+    auto Peer = RawPeer::attach(Remote);
+    if (!Peer)
+      return Peer.takeError();
+    Env.Peer = std::move(*Peer);
     return Error::success();
-  if (auto Err = pinTo(Env.Peer->pid(), Plan.Peers))
-    return Err;
-  return Env.Executor ? pinTo(Env.Executor->pid(), Plan.Peers) : Error::success();
+  }
+  auto Peer = RawPeer::start();
+  if (!Peer)
+    return Peer.takeError();
+  Env.Peer = std::move(*Peer);
+  return Env.Pins.How == CpuPlan::None ? Error::success() : pinTo(Env.Peer->pid(), Env.Pins.Peers);
+}
+
+// Where the figures were taken, in the JSON's context.
+void describeLinks(const BenchEnv &Env) {
+  // Only processes this benchmark started are placed.
+  bool Outside = !Env.Given.empty() || !Env.Peer->pid();
+  benchmark::AddCustomContext("pinning",
+                              describe(Env.Pins) + (Env.Pins.How != CpuPlan::None && Outside
+                                                        ? " (only those this benchmark started)"
+                                                        : ""));
+  benchmark::AddCustomContext("executor", Env.Address);
+  if (Env.Given.size() > 1)
+    benchmark::AddCustomContext("executor_addresses", std::getenv("CATALYST_REMOTE_ADDRESS"));
+  benchmark::AddCustomContext("raw_peer", Env.Peer->pid()
+                                              ? "a forked process on 127.0.0.1, TCP_NODELAY"
+                                              : Env.Peer->address() +
+                                                    " (CATALYST_REMOTE_RAW_PEER), TCP_NODELAY");
+  const char *Link = std::getenv("CATALYST_REMOTE_LINK");
+  bool AllLocal = Env.Given.empty() && Env.Peer->pid();
+  benchmark::AddCustomContext("link", Link && *Link ? Link : AllLocal ? "loopback" : "unnamed");
 }
 
 Error setUp(BenchEnv &Env) {
   auto Plan = planCpus();
   if (!Plan)
     return Plan.takeError();
-  if (Plan->How != CpuPlan::None)
-    if (auto Err = pinTo(0, Plan->Bench))
+  Env.Pins = *Plan;
+  auto Given = givenAddresses();
+  if (!Given)
+    return Given.takeError();
+  Env.Given = std::move(*Given);
+  Env.ExecutorPath = executorPath();
+  if (Env.Pins.How != CpuPlan::None)
+    if (auto Err = pinTo(0, Env.Pins.Bench))
       return Err;
-  // Then, while this process has one thread: the peer is a plain fork.
-  auto Peer = RawPeer::start();
-  if (!Peer)
-    return Peer.takeError();
-  Env.Peer = std::move(*Peer);
+  if (auto Err = startPeer(Env))
+    return Err;
   if (auto Err = startExecutor(Env))
     return Err;
-  if (auto Err = pinHelpers(Env, *Plan))
-    return Err;
-  benchmark::AddCustomContext("pinning", describe(*Plan));
+  describeLinks(Env);
   for (Strategy S : Strategies) {
-    auto Opened = openSession(Env.Address, S, {IdentityKernel});
+    auto Opened = openSession(Env.Address, S, {ForwardKernel});
     if (!Opened)
       return Opened.takeError();
     Env.Sessions[S] = std::move(*Opened);
   }
-  benchmark::AddCustomContext("executor", Env.Address);
-  benchmark::AddCustomContext("raw_peer", "a forked process on 127.0.0.1, TCP_NODELAY");
   return Error::success();
 }
 
@@ -156,6 +271,13 @@ Error closeSessions(BenchEnv &Env) {
   for (auto &[Strat, S] : Env.Sessions)
     Err = joinErrors(std::move(Err), S->close());
   return Err;
+}
+
+bool hasArg(int argc, char **argv, StringRef Flag) {
+  for (int I = 1; I < argc; ++I)
+    if (Flag == argv[I])
+      return true;
+  return false;
 }
 
 // Listing the benchmarks (as tools/bench does to show progress) needs no
@@ -170,17 +292,93 @@ bool onlyListing(int argc, char **argv) {
   return false;
 }
 
+// Takes --quick or --full out of argv, before Google Benchmark sees them.
+Expected<const Preset *> takePresetFlag(int &argc, char **argv) {
+  const Preset *Asked = nullptr;
+  int Kept = 1;
+  for (int I = 1; I < argc; ++I) {
+    StringRef Arg(argv[I]);
+    const Preset *This = nullptr;
+    for (const Preset &P : presets())
+      if (Arg == "--" + std::string(P.Name) && &P != &defaultPreset())
+        This = &P;
+    if (This && Asked && This != Asked)
+      return createStringError(inconvertibleErrorCode(), "--quick and --full: give one");
+    Asked = This ? This : Asked;
+    if (!This)
+      argv[Kept++] = argv[I];
+  }
+  argc = Kept;
+  argv[argc] = nullptr;
+  return Asked;
+}
+
+// After Initialize: no filter means the asked-for or default preset; a
+// filter and a preset flag must agree. Returns the preset's name, or
+// "custom".
+Expected<std::string> applyPreset(const Preset *Asked) {
+  std::string Filter = benchmark::GetBenchmarkFilter();
+  if (Filter.empty()) {
+    const Preset &P = Asked ? *Asked : defaultPreset();
+    benchmark::SetBenchmarkFilter(P.Filter);
+    return std::string(P.Name);
+  }
+  if (Asked && Filter != Asked->Filter)
+    return createStringError(inconvertibleErrorCode(),
+                             "--%s and --benchmark_filter select different benchmarks: give one",
+                             Asked->Name);
+  for (const Preset &P : presets())
+    if (Filter == P.Filter)
+      return std::string(P.Name);
+  return std::string("custom");
+}
+
+int serveMode(int argc, char **argv) {
+  if (argc != 3) {
+    errs() << "usage: catalyst-remote-bench " << RawPeerServeFlag << " HOST:PORT\n";
+    return 2;
+  }
+  return serveRawPeer(argv[2]);
+}
+
+// Parses the command line; returns an exit status when there is nothing
+// to run.
+std::optional<int> initialize(int &argc, char **argv) {
+  if (hasArg(argc, argv, "--list-presets")) {
+    printPresets(outs());
+    return 0;
+  }
+  auto Asked = takePresetFlag(argc, argv);
+  if (!Asked) {
+    errs() << "catalyst-remote-bench: " << toString(Asked.takeError()) << "\n";
+    return 2;
+  }
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv))
+    return 2;
+  auto Name = applyPreset(*Asked);
+  if (!Name) {
+    errs() << "catalyst-remote-bench: " << toString(Name.takeError()) << "\n";
+    return 2;
+  }
+  benchmark::AddCustomContext("preset", *Name);
+  benchmark::AddCustomContext("benchmark_filter", benchmark::GetBenchmarkFilter());
+  return std::nullopt;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   if (argc > 1 && StringRef(argv[1]) == HostPeakChildFlag)
     return runHostPeakChild(argc, argv);
+  if (argc > 1 && StringRef(argv[1]) == RawPeerServeFlag)
+    return serveMode(argc, argv);
   bool Listing = onlyListing(argc, argv);
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv))
-    return 2;
+  if (auto Status = initialize(argc, argv))
+    return *Status;
   BenchEnv Env;
   registerTransferBenchmarks(Env);
+  registerFanoutBenchmarks(Env);
   registerMemoryBenchmarks(Env);
   if (Listing) {
     benchmark::RunSpecifiedBenchmarks();

@@ -4,10 +4,12 @@
 #define CATALYST_REMOTE_BENCH_BENCHENV_H
 
 #include "ExecutorProcess.h"
+#include "Pinning.h"
 #include "RawPeer.h"
 #include "catalyst/remote/Session.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <benchmark/benchmark.h>
 #include <chrono>
@@ -26,6 +28,7 @@ constexpr uint64_t GiB = uint64_t(1) << 30;
 // Kernel objects built next to the benchmark (see CMakeLists.txt).
 inline const char *const IdentityKernel = CATALYST_REMOTE_BENCH_KERNEL_DIR "/identity.o";
 inline const char *const ScaleKernel = CATALYST_REMOTE_BENCH_KERNEL_DIR "/scale.o";
+inline const char *const ForwardKernel = CATALYST_REMOTE_BENCH_KERNEL_DIR "/forward.o";
 
 using Clock = std::chrono::steady_clock;
 
@@ -49,14 +52,28 @@ llvm::Error launchR1(Session &S, llvm::StringRef Entry, llvm::StringRef Object, 
 
 // Members are destroyed bottom-up: sessions close before their executor stops.
 struct BenchEnv {
+  CpuPlan Pins;
+  // Executor binary for the executors this benchmark starts; empty when it
+  // was built without one and CATALYST_REMOTE_EXECUTOR is unset.
+  std::string ExecutorPath;
+  // CATALYST_REMOTE_ADDRESS, split at commas; empty when we start our own.
+  std::vector<std::string> Given;
   std::unique_ptr<ExecutorProcess> Executor; // null when using a running one
+  // The executor the launch and memory benchmarks use.
   std::string Address;
+  // More executors on loopback, started when a fan-out needs them.
+  std::vector<std::unique_ptr<ExecutorProcess>> Extra;
   std::unique_ptr<RawPeer> Peer;
   std::map<Strategy, std::unique_ptr<Session>> Sessions;
 
   // 0 when the executor is not ours to inspect.
   pid_t executorPid() const { return Executor ? Executor->pid() : 0; }
 };
+
+// Addresses of K distinct executors: the first K given ones when
+// CATALYST_REMOTE_ADDRESS lists that many, else K on loopback, started and
+// placed (see Pinning.h) as the first one was. Local says which.
+llvm::Expected<std::vector<std::string>> executorsFor(BenchEnv &Env, unsigned K, bool &Local);
 
 // The transfer strategies compared, in the order they are reported.
 constexpr Strategy Strategies[] = {Strategy::Naive, Strategy::Batched, Strategy::ZeroCopy};
@@ -76,7 +93,23 @@ bool anyFailed();
 double median(std::vector<double> Samples);
 
 void registerTransferBenchmarks(BenchEnv &Env);
+void registerFanoutBenchmarks(BenchEnv &Env);
 void registerMemoryBenchmarks(BenchEnv &Env);
+
+// Which benchmarks run without --benchmark_filter (TransferBench.cpp
+// documents the regexes and what each set takes).
+struct Preset {
+  const char *Name;   // quick, default, full
+  const char *Filter; // a --benchmark_filter regex
+};
+llvm::ArrayRef<Preset> presets();
+const Preset &defaultPreset();
+// One "NAME REGEX" line per preset.
+void printPresets(llvm::raw_ostream &OS);
+
+// Skips the run unless MemAvailable is at least Needed bytes; says so in
+// the results. Returns true when it skipped.
+bool skipUnlessMemory(benchmark::State &State, uint64_t Needed, const std::string &What);
 
 // The host-memory measurement runs in a fresh process of this binary so no
 // earlier benchmark's memory counts against it: main() hands over to it

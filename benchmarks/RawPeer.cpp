@@ -1,6 +1,8 @@
-//===- RawPeer.cpp - The raw loopback link, for comparison ----------------===//
+//===- RawPeer.cpp - The raw TCP link, for comparison ---------------------===//
 
 #include "RawPeer.h"
+
+#include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
 #include <arpa/inet.h>
@@ -8,6 +10,8 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <netdb.h>
+#include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -60,17 +64,59 @@ void noDelay(int Fd) {
   ::setsockopt(Fd, IPPROTO_TCP, TCP_NODELAY, &One, sizeof(One));
 }
 
-Expected<int> listenLoopback(sockaddr_in &Addr) {
-  int Fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+// "host:port" or "[v6]:port" into its two parts.
+Expected<std::pair<std::string, std::string>> splitHostPort(const std::string &HostPort) {
+  size_t Colon = HostPort.rfind(':');
+  if (Colon == std::string::npos || Colon == 0 || Colon + 1 == HostPort.size())
+    return createStringError(inconvertibleErrorCode(), "'%s' is not HOST:PORT", HostPort.c_str());
+  std::string Host = HostPort.substr(0, Colon);
+  if (Host.size() > 2 && Host.front() == '[' && Host.back() == ']')
+    Host = Host.substr(1, Host.size() - 2);
+  return std::make_pair(Host, HostPort.substr(Colon + 1));
+}
+
+// The first address HostPort resolves to; Passive for one to listen on.
+Expected<std::pair<sockaddr_storage, socklen_t>> resolve(const std::string &HostPort,
+                                                         bool Passive) {
+  auto Parts = splitHostPort(HostPort);
+  if (!Parts)
+    return Parts.takeError();
+  addrinfo Hints{};
+  Hints.ai_family = AF_UNSPEC;
+  Hints.ai_socktype = SOCK_STREAM;
+  Hints.ai_flags = Passive ? AI_PASSIVE : 0;
+  addrinfo *Found = nullptr;
+  int Rc = ::getaddrinfo(Parts->first.c_str(), Parts->second.c_str(), &Hints, &Found);
+  if (Rc != 0)
+    return createStringError(inconvertibleErrorCode(), "cannot resolve '%s': %s", HostPort.c_str(),
+                             gai_strerror(Rc));
+  sockaddr_storage Addr{};
+  std::memcpy(&Addr, Found->ai_addr, Found->ai_addrlen);
+  socklen_t Len = Found->ai_addrlen;
+  ::freeaddrinfo(Found);
+  return std::make_pair(Addr, Len);
+}
+
+std::string numericAddress(const sockaddr_storage &Addr, socklen_t Len) {
+  char Host[NI_MAXHOST], Port[NI_MAXSERV];
+  if (::getnameinfo(reinterpret_cast<const sockaddr *>(&Addr), Len, Host, sizeof(Host), Port,
+                    sizeof(Port), NI_NUMERICHOST | NI_NUMERICSERV) != 0)
+    return "?";
+  bool V6 = Addr.ss_family == AF_INET6;
+  return (V6 ? "[" : "") + std::string(Host) + (V6 ? "]:" : ":") + Port;
+}
+
+// Binds Addr (port 0: any) and listens; Addr becomes the bound address.
+// SO_REUSEADDR lets a standalone peer restart on its port at once.
+Expected<int> listenOn(sockaddr_storage &Addr, socklen_t &Len) {
+  int Fd = ::socket(Addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (Fd < 0)
     return sysError("socket");
-  Addr = {};
-  Addr.sin_family = AF_INET;
-  Addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t Len = sizeof(Addr);
-  if (::bind(Fd, reinterpret_cast<sockaddr *>(&Addr), sizeof(Addr)) != 0 || ::listen(Fd, 4) != 0 ||
+  int One = 1;
+  ::setsockopt(Fd, SOL_SOCKET, SO_REUSEADDR, &One, sizeof(One));
+  if (::bind(Fd, reinterpret_cast<sockaddr *>(&Addr), Len) != 0 || ::listen(Fd, 4) != 0 ||
       ::getsockname(Fd, reinterpret_cast<sockaddr *>(&Addr), &Len) != 0) {
-    Error Err = sysError("listen on 127.0.0.1");
+    Error Err = sysError("listen on " + numericAddress(Addr, Len));
     ::close(Fd);
     return Err;
   }
@@ -94,28 +140,38 @@ void serveLink(int Fd) {
   std::free(Buf);
 }
 
-[[noreturn]] void runPeer(int Listener, pid_t Parent) {
-  // Ends with the benchmark, however the benchmark ends.
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (::getppid() != Parent)
-    ::_exit(0);
+// Links one after another, each to its end; returns when accept fails.
+void serveLinks(int Listener) {
   for (;;) {
     int Fd = ::accept4(Listener, nullptr, nullptr, SOCK_CLOEXEC);
     if (Fd < 0 && errno == EINTR)
       continue;
     if (Fd < 0)
-      ::_exit(1);
+      return;
     noDelay(Fd);
     serveLink(Fd);
     ::close(Fd);
   }
 }
 
+[[noreturn]] void runPeer(int Listener, pid_t Parent) {
+  // Ends with the benchmark, however the benchmark ends.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != Parent)
+    ::_exit(0);
+  serveLinks(Listener);
+  ::_exit(1);
+}
+
 } // namespace
 
 Expected<std::unique_ptr<RawPeer>> RawPeer::start() {
-  sockaddr_in Addr;
-  auto Listener = listenLoopback(Addr);
+  sockaddr_storage Addr{};
+  auto &In = reinterpret_cast<sockaddr_in &>(Addr);
+  In.sin_family = AF_INET;
+  In.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t Len = sizeof(sockaddr_in);
+  auto Listener = listenOn(Addr, Len);
   if (!Listener)
     return Listener.takeError();
   pid_t Parent = ::getpid();
@@ -126,26 +182,59 @@ Expected<std::unique_ptr<RawPeer>> RawPeer::start() {
   ::close(*Listener);
   if (Err)
     return Err;
-  return std::unique_ptr<RawPeer>(new RawPeer(Pid, Addr));
+  return std::unique_ptr<RawPeer>(new RawPeer(Pid, Addr, Len));
+}
+
+Expected<std::unique_ptr<RawPeer>> RawPeer::attach(const std::string &HostPort) {
+  auto Addr = resolve(HostPort, /*Passive=*/false);
+  if (!Addr)
+    return Addr.takeError();
+  return std::unique_ptr<RawPeer>(new RawPeer(0, Addr->first, Addr->second));
 }
 
 RawPeer::~RawPeer() {
+  if (Pid <= 0)
+    return;
   ::kill(Pid, SIGKILL);
   ::waitpid(Pid, nullptr, 0);
 }
 
+std::string RawPeer::address() const {
+  return numericAddress(Addr, AddrLen);
+}
+
 Expected<std::unique_ptr<RawLink>> RawPeer::connect(uint64_t Request, uint64_t Reply) {
-  int Fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int Fd = ::socket(Addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (Fd < 0)
     return sysError("socket");
   std::unique_ptr<RawLink> L(new RawLink(Fd, Request, Reply));
-  if (::connect(Fd, reinterpret_cast<const sockaddr *>(&Addr), sizeof(Addr)) != 0)
-    return sysError("connect to the raw TCP peer");
+  if (::connect(Fd, reinterpret_cast<const sockaddr *>(&Addr), AddrLen) != 0)
+    return sysError("connect to the raw TCP peer at " + address());
   noDelay(Fd);
   uint64_t Sizes[2] = {Request, Reply};
   if (!sendAll(Fd, reinterpret_cast<const char *>(Sizes), sizeof(Sizes)))
     return sysError("send sizes to the raw TCP peer");
   return L;
+}
+
+int serveRawPeer(const std::string &HostPort) {
+  auto Addr = resolve(HostPort, /*Passive=*/true);
+  if (!Addr) {
+    errs() << "catalyst-remote-bench: " << toString(Addr.takeError()) << "\n";
+    return 2;
+  }
+  auto Listener = listenOn(Addr->first, Addr->second);
+  if (!Listener) {
+    errs() << "catalyst-remote-bench: " << toString(Listener.takeError()) << "\n";
+    return 1;
+  }
+  // Flushed at once: a harness waits for this line to learn the port.
+  outs() << "catalyst-remote-bench: raw peer listening on "
+         << numericAddress(Addr->first, Addr->second) << "\n";
+  outs().flush();
+  serveLinks(*Listener);
+  errs() << "catalyst-remote-bench: raw peer: accept failed: " << std::strerror(errno) << "\n";
+  return 1;
 }
 
 RawLink::RawLink(int Fd, uint64_t Request, uint64_t Reply)

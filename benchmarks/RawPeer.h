@@ -1,14 +1,19 @@
-//===- RawPeer.h - The raw loopback link, for comparison --------*- C++ -*-===//
+//===- RawPeer.h - The raw TCP link, for comparison -------------*- C++ -*-===//
 //
 // A launch's cost is bounded below by moving its bytes over the link. This
 // measures that bound with nothing but TCP: a peer process reads a whole
 // request of a fixed size, then writes a reply of a fixed size, over a
-// TCP_NODELAY loopback connection with blocking reads and writes.
+// TCP_NODELAY connection with blocking reads and writes.
 //
 // The peer is a process of its own, as the executor is: a thread in the
 // benchmark's process would share its address space and scheduling and so
 // flatter the baseline. Sizes are agreed once per connection, so the timed
 // exchanges carry no framing at all.
+//
+// By default the benchmark forks the peer on loopback. To measure another
+// link, the peer runs where the executor runs (`catalyst-remote-bench
+// --raw-peer-serve HOST:PORT`, e.g. inside the executor's network namespace)
+// and the benchmark attaches to it (CATALYST_REMOTE_RAW_PEER=HOST:PORT).
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,7 +24,8 @@
 
 #include <cstdint>
 #include <memory>
-#include <netinet/in.h>
+#include <string>
+#include <sys/socket.h>
 #include <sys/types.h>
 #include <vector>
 
@@ -55,7 +61,10 @@ public:
   // Listens on 127.0.0.1 and forks the peer. Call while this process has a
   // single thread: the child does not exec.
   static llvm::Expected<std::unique_ptr<RawPeer>> start();
-  // Stops and reaps the peer.
+  // A peer already serving at HostPort ("host:port", "[v6]:port"), which
+  // this benchmark neither starts nor stops.
+  static llvm::Expected<std::unique_ptr<RawPeer>> attach(const std::string &HostPort);
+  // Stops and reaps the peer if it is ours.
   ~RawPeer();
   RawPeer(const RawPeer &) = delete;
   RawPeer &operator=(const RawPeer &) = delete;
@@ -65,14 +74,25 @@ public:
   // before exchanging on the next one.
   llvm::Expected<std::unique_ptr<RawLink>> connect(uint64_t Request, uint64_t Reply);
 
+  // 0 when the peer is not ours.
   pid_t pid() const { return Pid; }
+  // Numeric "host:port" of the peer.
+  std::string address() const;
 
 private:
-  RawPeer(pid_t Pid, sockaddr_in Addr) : Pid(Pid), Addr(Addr) {}
+  RawPeer(pid_t Pid, const sockaddr_storage &Addr, socklen_t Len)
+      : Pid(Pid), Addr(Addr), AddrLen(Len) {}
 
   pid_t Pid;
-  sockaddr_in Addr;
+  sockaddr_storage Addr;
+  socklen_t AddrLen;
 };
+
+// The standalone peer: listens on HostPort (port 0: any), prints
+// "catalyst-remote-bench: raw peer listening on HOST:PORT" on stdout, and
+// serves links one after another until it is killed. Returns only when it
+// cannot listen (an exit status).
+int serveRawPeer(const std::string &HostPort);
 
 } // namespace catalyst::remote::bench
 

@@ -1,15 +1,46 @@
-//===- TransferBench.cpp - Launch time per strategy and size, against TCP -===//
+//===- TransferBench.cpp - Launches per strategy and shape, against TCP ---===//
 //
-// Each benchmark launches the identity kernel (one input, one output of the
-// same size, no work) through one transfer strategy, and in the same
-// iteration runs one raw TCP exchange of the same size with a peer process.
-// The two alternate in which goes first, so both see the same load on a
-// shared machine, and the medians of both are reported side by side.
+// Each launch benchmark launches the forward kernel (its inputs handed back
+// as its outputs, no work: kernels/forward.c) through one transfer
+// strategy, and in the same iteration runs one raw TCP exchange of the same
+// size with a peer process. The two alternate in which goes first, so both
+// see the same load on a shared machine, and the medians of both are
+// reported side by side.
+//
+// The matrix, named launch/<strategy>/<size>/<N>in/rank<R>[/strided]:
+//   strategy  naive, batched, zerocopy
+//   size      bytes per direction: 8B 4KiB 64KiB 1MiB 16MiB 256MiB 1GiB
+//             (1GiB, and any size, skipped with a message when MemAvailable
+//             is short of what the launch and its raw exchange hold)
+//   N         1, 4, 16 or 64 rank-1 inputs splitting those bytes (8B: 1, 4)
+//   rank3/strided  one input, a transposed rank-3 f64 view (4KiB and up)
+// Google Benchmark appends /iterations:<n>/manual_time to every name, so
+// the regexes below end a name with (/|$) or /. Next to them:
+//   raw/fresh_output/<size>  the raw stream into a fresh buffer per reply
+//   fanout/zerocopy/<size>/<K>exec  (FanoutBench.cpp)
+//   memory/...  (MemoryBench.cpp)
+//
+// Presets, for --benchmark_filter (catalyst-remote-bench --list-presets
+// prints them; --quick and --full select them, and without a filter the
+// default one runs). Times measured on 2 cores, loopback, split pinning:
+//   quick    (20-35 s)  every strategy at 8B, 1MiB and 16MiB, at 64KiB with
+//            16 inputs and with the strided view; zerocopy 16MiB with 64
+//            inputs and strided, zerocopy 256MiB; fan-out at 1MiB; the
+//            executor's RSS over 1000 launches
+//     ^(launch/[a-z]+/(8B|1MiB|16MiB)/1in/rank1|launch/[a-z]+/64KiB/(16in/rank1|1in/rank3/strided)|launch/zerocopy/16MiB/(64in/rank1|1in/rank3/strided)|launch/zerocopy/256MiB/1in/rank1|fanout/zerocopy/1MiB/[124]exec|memory/executor_rss/zerocopy_scale_1MiB)(/|$)
+//   default  (2.5-3.5 min)  everything up to 256MiB, naive capped at 16MiB,
+//            fan-out at 1MiB and 64MiB, the raw and memory benchmarks
+//     ^(launch/(batched|zerocopy)/(8B|4KiB|64KiB|1MiB|16MiB|256MiB)/|launch/naive/(8B|4KiB|64KiB|1MiB|16MiB)/|raw/fresh_output/|fanout/zerocopy/(1MiB|64MiB)/|memory/)
+//   full     (about 15 min, estimated from its parts)  every benchmark
+//            registered: naive at 256MiB, 1GiB, fan-out at 16MiB and 256MiB
+//     .
 //
 //===----------------------------------------------------------------------===//
 
 #include "BenchEnv.h"
+#include "LaunchCase.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -20,24 +51,50 @@ namespace catalyst::remote::bench {
 
 namespace {
 
-// Iterations are fixed: a default run must stay within a few minutes on two
-// cores, and the large sizes, dominated by bandwidth, need few samples.
+constexpr Preset Presets[] = {
+    {"quick", "^(launch/[a-z]+/(8B|1MiB|16MiB)/1in/rank1|launch/[a-z]+/64KiB/(16in/rank1|1in/"
+              "rank3/strided)|launch/zerocopy/16MiB/(64in/rank1|1in/rank3/strided)|launch/zerocopy/"
+              "256MiB/1in/rank1|fanout/zerocopy/1MiB/[124]exec|memory/executor_rss/"
+              "zerocopy_scale_1MiB)(/|$)"},
+    {"default", "^(launch/(batched|zerocopy)/(8B|4KiB|64KiB|1MiB|16MiB|256MiB)/|launch/naive/"
+                "(8B|4KiB|64KiB|1MiB|16MiB)/|raw/fresh_output/|fanout/zerocopy/(1MiB|64MiB)/|"
+                "memory/)"},
+    {"full", "."},
+};
+
+// Iterations are fixed: the default set must stay within a few minutes on
+// two cores, and the large sizes, dominated by bandwidth, need few samples.
 struct SizeCase {
   const char *Label;
   uint64_t Bytes; // per direction
   int64_t Iterations;
 };
-constexpr SizeCase Sizes[] = {{"8B", 8, 1000},          {"4KiB", 4 * KiB, 1000},
-                              {"64KiB", 64 * KiB, 300}, {"1MiB", MiB, 100},
-                              {"16MiB", 16 * MiB, 15},  {"256MiB", 256 * MiB, 7}};
+constexpr SizeCase Sizes[] = {{"8B", 8, 1000},    {"4KiB", 4 * KiB, 1000}, {"64KiB", 64 * KiB, 300},
+                              {"1MiB", MiB, 100}, {"16MiB", 16 * MiB, 15}, {"256MiB", 256 * MiB, 7},
+                              {"1GiB", GiB, 3}};
 
-// Naive and batched move every byte through several user-space copies on
-// both sides; at 256 MiB one of their launches takes seconds, so they get
-// fewer samples there.
-int64_t iterationsFor(Strategy S, const SizeCase &Size) {
+constexpr unsigned InputCounts[] = {1, 4, 16, 64};
+
+// Fewer samples where one launch is slow, so that each benchmark takes a
+// few seconds at most below 256MiB. Naive and batched move every byte
+// through several user-space copies on both sides; at 256MiB one of their
+// launches takes seconds. Naive makes five round trips per input, so its
+// launch time grows with the input count.
+int64_t iterationsFor(Strategy S, const SizeCase &Size, const CaseShape &Shape) {
+  int64_t N = Size.Iterations;
   if (S != Strategy::ZeroCopy && Size.Bytes > 16 * MiB)
-    return 3;
-  return Size.Iterations;
+    N = 3;
+  if (S == Strategy::Naive)
+    N /= Shape.Inputs;
+  return std::max<int64_t>(N, 3);
+}
+
+// What a launch and its raw exchange hold at once, in payload sizes: the
+// input, the fresh output, the link's reply buffer, the peer's buffer and
+// the executor's copy; naive and batched add serialized messages on both
+// sides. Rounded up: a machine that starts to swap measures its disk.
+uint64_t memoryNeeded(Strategy S, uint64_t Bytes) {
+  return (S == Strategy::ZeroCopy ? 6 : 10) * Bytes;
 }
 
 // Below this a launch is bound by latency and the reference is one
@@ -45,54 +102,6 @@ int64_t iterationsFor(Strategy S, const SizeCase &Size) {
 // framing included); from it on by bandwidth, and the reference is the
 // payload itself sent and echoed back.
 constexpr uint64_t BulkBytes = MiB;
-
-constexpr const char *IdentityEntry = "identity";
-
-Error wrongOutput(const Twine &What) {
-  return createStringError(inconvertibleErrorCode(), "identity returned " + What);
-}
-
-// Launches identity on one byte input of a fixed size. Every launch hands
-// back a fresh host buffer, as the API does; releasing it is the caller's
-// business and stays outside the time.
-class IdentityLaunch {
-public:
-  explicit IdentityLaunch(uint64_t Bytes) : In(Bytes) {
-    for (uint64_t I = 0; I < Bytes; ++I)
-      In[I] = char(I * 131 + 7);
-  }
-
-  const char *input() const { return In.data(); }
-
-  // Seconds the launch took. Checking every byte costs as much as a large
-  // launch, so only the warm-up does (Everything); others check the ends.
-  Expected<double> run(Session &S, bool Everything) {
-    MemrefR1 OutDesc;
-    auto Start = Clock::now();
-    if (auto Err =
-            launchR1(S, IdentityEntry, IdentityKernel, In.data(), int64_t(In.size()), 1, OutDesc))
-      return Err;
-    double Seconds = secondsSince(Start);
-    Error Check = check(OutDesc, Everything);
-    std::free(OutDesc.Allocated);
-    if (Check)
-      return Check;
-    return Seconds;
-  }
-
-private:
-  Error check(const MemrefR1 &Out, bool Everything) const {
-    if (Out.Sizes[0] != int64_t(In.size()) || !Out.Aligned || Out.Strides[0] != 1)
-      return wrongOutput(Twine(Out.Sizes[0]) + " bytes, expected " + Twine(In.size()));
-    const char *Got = static_cast<const char *>(Out.Aligned) + Out.Offset;
-    size_t Last = In.size() - 1;
-    bool Same = Everything ? std::memcmp(Got, In.data(), In.size()) == 0
-                           : Got[0] == In[0] && Got[Last] == In[Last];
-    return Same ? Error::success() : wrongOutput("bytes that differ from its input");
-  }
-
-  std::vector<char> In;
-};
 
 Expected<double> timeRaw(RawLink &Link, const char *Out) {
   auto Start = Clock::now();
@@ -124,7 +133,7 @@ void reportPhases(benchmark::State &State, const std::vector<PhaseTimes> &All) {
   C["rewrite_us"] = medianUs(All, &PhaseTimes::RewriteNs);
 }
 
-// Exact per-launch counts; the same for every launch of one size.
+// Exact per-launch counts; the same for every launch of one case.
 void reportCounts(benchmark::State &State, const LaunchStats &L) {
   auto &C = State.counters;
   C["round_trips"] = double(L.RoundTrips);
@@ -150,6 +159,15 @@ void reportTimes(benchmark::State &State, const Samples &S, uint64_t Bytes, cons
   C["raw_reply_bytes"] = double(Link.reply());
 }
 
+// What was launched, so a reader of the JSON need not parse names.
+void reportShape(benchmark::State &State, const CaseShape &Shape) {
+  auto &C = State.counters;
+  C["payload_bytes"] = double(Shape.Bytes);
+  C["inputs"] = double(Shape.Inputs);
+  C["rank"] = double(Shape.rank());
+  C["strided"] = Shape.Strided ? 1 : 0;
+}
+
 // The raw link for Bytes, sized from what the warm-up launch put on the wire.
 Expected<std::unique_ptr<RawLink>> rawLinkFor(BenchEnv &Env, uint64_t Bytes,
                                               const LaunchStats &Warm) {
@@ -159,7 +177,7 @@ Expected<std::unique_ptr<RawLink>> rawLinkFor(BenchEnv &Env, uint64_t Bytes,
 }
 
 // One iteration: a launch and a raw exchange, in the order given.
-Error sampleOnce(Session &S, IdentityLaunch &L, RawLink &Link, const char *RawOut, bool LaunchFirst,
+Error sampleOnce(Session &S, LaunchCase &L, RawLink &Link, const char *RawOut, bool LaunchFirst,
                  Samples &Out) {
   for (int Turn = 0; Turn < 2; ++Turn) {
     bool Launch = (Turn == 0) == LaunchFirst;
@@ -174,42 +192,55 @@ Error sampleOnce(Session &S, IdentityLaunch &L, RawLink &Link, const char *RawOu
 }
 
 // Untimed: the first launch of an entry also resolves its symbol and may
-// reserve a slab, so the second one tells how many bytes a launch puts on
-// the wire. The first checks every byte.
-Error warmUp(Session &S, IdentityLaunch &L) {
-  for (int I = 0; I < 2; ++I)
+// reserve a slab; below BulkBytes a second one tells how many bytes a warm
+// launch puts on the wire, for the ping-pong. The first checks every byte.
+Error warmUp(Session &S, LaunchCase &L) {
+  int Launches = L.shape().Bytes >= BulkBytes ? 1 : 2;
+  for (int I = 0; I < Launches; ++I)
     if (auto Warm = L.run(S, /*Everything=*/I == 0); !Warm)
       return Warm.takeError();
   return Error::success();
 }
 
-void runLaunch(benchmark::State &State, BenchEnv &Env, Strategy Strat, uint64_t Bytes) {
-  Session &S = *Env.Sessions.at(Strat);
-  IdentityLaunch L(Bytes);
-  if (auto Err = warmUp(S, L))
-    return fail(State, std::move(Err));
-  auto Link = rawLinkFor(Env, Bytes, S.stats().Last);
-  if (!Link)
-    return fail(State, Link.takeError());
-  // The stream sends the launch's own input; a ping-pong's request may be
-  // longer than that, so it gets a buffer of its own.
-  std::vector<char> PingPongOut(Bytes >= BulkBytes ? 0 : (*Link)->request(), 'x');
-  const char *RawOut = Bytes >= BulkBytes ? L.input() : PingPongOut.data();
-  if (auto Err = (*Link)->exchange(RawOut))
-    return fail(State, std::move(Err));
-
-  Samples Taken;
+// Launches and raw exchanges, alternating which goes first.
+Error sampleAll(benchmark::State &State, Session &S, LaunchCase &L, RawLink &Link,
+                const char *RawOut, Samples &Taken) {
   bool LaunchFirst = true;
   for (auto _ : State) {
-    if (auto Err = sampleOnce(S, L, **Link, RawOut, LaunchFirst, Taken))
-      return fail(State, std::move(Err));
+    if (auto Err = sampleOnce(S, L, Link, RawOut, LaunchFirst, Taken))
+      return Err;
     State.SetIterationTime(Taken.Launch.back());
     LaunchFirst = !LaunchFirst;
   }
-  State.SetLabel(Bytes >= BulkBytes ? "raw=stream" : "raw=pingpong");
-  reportTimes(State, Taken, Bytes, **Link);
+  return Error::success();
+}
+
+void runLaunch(benchmark::State &State, BenchEnv &Env, Strategy Strat, const CaseShape &Shape) {
+  bool Bulk = Shape.Bytes >= BulkBytes;
+  if (skipUnlessMemory(State, memoryNeeded(Strat, Shape.Bytes),
+                       std::string("this ") + strategyName(Strat) + " launch and its raw exchange"))
+    return;
+  Session &S = *Env.Sessions.at(Strat);
+  LaunchCase L(Shape);
+  if (auto Err = warmUp(S, L))
+    return fail(State, std::move(Err));
+  auto Link = rawLinkFor(Env, Shape.Bytes, S.stats().Last);
+  if (!Link)
+    return fail(State, Link.takeError());
+  // The stream sends the launch's own payload; a ping-pong's request may be
+  // longer than that, so it gets a buffer of its own.
+  std::vector<char> PingPongOut(Bulk ? 0 : (*Link)->request(), 'x');
+  const char *RawOut = Bulk ? L.payload() : PingPongOut.data();
+  if (auto Err = (*Link)->exchange(RawOut))
+    return fail(State, std::move(Err));
+  Samples Taken;
+  if (auto Err = sampleAll(State, S, L, **Link, RawOut, Taken))
+    return fail(State, std::move(Err));
+  State.SetLabel(Bulk ? "raw=stream" : "raw=pingpong");
+  reportTimes(State, Taken, Shape.Bytes, **Link);
   reportCounts(State, S.stats().Last);
   reportPhases(State, Taken.Phases);
+  reportShape(State, Shape);
 }
 
 // How much of a bulk launch's gap to the raw stream is the API's fresh
@@ -265,24 +296,46 @@ void runFreshOutput(benchmark::State &State, BenchEnv &Env, uint64_t Bytes) {
   State.counters["fresh_over_raw"] = Fresh / Reused;
 }
 
+// The shapes measured at one size: the payload split among 1 to 64 rank-1
+// inputs while it divides evenly, and the transposed rank-3 view from 8
+// elements on (below that there is nothing to transpose).
+std::vector<CaseShape> shapesFor(uint64_t Bytes) {
+  std::vector<CaseShape> Shapes;
+  for (unsigned N : InputCounts)
+    if (Bytes % N == 0)
+      Shapes.push_back({Bytes, N, false});
+  if (Bytes >= 8 * 8)
+    Shapes.push_back({Bytes, 1, true});
+  return Shapes;
+}
+
+std::string launchName(Strategy S, const SizeCase &Size, const CaseShape &Shape) {
+  return std::string("launch/") + strategyName(S) + "/" + Size.Label + "/" +
+         std::to_string(Shape.Inputs) + "in/rank" + std::to_string(Shape.rank()) +
+         (Shape.Strided ? "/strided" : "");
+}
+
+void registerLaunch(BenchEnv &Env, Strategy Strat, const SizeCase &Size, const CaseShape &Shape) {
+  benchmark::RegisterBenchmark(
+      launchName(Strat, Size, Shape).c_str(),
+      [&Env, Strat, Shape](benchmark::State &S) { runLaunch(S, Env, Strat, Shape); })
+      ->UseManualTime()
+      ->Unit(benchmark::kMicrosecond)
+      ->Iterations(iterationsFor(Strat, Size, Shape));
+}
+
 } // namespace
 
-// Sizes outermost: the three strategies at one size run close together in
-// time, under much the same load.
+// Sizes outermost: the strategies at one size and shape run close together
+// in time, under much the same load. The fresh-output baseline stops at
+// 256MiB, where the launches it explains are measured by default.
 void registerTransferBenchmarks(BenchEnv &Env) {
   for (const SizeCase &Size : Sizes)
-    for (Strategy Strat : Strategies) {
-      std::string Name = std::string("launch/") + strategyName(Strat) + "/" + Size.Label;
-      uint64_t Bytes = Size.Bytes;
-      benchmark::RegisterBenchmark(
-          Name.c_str(),
-          [&Env, Strat, Bytes](benchmark::State &S) { runLaunch(S, Env, Strat, Bytes); })
-          ->UseManualTime()
-          ->Unit(benchmark::kMicrosecond)
-          ->Iterations(iterationsFor(Strat, Size));
-    }
+    for (const CaseShape &Shape : shapesFor(Size.Bytes))
+      for (Strategy Strat : Strategies)
+        registerLaunch(Env, Strat, Size, Shape);
   for (const SizeCase &Size : Sizes) {
-    if (Size.Bytes < BulkBytes)
+    if (Size.Bytes < BulkBytes || Size.Bytes > 256 * MiB)
       continue;
     uint64_t Bytes = Size.Bytes;
     benchmark::RegisterBenchmark(
@@ -292,6 +345,19 @@ void registerTransferBenchmarks(BenchEnv &Env) {
         ->Unit(benchmark::kMicrosecond)
         ->Iterations(Size.Iterations);
   }
+}
+
+ArrayRef<Preset> presets() {
+  return Presets;
+}
+
+const Preset &defaultPreset() {
+  return Presets[1];
+}
+
+void printPresets(raw_ostream &OS) {
+  for (const Preset &P : Presets)
+    OS << P.Name << " " << P.Filter << "\n";
 }
 
 } // namespace catalyst::remote::bench
