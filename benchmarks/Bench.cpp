@@ -34,6 +34,7 @@
 #include "BenchEnv.h"
 #include "Pinning.h"
 #include "ProcStatus.h"
+#include "grpc/GrpcBench.h"
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
@@ -380,6 +381,7 @@ int main(int argc, char **argv) {
   registerTransferBenchmarks(Env);
   registerFanoutBenchmarks(Env);
   registerMemoryBenchmarks(Env);
+  registerGrpcBenchmarks();
   if (Listing) {
     benchmark::RunSpecifiedBenchmarks();
     return 0;
@@ -394,5 +396,5 @@ int main(int argc, char **argv) {
     errs() << "catalyst-remote-bench: closing the sessions: " << toString(std::move(Err)) << "\n";
     return 1;
   }
-  return anyFailed() ? 1 : 0;
+  return anyFailed() || grpcBenchmarksFailed() ? 1 : 0;
 }

@@ -29,8 +29,8 @@
 //            executor's RSS over 1000 launches
 //     ^(launch/[a-z]+/(8B|1MiB|16MiB)/1in/rank1|launch/[a-z]+/64KiB/(16in/rank1|1in/rank3/strided)|launch/zerocopy/16MiB/(64in/rank1|1in/rank3/strided)|launch/zerocopy/256MiB/1in/rank1|fanout/zerocopy/1MiB/[124]exec|memory/executor_rss/zerocopy_scale_1MiB)(/|$)
 //   default  (2.5-3.5 min)  everything up to 256MiB, naive capped at 16MiB,
-//            fan-out at 1MiB and 64MiB, the raw and memory benchmarks
-//     ^(launch/(batched|zerocopy)/(8B|4KiB|64KiB|1MiB|16MiB|256MiB)/|launch/naive/(8B|4KiB|64KiB|1MiB|16MiB)/|raw/fresh_output/|fanout/zerocopy/(1MiB|64MiB)/|memory/)
+//            fan-out at 1MiB and 64MiB, the raw, memory and gRPC benchmarks
+//     ^(launch/(batched|zerocopy)/(8B|4KiB|64KiB|1MiB|16MiB|256MiB)/|launch/naive/(8B|4KiB|64KiB|1MiB|16MiB)/|raw/fresh_output/|fanout/zerocopy/(1MiB|64MiB)/|memory/|grpc/)
 //   full     (about 15 min, estimated from its parts)  every benchmark
 //            registered: naive at 256MiB, 1GiB, fan-out at 16MiB and 256MiB
 //     .
@@ -58,7 +58,7 @@ constexpr Preset Presets[] = {
               "zerocopy_scale_1MiB)(/|$)"},
     {"default", "^(launch/(batched|zerocopy)/(8B|4KiB|64KiB|1MiB|16MiB|256MiB)/|launch/naive/"
                 "(8B|4KiB|64KiB|1MiB|16MiB)/|raw/fresh_output/|fanout/zerocopy/(1MiB|64MiB)/|"
-                "memory/)"},
+                "memory/|grpc/)"},
     {"full", "."},
 };
 
