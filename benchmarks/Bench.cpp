@@ -80,18 +80,6 @@ bool anyFailed() {
   return AnyFailed;
 }
 
-double median(std::vector<double> Samples) {
-  if (Samples.empty())
-    return 0;
-  size_t Mid = Samples.size() / 2;
-  std::nth_element(Samples.begin(), Samples.begin() + Mid, Samples.end());
-  double Upper = Samples[Mid];
-  if (Samples.size() % 2)
-    return Upper;
-  double Lower = *std::max_element(Samples.begin(), Samples.begin() + Mid);
-  return (Lower + Upper) / 2;
-}
-
 Error launchR1(Session &S, StringRef Entry, StringRef Object, void *In, int64_t Elements,
                size_t ElemSize, MemrefR1 &Out) {
   MemrefR1 InDesc{In, In, 0, {Elements}, {1}};

@@ -4,6 +4,7 @@
 #define CATALYST_REMOTE_BENCH_BENCHENV_H
 
 #include "ExecutorProcess.h"
+#include "Median.h"
 #include "Pinning.h"
 #include "RawPeer.h"
 #include "catalyst/remote/Session.h"
@@ -88,9 +89,6 @@ void fail(benchmark::State &State, llvm::Error Err);
 // Skips the run with a reason; not a failure.
 void skip(benchmark::State &State, const std::string &Why);
 bool anyFailed();
-
-// The median of Samples, taken by value because finding it reorders them.
-double median(std::vector<double> Samples);
 
 void registerTransferBenchmarks(BenchEnv &Env);
 void registerFanoutBenchmarks(BenchEnv &Env);

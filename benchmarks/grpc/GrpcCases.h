@@ -10,6 +10,8 @@
 #ifndef CATALYST_REMOTE_BENCH_GRPC_GRPCCASES_H
 #define CATALYST_REMOTE_BENCH_GRPC_GRPCCASES_H
 
+#include "../Median.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <vector>
@@ -49,17 +51,7 @@ inline std::vector<char> makePayload(uint64_t Bytes) {
   return P;
 }
 
-// The median of Samples, taken by value because finding it reorders them.
-inline double median(std::vector<double> Samples) {
-  if (Samples.empty())
-    return 0;
-  size_t Mid = Samples.size() / 2;
-  std::nth_element(Samples.begin(), Samples.begin() + Mid, Samples.end());
-  double Upper = Samples[Mid];
-  if (Samples.size() % 2)
-    return Upper;
-  return (*std::max_element(Samples.begin(), Samples.begin() + Mid) + Upper) / 2;
-}
+using bench::median;
 
 } // namespace catalyst::remote::grpcbench
 
