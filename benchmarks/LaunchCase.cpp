@@ -134,6 +134,10 @@ LaunchCase::LaunchCase(const CaseShape &Shape)
   for (unsigned I = 0; I < Shape.Inputs; ++I) {
     InArgs.push_back({inDesc(I), Shape.rank(), Shape.elemSize()});
     OutArgs.push_back({outDesc(I), Shape.rank(), Shape.elemSize()});
+    if (Shape.Into) {
+      Lent.emplace_back(Shape.Bytes / Shape.Inputs);
+      LentRefs.push_back(Lent.back());
+    }
   }
 }
 
@@ -167,19 +171,24 @@ void LaunchCase::buildTransposed() {
 
 LaunchCall LaunchCase::call() {
   std::fill(OutWords.begin(), OutWords.end(), 0);
-  return LaunchCall{Entry, ForwardKernel, InArgs, OutArgs};
+  return LaunchCall{Entry, ForwardKernel, InArgs, OutArgs, LentRefs};
 }
 
 void LaunchCase::freeOutputs() {
   for (unsigned I = 0; I < Shape.Inputs; ++I)
-    std::free(pointerAt(outDesc(I), 0));
+    if (!Shape.Into || pointerAt(outDesc(I), 0) != Lent[I].data())
+      std::free(pointerAt(outDesc(I), 0));
 }
 
 Error LaunchCase::finish(bool Everything) {
   Error Err = Error::success();
-  for (unsigned I = 0; I < Shape.Inputs && !Err; ++I)
+  for (unsigned I = 0; I < Shape.Inputs && !Err; ++I) {
     Err = checkOutput(I, View{inDesc(I), Shape.rank()}, View{outDesc(I), Shape.rank()},
                       Shape.elemSize(), Everything);
+    if (!Err && Shape.Into && pointerAt(outDesc(I), 0) != Lent[I].data())
+      Err = createStringError(inconvertibleErrorCode(),
+                              "output %u was not received into the buffer lent for it", I);
+  }
   freeOutputs();
   return Err;
 }

@@ -27,6 +27,10 @@ struct CaseShape {
   uint64_t Bytes = 0; // per direction, all inputs together
   unsigned Inputs = 1;
   bool Strided = false; // one transposed rank-3 input; else rank-1 slices
+  // Outputs received into buffers the case keeps from launch to launch
+  // (LaunchCall::Into), as a caller repeating a launch would; else into
+  // fresh ones, freed after each launch.
+  bool Into = false;
 
   unsigned rank() const { return Strided ? 3 : 1; }
   // f64 for the rank-3 view, as a Catalyst tensor would be; bytes for the
@@ -72,6 +76,8 @@ private:
   std::vector<char> Base;
   std::vector<int64_t> InWords, OutWords;
   std::vector<MemrefArg> InArgs, OutArgs;
+  std::vector<std::vector<char>> Lent; // Into: one buffer per output
+  std::vector<llvm::MutableArrayRef<char>> LentRefs;
 };
 
 } // namespace catalyst::remote::bench

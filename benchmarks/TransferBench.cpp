@@ -14,6 +14,9 @@
 //             is short of what the launch and its raw exchange hold)
 //   N         1, 4, 16 or 64 rank-1 inputs splitting those bytes (8B: 1, 4)
 //   rank3/strided  one input, a transposed rank-3 f64 view (4KiB and up)
+//   rank1/into  one input, its output received into a buffer the caller
+//            lends again and again (LaunchCall::Into), from 1MiB up: what
+//            the fresh output buffer of the plain case costs
 // Google Benchmark appends /iterations:<n>/manual_time to every name, so
 // the regexes below end a name with (/|$) or /. Next to them:
 //   raw/fresh_output/<size>  the raw stream into a fresh buffer per reply
@@ -27,7 +30,7 @@
 //            16 inputs and with the strided view; zerocopy 16MiB with 64
 //            inputs and strided, zerocopy 256MiB; fan-out at 1MiB; the
 //            executor's RSS over 1000 launches
-//     ^(launch/[a-z]+/(8B|1MiB|16MiB)/1in/rank1|launch/[a-z]+/64KiB/(16in/rank1|1in/rank3/strided)|launch/zerocopy/16MiB/(64in/rank1|1in/rank3/strided)|launch/zerocopy/256MiB/1in/rank1|fanout/zerocopy/1MiB/[124]exec|memory/executor_rss/zerocopy_scale_1MiB)(/|$)
+//     ^(launch/[a-z]+/(8B|1MiB|16MiB)/1in/rank1|launch/[a-z]+/64KiB/(16in/rank1|1in/rank3/strided)|launch/zerocopy/16MiB/(64in/rank1|1in/rank3/strided)|launch/zerocopy/256MiB/1in/rank1(/into)?|fanout/zerocopy/1MiB/[124]exec|memory/executor_rss/zerocopy_scale_1MiB)(/|$)
 //   default  (2.5-3.5 min)  everything up to 256MiB, naive capped at 16MiB,
 //            fan-out at 1MiB and 64MiB, the raw, memory and gRPC benchmarks
 //     ^(launch/(batched|zerocopy)/(8B|4KiB|64KiB|1MiB|16MiB|256MiB)/|launch/naive/(8B|4KiB|64KiB|1MiB|16MiB)/|raw/fresh_output/|fanout/zerocopy/(1MiB|64MiB)/|memory/|grpc/)
@@ -54,7 +57,7 @@ namespace {
 constexpr Preset Presets[] = {
     {"quick", "^(launch/[a-z]+/(8B|1MiB|16MiB)/1in/rank1|launch/[a-z]+/64KiB/(16in/rank1|1in/"
               "rank3/strided)|launch/zerocopy/16MiB/(64in/rank1|1in/rank3/strided)|launch/zerocopy/"
-              "256MiB/1in/rank1|fanout/zerocopy/1MiB/[124]exec|memory/executor_rss/"
+              "256MiB/1in/rank1(/into)?|fanout/zerocopy/1MiB/[124]exec|memory/executor_rss/"
               "zerocopy_scale_1MiB)(/|$)"},
     {"default", "^(launch/(batched|zerocopy)/(8B|4KiB|64KiB|1MiB|16MiB|256MiB)/|launch/naive/"
                 "(8B|4KiB|64KiB|1MiB|16MiB)/|raw/fresh_output/|fanout/zerocopy/(1MiB|64MiB)/|"
@@ -166,6 +169,7 @@ void reportShape(benchmark::State &State, const CaseShape &Shape) {
   C["inputs"] = double(Shape.Inputs);
   C["rank"] = double(Shape.rank());
   C["strided"] = Shape.Strided ? 1 : 0;
+  C["into"] = Shape.Into ? 1 : 0;
 }
 
 // The raw link for Bytes, sized from what the warm-up launch put on the wire.
@@ -306,13 +310,15 @@ std::vector<CaseShape> shapesFor(uint64_t Bytes) {
       Shapes.push_back({Bytes, N, false});
   if (Bytes >= 8 * 8)
     Shapes.push_back({Bytes, 1, true});
+  if (Bytes >= BulkBytes)
+    Shapes.push_back({Bytes, 1, false, /*Into=*/true});
   return Shapes;
 }
 
 std::string launchName(Strategy S, const SizeCase &Size, const CaseShape &Shape) {
   return std::string("launch/") + strategyName(S) + "/" + Size.Label + "/" +
          std::to_string(Shape.Inputs) + "in/rank" + std::to_string(Shape.rank()) +
-         (Shape.Strided ? "/strided" : "");
+         (Shape.Strided ? "/strided" : "") + (Shape.Into ? "/into" : "");
 }
 
 void registerLaunch(BenchEnv &Env, Strategy Strat, const SizeCase &Size, const CaseShape &Shape) {

@@ -174,12 +174,20 @@ struct CLaunch {
   size_t NumOutputs;
   void *const *OutputDescs;
   const size_t *OutputRanks, *OutputElemSizes;
+  void *const *IntoBuffers = nullptr; // launch_into only
+  const size_t *IntoBytes = nullptr;
+};
+
+// The engine's view of a C launch, and the arrays backing it.
+struct EngineLaunch {
+  std::vector<MemrefArg> Inputs, Outputs;
+  std::vector<llvm::MutableArrayRef<char>> Into;
+  LaunchCall Call;
 };
 
 // Checks the arrays and builds the engine's view of the call; false (after
-// reporting) when they are unusable. The vectors back the returned call.
-bool toLaunchCall(const CLaunch &C, const char *Call, std::vector<MemrefArg> &Inputs,
-                  std::vector<MemrefArg> &Outputs, LaunchCall &Out) {
+// reporting) when they are unusable.
+bool toLaunchCall(const CLaunch &C, const char *Call, EngineLaunch &Out) {
   auto Prefix = [Call] { return std::string(Call) + ": "; };
   if (!C.Entry || !*C.Entry)
     return fail(Prefix() + "empty entry symbol"), false;
@@ -188,24 +196,37 @@ bool toLaunchCall(const CLaunch &C, const char *Call, std::vector<MemrefArg> &In
   if (C.NumOutputs && (!C.OutputDescs || !C.OutputRanks || !C.OutputElemSizes))
     return fail(Prefix() + std::to_string(C.NumOutputs) + " outputs but a null output array"),
            false;
-  Inputs = memrefArgs(C.NumInputs, C.InputDescs, C.InputRanks, C.InputElemSizes);
-  Outputs = memrefArgs(C.NumOutputs, C.OutputDescs, C.OutputRanks, C.OutputElemSizes);
-  Out = {C.Entry, C.Object ? C.Object : "", Inputs, Outputs};
+  if (C.NumOutputs && (!C.IntoBuffers != !C.IntoBytes))
+    return fail(Prefix() + "output buffers without their sizes, or sizes without buffers"), false;
+  Out.Inputs = memrefArgs(C.NumInputs, C.InputDescs, C.InputRanks, C.InputElemSizes);
+  Out.Outputs = memrefArgs(C.NumOutputs, C.OutputDescs, C.OutputRanks, C.OutputElemSizes);
+  if (C.IntoBuffers)
+    for (size_t I = 0; I < C.NumOutputs; ++I)
+      Out.Into.emplace_back(static_cast<char *>(C.IntoBuffers[I]),
+                            C.IntoBuffers[I] ? C.IntoBytes[I] : 0);
+  Out.Call = {C.Entry, C.Object ? C.Object : "", Out.Inputs, Out.Outputs, Out.Into};
   return true;
 }
 
 int64_t queueLaunch(int64_t Session, const CLaunch &C, const char *Call) {
   auto S = sessionFor(Session, Call);
-  std::vector<MemrefArg> Inputs, Outputs;
-  LaunchCall LC;
-  if (!S || !toLaunchCall(C, Call, Inputs, Outputs, LC))
+  EngineLaunch L;
+  if (!S || !toLaunchCall(C, Call, L))
     return 0;
-  uint64_t Ticket = S->launchAsync(LC);
+  uint64_t Ticket = S->launchAsync(L.Call);
   auto &R = Registry::get();
   std::lock_guard<std::mutex> Lock(R.M);
   int64_t Token = R.NextToken++;
   R.Tokens[Token] = {S, Ticket};
   return Token;
+}
+
+void runLaunch(int64_t Session, const CLaunch &C, const char *Call) {
+  zeroOutputs(C.NumOutputs, C.OutputDescs, C.OutputRanks);
+  auto S = sessionFor(Session, Call);
+  EngineLaunch L;
+  if (S && toLaunchCall(C, Call, L))
+    failed(S->launch(L.Call), Call);
 }
 
 } // namespace
@@ -216,14 +237,20 @@ __catalyst__remote__launch(int64_t session, const char *entry_symbol, const char
                            const size_t *input_elem_sizes, size_t num_outputs,
                            void *const *output_descs, const size_t *output_ranks,
                            const size_t *output_elem_sizes) {
-  zeroOutputs(num_outputs, output_descs, output_ranks);
-  auto S = sessionFor(session, "launch");
-  std::vector<MemrefArg> Inputs, Outputs;
-  LaunchCall Call;
   CLaunch C{entry_symbol,     object,      num_inputs,   input_descs,  input_ranks,
             input_elem_sizes, num_outputs, output_descs, output_ranks, output_elem_sizes};
-  if (S && toLaunchCall(C, "launch", Inputs, Outputs, Call))
-    failed(S->launch(Call), "launch");
+  runLaunch(session, C, "launch");
+}
+
+CATALYST_REMOTE_API void __catalyst__remote__launch_into(
+    int64_t session, const char *entry_symbol, const char *object, size_t num_inputs,
+    void *const *input_descs, const size_t *input_ranks, const size_t *input_elem_sizes,
+    size_t num_outputs, void *const *output_descs, const size_t *output_ranks,
+    const size_t *output_elem_sizes, void *const *output_buffers, const size_t *output_bytes) {
+  CLaunch C{entry_symbol,     object,      num_inputs,   input_descs,  input_ranks,
+            input_elem_sizes, num_outputs, output_descs, output_ranks, output_elem_sizes,
+            output_buffers,   output_bytes};
+  runLaunch(session, C, "launch_into");
 }
 
 CATALYST_REMOTE_API int64_t __catalyst__remote__launch_async(int64_t session,
@@ -342,6 +369,11 @@ CATALYST_EXECUTOR_ALIAS(launch)
 void __catalyst__executor__launch(int64_t, const char *, const char *, size_t, void *const *,
                                   const size_t *, const size_t *, size_t, void *const *,
                                   const size_t *, const size_t *);
+CATALYST_EXECUTOR_ALIAS(launch_into)
+void __catalyst__executor__launch_into(int64_t, const char *, const char *, size_t, void *const *,
+                                       const size_t *, const size_t *, size_t, void *const *,
+                                       const size_t *, const size_t *, void *const *,
+                                       const size_t *);
 CATALYST_EXECUTOR_ALIAS(launch_async)
 int64_t __catalyst__executor__launch_async(int64_t, const char *, const char *);
 CATALYST_EXECUTOR_ALIAS(launch_async_memrefs)

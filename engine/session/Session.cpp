@@ -263,7 +263,26 @@ static Expected<std::vector<InputPlan>> planInputs(ArrayRef<MemrefArg> Inputs) {
   return Plans;
 }
 
-static Error checkOutputs(ArrayRef<MemrefArg> Outputs) {
+// Lent buffers that overlapped would have one output overwrite another.
+static Error checkInto(ArrayRef<MutableArrayRef<char>> Into, size_t NumOutputs) {
+  if (Into.empty())
+    return Error::success();
+  if (Into.size() != NumOutputs)
+    return createStringError(inconvertibleErrorCode(),
+                             "%zu buffers to receive outputs into, for %zu outputs", Into.size(),
+                             NumOutputs);
+  for (size_t I = 0; I < Into.size(); ++I)
+    for (size_t J = 0; J < I; ++J)
+      if (!Into[I].empty() && !Into[J].empty() && Into[I].data() < Into[J].end() &&
+          Into[J].data() < Into[I].end())
+        return createStringError(inconvertibleErrorCode(),
+                                 "outputs %zu and %zu: the buffers to receive them into overlap", J,
+                                 I);
+  return Error::success();
+}
+
+static Error checkOutputs(const LaunchCall &Call) {
+  ArrayRef<MemrefArg> Outputs = Call.Outputs;
   for (size_t I = 0; I < Outputs.size(); ++I) {
     if (!Outputs[I].Desc)
       return createStringError(inconvertibleErrorCode(), "output %zu: null descriptor", I);
@@ -272,15 +291,15 @@ static Error checkOutputs(ArrayRef<MemrefArg> Outputs) {
                                "output %zu: element size %zu, rank %zu is not a memref", I,
                                Outputs[I].ElemSize, Outputs[I].Rank);
   }
-  return Error::success();
+  return checkInto(Call.Into, Outputs.size());
 }
 
 Error Session::Impl::launch(const LaunchCall &Call) {
   std::lock_guard<std::mutex> Lock(LaunchMutex);
   LaunchStats S;
   auto Start = PhaseClock::now();
-  HostOutputs Outputs(Call.Outputs, Opts.Outputs);
-  if (auto Err = checkOutputs(Call.Outputs))
+  HostOutputs Outputs(Call.Outputs, Opts.Outputs, Call.Into);
+  if (auto Err = checkOutputs(Call))
     return Err;
   auto Inputs = planInputs(Call.Inputs);
   if (!Inputs)
@@ -416,11 +435,12 @@ uint64_t Session::launchAsync(const LaunchCall &Call) {
   struct Copy {
     std::string Entry, Object;
     std::vector<MemrefArg> Inputs, Outputs;
+    std::vector<MutableArrayRef<char>> Into;
   };
-  auto C = std::make_shared<Copy>(
-      Copy{Call.Entry.str(), Call.Object.str(), Call.Inputs.vec(), Call.Outputs.vec()});
+  auto C = std::make_shared<Copy>(Copy{Call.Entry.str(), Call.Object.str(), Call.Inputs.vec(),
+                                       Call.Outputs.vec(), Call.Into.vec()});
   return I->Async.submit([this, C] {
-    return launch(LaunchCall{C->Entry, C->Object, C->Inputs, C->Outputs});
+    return launch(LaunchCall{C->Entry, C->Object, C->Inputs, C->Outputs, C->Into});
   });
 }
 

@@ -26,14 +26,16 @@ static void adviseHugePages(char *Buf, uint64_t Bytes) {
     ::madvise(reinterpret_cast<void *>(Start), End - Start, MADV_HUGEPAGE);
 }
 
-HostOutputs::HostOutputs(ArrayRef<MemrefArg> Outputs, OutputAllocator Alloc)
-    : Outputs(Outputs), Alloc(Alloc), Buffers(Outputs.size(), nullptr) {}
+HostOutputs::HostOutputs(ArrayRef<MemrefArg> Outputs, OutputAllocator Alloc,
+                         ArrayRef<MutableArrayRef<char>> Into)
+    : Outputs(Outputs), Alloc(Alloc), Into(Into), Buffers(Outputs.size(), nullptr),
+      Lent(Outputs.size(), false) {}
 
 HostOutputs::~HostOutputs() {
   if (Committed)
     return;
   for (size_t I = 0; I < Outputs.size(); ++I) {
-    if (Buffers[I] && Alloc.Release)
+    if (Buffers[I] && !Lent[I] && Alloc.Release)
       Alloc.Release(Buffers[I]);
     if (Outputs[I].Desc)
       std::memset(Outputs[I].Desc, 0, wire::MemrefDesc::byteSize(Outputs[I].Rank));
@@ -54,15 +56,23 @@ Expected<MutableArrayRef<char>> HostOutputs::allocate(size_t I, ArrayRef<int64_t
   wire::MemrefDesc D(Out.Desc, Out.Rank);
   for (size_t K = 0; K < Sizes.size(); ++K)
     D.setSize(K, Sizes[K]);
-  // A zero-size output still gets a distinct buffer, as MLIR's own do.
-  char *Buf = static_cast<char *>(Alloc.Allocate(Bytes ? Bytes : 1));
-  if (!Buf)
+  if (I < Into.size() && Into[I].data() && Bytes <= Into[I].size()) {
+    Lent[I] = true;
+    Buffers[I] = Into[I].data();
+  } else if (!(Buffers[I] = freshBuffer(Bytes))) {
     return createStringError(std::errc::not_enough_memory,
                              "output %zu: cannot allocate %llu bytes on the host", I,
                              (unsigned long long)Bytes);
-  Buffers[I] = Buf;
-  adviseHugePages(Buf, Bytes);
-  return MutableArrayRef<char>(Buf, Bytes);
+  }
+  return MutableArrayRef<char>(Buffers[I], Bytes);
+}
+
+char *HostOutputs::freshBuffer(uint64_t Bytes) {
+  // A zero-size output still gets a distinct buffer, as MLIR's own do.
+  char *Buf = static_cast<char *>(Alloc.Allocate(Bytes ? Bytes : 1));
+  if (Buf)
+    adviseHugePages(Buf, Bytes);
+  return Buf;
 }
 
 void HostOutputs::commit() {

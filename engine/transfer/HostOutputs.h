@@ -1,10 +1,11 @@
 //===- HostOutputs.h - Host buffers receiving one launch's outputs -*- C++ -*-===//
 //
 // Every strategy brings outputs back the same way: learn an output's shape,
-// get a fresh caller-owned buffer for it, fill it densely, and at the end
-// point the caller's descriptor at it. Until commit() nothing the caller sees
-// has changed for good: a launch that fails half-way releases what it got
-// and leaves every output descriptor zeroed.
+// get a caller-owned buffer for it (fresh, or the one the caller lent to
+// receive it into), fill it densely, and at the end point the caller's
+// descriptor at it. Until commit() nothing the caller sees has changed for
+// good: a launch that fails half-way releases the fresh buffers it got and
+// leaves every output descriptor zeroed.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,7 +23,9 @@ namespace catalyst::remote {
 
 class HostOutputs {
 public:
-  HostOutputs(llvm::ArrayRef<MemrefArg> Outputs, OutputAllocator Alloc);
+  // Into[I], where present and large enough, receives output I.
+  HostOutputs(llvm::ArrayRef<MemrefArg> Outputs, OutputAllocator Alloc,
+              llvm::ArrayRef<llvm::MutableArrayRef<char>> Into = {});
   ~HostOutputs();
   HostOutputs(const HostOutputs &) = delete;
   HostOutputs &operator=(const HostOutputs &) = delete;
@@ -37,9 +40,13 @@ public:
   void commit();
 
 private:
+  char *freshBuffer(uint64_t Bytes);
+
   llvm::ArrayRef<MemrefArg> Outputs;
   OutputAllocator Alloc;
+  llvm::ArrayRef<llvm::MutableArrayRef<char>> Into;
   std::vector<char *> Buffers;
+  std::vector<bool> Lent; // Buffers[I] is Into[I]: never released here
   bool Committed = false;
 };
 

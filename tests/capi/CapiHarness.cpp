@@ -91,7 +91,7 @@ std::vector<size_t> Outputs::elemSizes() const {
 }
 
 bool launchRemote(int64_t Session, const std::string &Entry, const std::string &Object,
-                  const InputList &Inputs, Outputs &Out) {
+                  const InputList &Inputs, Outputs &Out, const std::vector<LentBuffer> &Into) {
   std::vector<void *> InDescs;
   std::vector<size_t> InRanks, InSizes;
   for (Desc *D : Inputs) {
@@ -103,9 +103,22 @@ bool launchRemote(int64_t Session, const std::string &Entry, const std::string &
   auto OutRanks = Out.ranks();
   auto OutSizes = Out.elemSizes();
   size_t Before = FailureLog::count();
-  __catalyst__remote__launch(Session, Entry.c_str(), Object.c_str(), InDescs.size(), InDescs.data(),
-                             InRanks.data(), InSizes.data(), OutDescs.size(), OutDescs.data(),
-                             OutRanks.data(), OutSizes.data());
+  if (Into.empty()) {
+    __catalyst__remote__launch(Session, Entry.c_str(), Object.c_str(), InDescs.size(),
+                               InDescs.data(), InRanks.data(), InSizes.data(), OutDescs.size(),
+                               OutDescs.data(), OutRanks.data(), OutSizes.data());
+  } else {
+    std::vector<void *> Buffers;
+    std::vector<size_t> Bytes;
+    for (const LentBuffer &B : Into) {
+      Buffers.push_back(B.Data);
+      Bytes.push_back(B.Bytes);
+    }
+    __catalyst__remote__launch_into(Session, Entry.c_str(), Object.c_str(), InDescs.size(),
+                                    InDescs.data(), InRanks.data(), InSizes.data(), OutDescs.size(),
+                                    OutDescs.data(), OutRanks.data(), OutSizes.data(),
+                                    Buffers.data(), Bytes.data());
+  }
   return FailureLog::count() == Before;
 }
 

@@ -67,9 +67,16 @@ private:
 
 using InputList = std::vector<Desc *>;
 
-// Calls __catalyst__remote__launch; false when it reported a failure.
+// A caller buffer lent to receive one output (launch_into).
+struct LentBuffer {
+  void *Data;
+  size_t Bytes;
+};
+
+// Calls __catalyst__remote__launch, or launch_into when Into is not empty;
+// false when it reported a failure.
 bool launchRemote(int64_t Session, const std::string &Entry, const std::string &Object,
-                  const InputList &Inputs, Outputs &Out);
+                  const InputList &Inputs, Outputs &Out, const std::vector<LentBuffer> &Into = {});
 
 // Runs a local kernel entry the way the executor would.
 void runLocal(PyfaceEntry Fn, const InputList &Inputs, Outputs &Out);

@@ -137,7 +137,93 @@ TEST_P(OutputsTest, ZeroSizeInputsAndOutputs) {
   }
 }
 
+// launch_into: an output lands in the caller's buffer when it fits, and in a
+// fresh one when the buffer is too small or absent; a lent buffer that does
+// not fit is left as it was.
+TEST_P(OutputsTest, LentBuffersReceiveTheOutputsThatFit) {
+  ASSERT_NO_FATAL_FAILURE(sendKernel("alias"));
+  std::vector<int32_t> Same(6, -1), Small(2, -1);
+  for (int I = 0; I < 3; ++I) {
+    // Output 2 (in + 1) goes back into the input's own buffer: in place.
+    auto In = makeDenseInput<int32_t>({6}, iota32(6, 10));
+    Outputs Out({{1, 4}, {1, 4}, {1, 4}});
+    Out.keep(Same.data());
+    Out.keep(In->D.allocated());
+    std::vector<LentBuffer> Into{{Same.data(), 24}, {Small.data(), 8}, {In->D.allocated(), 24}};
+    ASSERT_TRUE(
+        launchRemote(Session.get(), remoteEntry("alias_input"), "alias.o", {&In->D}, Out, Into))
+        << "launch " << I << ": " << FailureLog::last();
+    EXPECT_EQ(Out[0].allocated(), Same.data());
+    EXPECT_EQ(as<int32_t>(Out[0].values()), iota32(6, 10));
+    EXPECT_NE(Out[1].allocated(), Small.data());
+    EXPECT_EQ(as<int32_t>(Out[1].values()), (std::vector<int32_t>{11, 13, 15}));
+    EXPECT_EQ(Small, (std::vector<int32_t>{-1, -1}));
+    EXPECT_EQ(Out[2].allocated(), In->D.allocated());
+    EXPECT_EQ(as<int32_t>(Out[2].values()), iota32(6, 11));
+    for (size_t K = 0; K < Out.size(); ++K) {
+      EXPECT_TRUE(Out[K].isDenseRowMajor()) << "output " << K;
+      EXPECT_EQ(Out[K].offset(), 0) << "output " << K;
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(AllModes, OutputsTest, ::testing::ValuesIn(AllModes), modeTestName);
+
+// When a fresh output cannot be allocated, the launch fails, every output
+// descriptor is zeroed, a lent buffer is not released, and the session goes
+// on.
+std::vector<void *> Released;
+void *noMemory(size_t) {
+  return nullptr;
+}
+void recordRelease(void *P) {
+  Released.push_back(P);
+}
+
+class OutputAllocatorFailureTest : public ModeTest {
+protected:
+  void SetUp() override {
+    __catalyst__remote__set_output_allocator(&noMemory, &recordRelease);
+    ModeTest::SetUp();
+  }
+  void TearDown() override {
+    ModeTest::TearDown();
+    __catalyst__remote__set_output_allocator(nullptr, nullptr);
+  }
+};
+
+TEST_P(OutputAllocatorFailureTest, FailsCleanlyAndKeepsLentBuffers) {
+  ASSERT_NO_FATAL_FAILURE(sendKernel("alias"));
+  auto In = makeDenseInput<int32_t>({6}, {1, 2, 3, 4, 5, 6});
+  std::vector<int32_t> Lent(6, -1);
+  for (int I = 0; I < 2; ++I) {
+    Released.clear();
+    Outputs Out({{1, 4}, {1, 4}, {1, 4}});
+    for (size_t K = 0; K < Out.size(); ++K)
+      Out[K].poison();
+    EXPECT_FALSE(launchRemote(Session.get(), remoteEntry("alias_input"), "alias.o", {&In->D}, Out,
+                              {{Lent.data(), 24}, {nullptr, 0}, {nullptr, 0}}));
+    EXPECT_NE(FailureLog::last().find("output 1: cannot allocate 12 bytes on the host"),
+              std::string::npos)
+        << FailureLog::last();
+    EXPECT_TRUE(Released.empty());
+    for (size_t K = 0; K < Out.size(); ++K)
+      EXPECT_TRUE(Out[K].allZero()) << "output " << K;
+  }
+  // Everything lent: no allocation is needed, and the session still works.
+  std::vector<int32_t> Odd(3), Fresh(6);
+  Outputs Out({{1, 4}, {1, 4}, {1, 4}});
+  for (void *P : {(void *)Lent.data(), (void *)Odd.data(), (void *)Fresh.data()})
+    Out.keep(P);
+  ASSERT_TRUE(launchRemote(Session.get(), remoteEntry("alias_input"), "alias.o", {&In->D}, Out,
+                           {{Lent.data(), 24}, {Odd.data(), 12}, {Fresh.data(), 24}}))
+      << FailureLog::last();
+  EXPECT_EQ(Odd, (std::vector<int32_t>{2, 4, 6}));
+  EXPECT_EQ(Fresh, (std::vector<int32_t>{2, 3, 4, 5, 6, 7}));
+}
+
+INSTANTIATE_TEST_SUITE_P(AllModes, OutputAllocatorFailureTest, ::testing::ValuesIn(AllModes),
+                         modeTestName);
 
 // Host buffers come from the allocator installed for new sessions.
 size_t Allocations = 0;
@@ -163,6 +249,21 @@ TEST_F(OutputAllocatorTest, OutputsComeFromTheInstalledAllocator) {
   Outputs Out({{1, 4}, {1, 4}, {1, 4}});
   ASSERT_TRUE(launchRemote(Session.get(), remoteEntry("alias_input"), "alias.o", {&In->D}, Out));
   EXPECT_EQ(Allocations, 3u);
+}
+
+// Lent buffers are checked before anything is sent.
+TEST_F(OutputAllocatorTest, OverlappingLentBuffersAreRefused) {
+  ASSERT_NO_FATAL_FAILURE(startAndOpen());
+  ASSERT_NO_FATAL_FAILURE(sendKernel("alias"));
+  auto In = makeDenseInput<int32_t>({4}, {1, 2, 3, 4});
+  std::vector<int32_t> Buf(16, -1);
+  Outputs Out({{1, 4}, {1, 4}, {1, 4}});
+  EXPECT_FALSE(launchRemote(Session.get(), remoteEntry("alias_input"), "alias.o", {&In->D}, Out,
+                            {{Buf.data(), 16}, {nullptr, 0}, {Buf.data() + 3, 16}}));
+  EXPECT_NE(FailureLog::last().find("outputs 0 and 2: the buffers to receive them into overlap"),
+            std::string::npos)
+      << FailureLog::last();
+  EXPECT_EQ(Buf, std::vector<int32_t>(16, -1));
 }
 
 } // namespace

@@ -192,6 +192,34 @@ TEST_F(SessionApiTest, CustomOutputAllocator) {
   EXPECT_FALSE(S->connected());
 }
 
+// Lent output buffers: one per output or none, and an async launch keeps
+// them with the rest of its call.
+TEST_F(SessionApiTest, LentBuffersWithSyncAndAsyncLaunches) {
+  auto S = openOrFail(Exec.address());
+  ASSERT_TRUE(S);
+  ASSERT_FALSE(static_cast<bool>(S->sendBinary(kernelObject("map"), BinaryFormat::Object)));
+  std::mt19937_64 Rng(5);
+  auto In = makeInput(Layout::Strided, {5}, 4, Rng);
+  std::string Entry = remoteEntry(rankSizeEntry("map", 1, 4));
+  MemrefArg InArg{In->D.data(), 1, 4};
+  Desc Out(1, 4), Expected(1, 4);
+  MemrefArg OutArg{Out.data(), 1, 4};
+  std::vector<char> A(20), B(20);
+  std::vector<llvm::MutableArrayRef<char>> Two{A, B};
+  std::string Msg = errorText(S->launch({Entry, "map.o", {InArg}, {OutArg}, Two}));
+  EXPECT_NE(Msg.find("2 buffers to receive outputs into, for 1 outputs"), std::string::npos) << Msg;
+  EXPECT_TRUE(Out.allZero());
+
+  void *Av[] = {In->D.data()};
+  hostEntry("map", rankSizeEntry("map", 1, 4))(Expected.data(), Av);
+  std::vector<llvm::MutableArrayRef<char>> One{A};
+  uint64_t Ticket = S->launchAsync({Entry, "map.o", {InArg}, {OutArg}, One});
+  ASSERT_FALSE(static_cast<bool>(S->await(Ticket)));
+  EXPECT_EQ(Out.allocated(), A.data());
+  EXPECT_EQ(Out.values(), Expected.values());
+  std::free(Expected.allocated());
+}
+
 // Each strategy asked of a full executor is granted; an --upstream-only one
 // grants only the upstream protocol, whatever is asked.
 TEST_F(SessionApiTest, StrategiesAreGrantedOrFallBack) {

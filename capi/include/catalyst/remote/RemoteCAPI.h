@@ -36,6 +36,18 @@ void __catalyst__remote__launch(int64_t session, const char *entry_symbol, const
                                 size_t num_outputs, void *const *output_descs,
                                 const size_t *output_ranks, const size_t *output_elem_sizes);
 
+/* launch(), receiving output i into output_buffers[i] (output_bytes[i]
+ * long, owned by the caller) when its dense values fit, else into a fresh
+ * buffer as launch() does; the descriptor's allocated pointer says which.
+ * Memory used before is faster to receive into than fresh memory, whose
+ * pages the OS zeroes on first touch. The buffers must not overlap. */
+void __catalyst__remote__launch_into(int64_t session, const char *entry_symbol, const char *object,
+                                     size_t num_inputs, void *const *input_descs,
+                                     const size_t *input_ranks, const size_t *input_elem_sizes,
+                                     size_t num_outputs, void *const *output_descs,
+                                     const size_t *output_ranks, const size_t *output_elem_sizes,
+                                     void *const *output_buffers, const size_t *output_bytes);
+
 /* Starts an entry without memref arguments; await() joins it. */
 int64_t __catalyst__remote__launch_async(int64_t session, const char *entry_symbol,
                                          const char *object);
