@@ -110,17 +110,23 @@ Expected<std::unique_ptr<Session>> openSession(const std::string &Address, Strat
 
 namespace {
 
-Expected<std::unique_ptr<ExecutorProcess>> startLocalExecutor(const BenchEnv &Env) {
+// An executor of the benchmark's own on loopback, so one command measures
+// the whole path with nothing set up by hand. What it prints after its
+// address is forwarded: a full pipe would block it.
+Expected<std::unique_ptr<tools::ListeningChild>> startLocalExecutor(const BenchEnv &Env) {
   if (Env.ExecutorPath.empty())
     return createStringError(inconvertibleErrorCode(),
                              "built without catalyst-remote-executor: set "
                              "CATALYST_REMOTE_EXECUTOR or CATALYST_REMOTE_ADDRESS");
-  auto P = ExecutorProcess::start(Env.ExecutorPath, std::chrono::seconds(10));
+  tools::ChildSpec Spec{{Env.ExecutorPath, "--bind", "127.0.0.1:0"}};
+  Spec.ForwardStdout = true;
+  std::string Error;
+  auto P = tools::ListeningChild::start(Spec, Error);
   if (!P)
-    return P.takeError();
+    return createStringError(inconvertibleErrorCode(), Error);
   // Its connection processes are forked from it later and inherit its CPU.
   if (Env.Pins.How != CpuPlan::None)
-    if (auto Err = pinTo((*P)->pid(), Env.Pins.Peers))
+    if (auto Err = pinTo(P->pid(), Env.Pins.Peers))
       return Err;
   return P;
 }

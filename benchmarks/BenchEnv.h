@@ -3,8 +3,9 @@
 #ifndef CATALYST_REMOTE_BENCH_BENCHENV_H
 #define CATALYST_REMOTE_BENCH_BENCHENV_H
 
-#include "ExecutorProcess.h"
+#include "ListeningChild.h"
 #include "Median.h"
+#include "MemrefR1.h"
 #include "Pinning.h"
 #include "RawPeer.h"
 #include "catalyst/remote/Session.h"
@@ -37,15 +38,6 @@ inline double secondsSince(Clock::time_point T) {
   return std::chrono::duration<double>(Clock::now() - T).count();
 }
 
-// A rank-1 memref descriptor; its layout is the same for every element type.
-struct MemrefR1 {
-  void *Allocated;
-  void *Aligned;
-  int64_t Offset;
-  int64_t Sizes[1];
-  int64_t Strides[1];
-};
-
 // Launches Entry of Object on one dense rank-1 input of Elements elements
 // of ElemSize bytes; Out receives the output, which the caller frees.
 llvm::Error launchR1(Session &S, llvm::StringRef Entry, llvm::StringRef Object, void *In,
@@ -59,11 +51,11 @@ struct BenchEnv {
   std::string ExecutorPath;
   // CATALYST_REMOTE_ADDRESS, split at commas; empty when we start our own.
   std::vector<std::string> Given;
-  std::unique_ptr<ExecutorProcess> Executor; // null when using a running one
+  std::unique_ptr<tools::ListeningChild> Executor; // null when using a running one
   // The executor the launch and memory benchmarks use.
   std::string Address;
   // More executors on loopback, started when a fan-out needs them.
-  std::vector<std::unique_ptr<ExecutorProcess>> Extra;
+  std::vector<std::unique_ptr<tools::ListeningChild>> Extra;
   std::unique_ptr<RawPeer> Peer;
   std::map<Strategy, std::unique_ptr<Session>> Sessions;
 

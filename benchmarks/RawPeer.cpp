@@ -2,17 +2,15 @@
 
 #include "RawPeer.h"
 
+#include "NetUtil.h"
+
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
-#include <arpa/inet.h>
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -30,96 +28,26 @@ Error sysError(const Twine &What) {
                            What + ": " + std::strerror(E));
 }
 
-// Blocking, whole-buffer transfers; false on error or end of stream.
-bool receiveAll(int Fd, char *Buf, uint64_t Bytes) {
-  while (Bytes > 0) {
-    ssize_t N = ::recv(Fd, Buf, Bytes, 0);
-    if (N < 0 && errno == EINTR)
-      continue;
-    if (N <= 0)
-      return false;
-    Buf += N;
-    Bytes -= uint64_t(N);
-  }
-  return true;
+// An address's resolution or a listener's failure, as an Error.
+Error toolError(const std::string &Why) {
+  return createStringError(inconvertibleErrorCode(), Why);
 }
 
-// MSG_NOSIGNAL: a peer that died must fail the benchmark, not kill it.
-bool sendAll(int Fd, const char *Buf, uint64_t Bytes) {
-  while (Bytes > 0) {
-    ssize_t N = ::send(Fd, Buf, Bytes, MSG_NOSIGNAL);
-    if (N < 0 && errno == EINTR)
-      continue;
-    if (N <= 0)
-      return false;
-    Buf += N;
-    Bytes -= uint64_t(N);
-  }
-  return true;
+Expected<tools::SocketAddress> resolve(const std::string &HostPort) {
+  tools::SocketAddress A;
+  std::string Why;
+  if (!tools::parseAddress(HostPort, A, Why))
+    return toolError(Why);
+  return A;
 }
 
-// Small messages must not wait for Nagle, as the session's socket doesn't.
-void noDelay(int Fd) {
-  int One = 1;
-  ::setsockopt(Fd, IPPROTO_TCP, TCP_NODELAY, &One, sizeof(One));
-}
-
-// "host:port" or "[v6]:port" into its two parts.
-Expected<std::pair<std::string, std::string>> splitHostPort(const std::string &HostPort) {
-  size_t Colon = HostPort.rfind(':');
-  if (Colon == std::string::npos || Colon == 0 || Colon + 1 == HostPort.size())
-    return createStringError(inconvertibleErrorCode(), "'%s' is not HOST:PORT", HostPort.c_str());
-  std::string Host = HostPort.substr(0, Colon);
-  if (Host.size() > 2 && Host.front() == '[' && Host.back() == ']')
-    Host = Host.substr(1, Host.size() - 2);
-  return std::make_pair(Host, HostPort.substr(Colon + 1));
-}
-
-// The first address HostPort resolves to; Passive for one to listen on.
-Expected<std::pair<sockaddr_storage, socklen_t>> resolve(const std::string &HostPort,
-                                                         bool Passive) {
-  auto Parts = splitHostPort(HostPort);
-  if (!Parts)
-    return Parts.takeError();
-  addrinfo Hints{};
-  Hints.ai_family = AF_UNSPEC;
-  Hints.ai_socktype = SOCK_STREAM;
-  Hints.ai_flags = Passive ? AI_PASSIVE : 0;
-  addrinfo *Found = nullptr;
-  int Rc = ::getaddrinfo(Parts->first.c_str(), Parts->second.c_str(), &Hints, &Found);
-  if (Rc != 0)
-    return createStringError(inconvertibleErrorCode(), "cannot resolve '%s': %s", HostPort.c_str(),
-                             gai_strerror(Rc));
-  sockaddr_storage Addr{};
-  std::memcpy(&Addr, Found->ai_addr, Found->ai_addrlen);
-  socklen_t Len = Found->ai_addrlen;
-  ::freeaddrinfo(Found);
-  return std::make_pair(Addr, Len);
-}
-
-std::string numericAddress(const sockaddr_storage &Addr, socklen_t Len) {
-  char Host[NI_MAXHOST], Port[NI_MAXSERV];
-  if (::getnameinfo(reinterpret_cast<const sockaddr *>(&Addr), Len, Host, sizeof(Host), Port,
-                    sizeof(Port), NI_NUMERICHOST | NI_NUMERICSERV) != 0)
-    return "?";
-  bool V6 = Addr.ss_family == AF_INET6;
-  return (V6 ? "[" : "") + std::string(Host) + (V6 ? "]:" : ":") + Port;
-}
-
-// Binds Addr (port 0: any) and listens; Addr becomes the bound address.
-// SO_REUSEADDR lets a standalone peer restart on its port at once.
-Expected<int> listenOn(sockaddr_storage &Addr, socklen_t &Len) {
-  int Fd = ::socket(Addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+// Binds A (port 0: any) and listens; A becomes the bound address.
+Expected<int> listenOn(tools::SocketAddress &A) {
+  std::string Why;
+  int Fd = tools::listenOn(A, 0, Why);
   if (Fd < 0)
-    return sysError("socket");
-  int One = 1;
-  ::setsockopt(Fd, SOL_SOCKET, SO_REUSEADDR, &One, sizeof(One));
-  if (::bind(Fd, reinterpret_cast<sockaddr *>(&Addr), Len) != 0 || ::listen(Fd, 4) != 0 ||
-      ::getsockname(Fd, reinterpret_cast<sockaddr *>(&Addr), &Len) != 0) {
-    Error Err = sysError("listen on " + numericAddress(Addr, Len));
-    ::close(Fd);
-    return Err;
-  }
+    return toolError(Why);
+  A = tools::localAddress(Fd);
   return Fd;
 }
 
@@ -128,14 +56,14 @@ Expected<int> listenOn(sockaddr_storage &Addr, socklen_t &Len) {
 // page faults land in a timed exchange.
 void serveLink(int Fd) {
   uint64_t Sizes[2];
-  if (!receiveAll(Fd, reinterpret_cast<char *>(Sizes), sizeof(Sizes)))
+  if (!tools::readAll(Fd, Sizes, sizeof(Sizes)))
     return;
   uint64_t Capacity = std::max<uint64_t>({Sizes[0], Sizes[1], 1});
   char *Buf = static_cast<char *>(std::malloc(Capacity));
   if (!Buf)
     return;
   std::memset(Buf, 0x5a, Capacity);
-  while (receiveAll(Fd, Buf, Sizes[0]) && sendAll(Fd, Buf, Sizes[1])) {
+  while (tools::readAll(Fd, Buf, Sizes[0]) && tools::writeAll(Fd, Buf, Sizes[1])) {
   }
   std::free(Buf);
 }
@@ -148,7 +76,7 @@ void serveLinks(int Listener) {
       continue;
     if (Fd < 0)
       return;
-    noDelay(Fd);
+    tools::setNoDelay(Fd);
     serveLink(Fd);
     ::close(Fd);
   }
@@ -166,12 +94,10 @@ void serveLinks(int Listener) {
 } // namespace
 
 Expected<std::unique_ptr<RawPeer>> RawPeer::start() {
-  sockaddr_storage Addr{};
-  auto &In = reinterpret_cast<sockaddr_in &>(Addr);
-  In.sin_family = AF_INET;
-  In.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t Len = sizeof(sockaddr_in);
-  auto Listener = listenOn(Addr, Len);
+  auto Addr = resolve("127.0.0.1:0");
+  if (!Addr)
+    return Addr.takeError();
+  auto Listener = listenOn(*Addr);
   if (!Listener)
     return Listener.takeError();
   pid_t Parent = ::getpid();
@@ -182,14 +108,14 @@ Expected<std::unique_ptr<RawPeer>> RawPeer::start() {
   ::close(*Listener);
   if (Err)
     return Err;
-  return std::unique_ptr<RawPeer>(new RawPeer(Pid, Addr, Len));
+  return std::unique_ptr<RawPeer>(new RawPeer(Pid, *Addr));
 }
 
 Expected<std::unique_ptr<RawPeer>> RawPeer::attach(const std::string &HostPort) {
-  auto Addr = resolve(HostPort, /*Passive=*/false);
+  auto Addr = resolve(HostPort);
   if (!Addr)
     return Addr.takeError();
-  return std::unique_ptr<RawPeer>(new RawPeer(0, Addr->first, Addr->second));
+  return std::unique_ptr<RawPeer>(new RawPeer(0, *Addr));
 }
 
 RawPeer::~RawPeer() {
@@ -200,37 +126,36 @@ RawPeer::~RawPeer() {
 }
 
 std::string RawPeer::address() const {
-  return numericAddress(Addr, AddrLen);
+  return tools::formatAddress(Addr);
 }
 
 Expected<std::unique_ptr<RawLink>> RawPeer::connect(uint64_t Request, uint64_t Reply) {
-  int Fd = ::socket(Addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int Fd = ::socket(Addr.family(), SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (Fd < 0)
     return sysError("socket");
   std::unique_ptr<RawLink> L(new RawLink(Fd, Request, Reply));
-  if (::connect(Fd, reinterpret_cast<const sockaddr *>(&Addr), AddrLen) != 0)
+  if (::connect(Fd, Addr.get(), Addr.Length) != 0)
     return sysError("connect to the raw TCP peer at " + address());
-  noDelay(Fd);
+  tools::setNoDelay(Fd);
   uint64_t Sizes[2] = {Request, Reply};
-  if (!sendAll(Fd, reinterpret_cast<const char *>(Sizes), sizeof(Sizes)))
+  if (!tools::writeAll(Fd, Sizes, sizeof(Sizes)))
     return sysError("send sizes to the raw TCP peer");
   return L;
 }
 
 int serveRawPeer(const std::string &HostPort) {
-  auto Addr = resolve(HostPort, /*Passive=*/true);
+  auto Addr = resolve(HostPort);
   if (!Addr) {
     errs() << "catalyst-remote-bench: " << toString(Addr.takeError()) << "\n";
     return 2;
   }
-  auto Listener = listenOn(Addr->first, Addr->second);
+  auto Listener = listenOn(*Addr);
   if (!Listener) {
     errs() << "catalyst-remote-bench: " << toString(Listener.takeError()) << "\n";
     return 1;
   }
   // Flushed at once: a harness waits for this line to learn the port.
-  outs() << "catalyst-remote-bench: raw peer listening on "
-         << numericAddress(Addr->first, Addr->second) << "\n";
+  outs() << "catalyst-remote-bench: raw peer listening on " << tools::formatAddress(*Addr) << "\n";
   outs().flush();
   serveLinks(*Listener);
   errs() << "catalyst-remote-bench: raw peer: accept failed: " << std::strerror(errno) << "\n";
@@ -245,9 +170,9 @@ RawLink::~RawLink() {
 }
 
 Error RawLink::exchange(const char *Out, char *Into) {
-  if (!sendAll(Fd, Out, Request))
+  if (!tools::writeAll(Fd, Out, Request))
     return sysError("raw TCP send");
-  if (!receiveAll(Fd, Into ? Into : In.data(), Reply))
+  if (!tools::readAll(Fd, Into ? Into : In.data(), Reply))
     return createStringError(inconvertibleErrorCode(), "raw TCP reply cut short");
   return Error::success();
 }

@@ -20,6 +20,8 @@
 #ifndef CATALYST_REMOTE_BENCH_RAWPEER_H
 #define CATALYST_REMOTE_BENCH_RAWPEER_H
 
+#include "NetUtil.h"
+
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
@@ -80,12 +82,10 @@ public:
   std::string address() const;
 
 private:
-  RawPeer(pid_t Pid, const sockaddr_storage &Addr, socklen_t Len)
-      : Pid(Pid), Addr(Addr), AddrLen(Len) {}
+  RawPeer(pid_t Pid, const tools::SocketAddress &Addr) : Pid(Pid), Addr(Addr) {}
 
   pid_t Pid;
-  sockaddr_storage Addr;
-  socklen_t AddrLen;
+  tools::SocketAddress Addr;
 };
 
 // The standalone peer: listens on HostPort (port 0: any), prints

@@ -140,17 +140,12 @@ bool sendStream(int Fd, uint64_t Total, bool Verify, char *Buf) {
 // fails naming the first wrong offset.
 bool receiveStream(int Fd, uint64_t Total, bool Verify, char *Buf, char *Expected) {
   for (uint64_t Off = 0; Off < Total;) {
-    size_t Want = size_t(std::min<uint64_t>(StreamBuffer, Total - Off));
-    ssize_t N = ::recv(Fd, Buf, Want, 0);
-    if (N < 0 && errno == EINTR)
-      continue;
-    if (N == 0)
-      errno = 0;
-    if (N <= 0)
+    size_t N = size_t(std::min<uint64_t>(StreamBuffer, Total - Off));
+    if (!readAll(Fd, Buf, N))
       return false;
     if (Verify) {
-      fillPattern(Expected, Off, size_t(N));
-      if (std::memcmp(Buf, Expected, size_t(N)) != 0) {
+      fillPattern(Expected, Off, N);
+      if (std::memcmp(Buf, Expected, N) != 0) {
         size_t I = 0;
         while (Buf[I] == Expected[I])
           ++I;
@@ -158,7 +153,7 @@ bool receiveStream(int Fd, uint64_t Total, bool Verify, char *Buf, char *Expecte
              std::to_string(Total));
       }
     }
-    Off += uint64_t(N);
+    Off += N;
   }
   return true;
 }

@@ -12,7 +12,7 @@
 #include "../Pinning.h"
 #include "GrpcCases.h"
 #include "KernelClient.h"
-#include "ServerProcess.h"
+#include "ListeningChild.h"
 
 #include <atomic>
 #include <benchmark/benchmark.h>
@@ -32,7 +32,7 @@ struct GrpcEnv {
   int ServerCpu = -1; // -1: the scheduler decides
   std::string PlanError;
   bool Tried = false;
-  std::unique_ptr<ServerProcess> Server; // null when using a running one
+  std::unique_ptr<tools::ListeningChild> Server; // null when using a running one
   std::string Address;
   std::string StartError;
 };
@@ -69,8 +69,11 @@ void startServer(GrpcEnv &E) {
     return;
   }
   const char *Path = std::getenv("CATALYST_REMOTE_GRPC_SERVER");
-  E.Server = ServerProcess::start(Path ? Path : CATALYST_REMOTE_GRPC_SERVER_PATH, E.ServerCpu,
-                                  StartTimeout, E.StartError);
+  tools::ChildSpec Spec{{Path ? Path : CATALYST_REMOTE_GRPC_SERVER_PATH, "--listen", "127.0.0.1:0"},
+                        {},
+                        E.ServerCpu,
+                        StartTimeout};
+  E.Server = tools::ListeningChild::start(Spec, E.StartError);
   if (E.Server)
     E.Address = E.Server->address();
 }

@@ -15,7 +15,7 @@
 #include "../Pinning.h"
 #include "GrpcCases.h"
 #include "KernelClient.h"
-#include "ServerProcess.h"
+#include "ListeningChild.h"
 
 #include <cinttypes>
 #include <cstdio>
@@ -149,12 +149,16 @@ int main(int argc, char **argv) {
   int ServerCpu = -1;
   if (!placeProcesses(ServerCpu))
     return 1;
-  std::unique_ptr<ServerProcess> Server;
+  std::unique_ptr<tools::ListeningChild> Server;
   if (O.Address.empty()) {
     const char *Path = std::getenv("CATALYST_REMOTE_GRPC_SERVER");
     std::string Error;
-    Server = ServerProcess::start(Path ? Path : CATALYST_REMOTE_GRPC_SERVER_PATH, ServerCpu,
-                                  StartTimeout, Error);
+    Server = tools::ListeningChild::start(
+        {{Path ? Path : CATALYST_REMOTE_GRPC_SERVER_PATH, "--listen", "127.0.0.1:0"},
+         {},
+         ServerCpu,
+         StartTimeout},
+        Error);
     if (!Server) {
       std::fprintf(stderr, "catalyst-remote-grpc-probe: %s\n", Error.c_str());
       return 1;

@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../MemrefR1.h"
 #include "kernel.grpc.pb.h"
 
 #include <climits>
@@ -34,15 +35,7 @@ using catalyst::remote::grpcbench::Tensor;
 
 constexpr const char *Name = "catalyst-remote-grpc-server";
 
-// Catalyst's rank-1 memref descriptor; its layout is the same for every
-// element type.
-struct MemrefR1 {
-  void *Allocated;
-  void *Aligned;
-  int64_t Offset;
-  int64_t Sizes[1];
-  int64_t Strides[1];
-};
+using catalyst::remote::bench::MemrefR1;
 
 grpc::Status invalid(const char *Why) {
   return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, Why);

@@ -10,8 +10,11 @@
 #ifndef CATALYST_REMOTE_TESTS_EXECUTORPROCESS_H
 #define CATALYST_REMOTE_TESTS_EXECUTORPROCESS_H
 
+#include "ListeningChild.h"
+
 #include <chrono>
 #include <gtest/gtest.h>
+#include <memory>
 #include <string>
 #include <sys/types.h>
 #include <vector>
@@ -38,7 +41,7 @@ public:
   ::testing::AssertionResult start(const ExecutorOptions &Options = {});
 
   const std::string &address() const { return Address; }
-  pid_t pid() const { return Pid; }
+  pid_t pid() const { return Child ? Child->pid() : -1; }
 
   // The processes serving this executor's connections right now.
   std::vector<pid_t> connectionPids() const;
@@ -54,10 +57,7 @@ public:
   static constexpr std::chrono::seconds StartTimeout{10};
 
 private:
-  ::testing::AssertionResult readAddress();
-
-  pid_t Pid = -1;
-  int StdoutFd = -1;
+  std::unique_ptr<tools::ListeningChild> Child;
   std::string Address;
 };
 

@@ -1,8 +1,8 @@
-//===- NetUtil.h - Sockets and clocks for the network-path tools -*- C++ -*-===//
+//===- NetUtil.h - Sockets and clocks for tools and harnesses ---*- C++ -*-===//
 //
-// Small helpers shared by catalyst-remote-linkprobe and
-// catalyst-remote-delay-relay: parsing "HOST:PORT", listening, connecting,
-// blocking whole-buffer I/O and a monotonic clock. Plain POSIX, no LLVM.
+// Small helpers shared by the network-path tools and the benchmark's raw
+// TCP peer: parsing "HOST:PORT", listening, connecting, blocking
+// whole-buffer I/O and a monotonic clock. Plain POSIX, no LLVM.
 //
 //===----------------------------------------------------------------------===//
 

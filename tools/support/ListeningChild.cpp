@@ -1,0 +1,226 @@
+//===- ListeningChild.cpp - A server process started for a harness --------===//
+
+#include "ListeningChild.h"
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+namespace catalyst::remote::tools {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr const char *ListeningOn = "listening on ";
+
+std::string sysError(const std::string &What, int Errno) {
+  return What + ": " + std::strerror(Errno);
+}
+
+std::string describeExit(int Status) {
+  if (WIFEXITED(Status))
+    return "exited with status " + std::to_string(WEXITSTATUS(Status));
+  if (WIFSIGNALED(Status))
+    return std::string("was killed by ") + strsignal(WTERMSIG(Status));
+  return "stopped";
+}
+
+// This process's environment with Extra's entries replacing or adding to it.
+std::vector<std::string> environment(const std::vector<std::string> &Extra) {
+  std::vector<std::string> Env;
+  for (char **E = environ; *E; ++E) {
+    std::string Entry = *E;
+    std::string Name = Entry.substr(0, Entry.find('=') + 1);
+    bool Replaced = false;
+    for (const std::string &X : Extra)
+      Replaced |= X.compare(0, Name.size(), Name) == 0;
+    if (!Replaced)
+      Env.push_back(Entry);
+  }
+  Env.insert(Env.end(), Extra.begin(), Extra.end());
+  return Env;
+}
+
+std::vector<char *> pointersTo(std::vector<std::string> &Strings) {
+  std::vector<char *> Ptrs;
+  for (std::string &S : Strings)
+    Ptrs.push_back(S.data());
+  Ptrs.push_back(nullptr);
+  return Ptrs;
+}
+
+// A process starts on the CPUs of the thread that spawns it, so the calling
+// thread moves to Cpu for the spawn and back.
+class OnCpu {
+public:
+  explicit OnCpu(int Cpu) {
+    if (Cpu < 0)
+      return;
+    if (sched_getaffinity(0, sizeof(Saved), &Saved) != 0) {
+      Error = sysError("cannot read this thread's CPUs", errno);
+      return;
+    }
+    cpu_set_t One;
+    CPU_ZERO(&One);
+    CPU_SET(Cpu, &One);
+    if (sched_setaffinity(0, sizeof(One), &One) != 0)
+      Error = sysError("cannot run on CPU " + std::to_string(Cpu), errno);
+    else
+      Moved = true;
+  }
+  ~OnCpu() {
+    if (Moved)
+      sched_setaffinity(0, sizeof(Saved), &Saved);
+  }
+  std::string Error;
+
+private:
+  cpu_set_t Saved;
+  bool Moved = false;
+};
+
+// The child's stdout goes to WriteFd; stderr is inherited, so its
+// diagnostics reach ours.
+std::string spawn(const ChildSpec &Spec, int WriteFd, pid_t &Pid) {
+  if (Spec.Argv.empty())
+    return "no program to start";
+  const std::string &Path = Spec.Argv[0];
+  if (::access(Path.c_str(), X_OK) != 0)
+    return sysError("cannot execute " + Path, errno);
+  OnCpu Placed(Spec.Cpu);
+  if (!Placed.Error.empty())
+    return Placed.Error;
+  posix_spawn_file_actions_t Actions;
+  posix_spawn_file_actions_init(&Actions);
+  posix_spawn_file_actions_adddup2(&Actions, WriteFd, STDOUT_FILENO);
+  std::vector<std::string> Args = Spec.Argv, Env = environment(Spec.Env);
+  auto Argv = pointersTo(Args), Envp = pointersTo(Env);
+  int Rc = posix_spawn(&Pid, Path.c_str(), &Actions, nullptr, Argv.data(), Envp.data());
+  posix_spawn_file_actions_destroy(&Actions);
+  return Rc == 0 ? std::string() : sysError("cannot start " + Path, Rc);
+}
+
+} // namespace
+
+ListeningChild::ListeningChild(pid_t Pid, int StdoutFd)
+    : Pid(Pid), Owner(getpid()), StdoutFd(StdoutFd) {}
+
+std::unique_ptr<ListeningChild> ListeningChild::start(const ChildSpec &Spec, std::string &Error) {
+  int Fds[2];
+  // Close-on-exec keeps the read end out of the child; dup2 clears the flag
+  // on the child's copy of the write end.
+  if (pipe2(Fds, O_CLOEXEC) != 0) {
+    Error = sysError("pipe", errno);
+    return nullptr;
+  }
+  pid_t Pid = -1;
+  Error = spawn(Spec, Fds[1], Pid);
+  close(Fds[1]);
+  if (!Error.empty()) {
+    close(Fds[0]);
+    return nullptr;
+  }
+  std::unique_ptr<ListeningChild> C(new ListeningChild(Pid, Fds[0]));
+  Error = C->readAddress(Spec.Timeout);
+  if (!Error.empty()) {
+    Error = Spec.Argv[0] + ": " + Error;
+    return nullptr;
+  }
+  if (Spec.ForwardStdout)
+    C->Forwarder = std::thread([C = C.get()] { C->forward(); });
+  return C;
+}
+
+std::string ListeningChild::readAddress(std::chrono::milliseconds Timeout) {
+  auto Deadline = Clock::now() + Timeout;
+  std::string Out;
+  while (Out.find('\n') == std::string::npos) {
+    auto Left = std::chrono::duration_cast<std::chrono::milliseconds>(Deadline - Clock::now());
+    if (Left.count() <= 0)
+      return "no '" + std::string(ListeningOn) + "' line within " +
+             std::to_string(Timeout.count()) + " ms; its stdout so far: '" + Out + "'";
+    pollfd P{StdoutFd, POLLIN, 0};
+    int Ready = poll(&P, 1, int(Left.count()));
+    if (Ready < 0 && errno != EINTR)
+      return sysError("poll", errno);
+    if (Ready <= 0)
+      continue;
+    char Buf[512];
+    ssize_t N = read(StdoutFd, Buf, sizeof(Buf));
+    if (N < 0 && errno != EINTR)
+      return sysError("read", errno);
+    if (N == 0) {
+      int Status = 0;
+      waitpid(Pid, &Status, 0);
+      Pid = -1;
+      return describeExit(Status) + " before printing where it listens";
+    }
+    if (N > 0)
+      Out.append(Buf, size_t(N));
+  }
+  size_t End = Out.find('\n');
+  Pending = Out.substr(End + 1);
+  Out.resize(End);
+  size_t At = Out.find(ListeningOn);
+  if (At == std::string::npos)
+    return "unexpected first line '" + Out + "'";
+  Address = Out.substr(At + std::strlen(ListeningOn));
+  return {};
+}
+
+void ListeningChild::forward() {
+  if (!Pending.empty())
+    (void)!write(STDERR_FILENO, Pending.data(), Pending.size());
+  // Polls with a timeout so stop() can end this thread even while a
+  // grandchild still holds the pipe open.
+  while (!Stopping.load()) {
+    pollfd P{StdoutFd, POLLIN, 0};
+    if (poll(&P, 1, 100) <= 0)
+      continue;
+    char Buf[4096];
+    ssize_t N = read(StdoutFd, Buf, sizeof(Buf));
+    if (N == 0 || (N < 0 && errno != EINTR))
+      return;
+    if (N > 0)
+      (void)!write(STDERR_FILENO, Buf, size_t(N));
+  }
+}
+
+bool ListeningChild::stop(std::chrono::milliseconds Grace) {
+  if (Pid <= 0 || getpid() != Owner)
+    return true;
+  bool Clean = true;
+  kill(Pid, SIGTERM);
+  auto Deadline = Clock::now() + Grace;
+  while (waitpid(Pid, nullptr, WNOHANG) == 0) {
+    if (Clock::now() > Deadline) {
+      Clean = false;
+      kill(Pid, SIGKILL);
+      waitpid(Pid, nullptr, 0);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  Pid = -1;
+  return Clean;
+}
+
+ListeningChild::~ListeningChild() {
+  stop();
+  Stopping = true;
+  // A forked copy has the thread object but not the thread.
+  if (Forwarder.joinable())
+    getpid() == Owner ? Forwarder.join() : Forwarder.detach();
+  close(StdoutFd);
+}
+
+} // namespace catalyst::remote::tools
