@@ -219,6 +219,12 @@ std::string strategyOf(int64_t Session) {
   return Stats.strategy;
 }
 
+catalyst_remote_stats statsOf(int64_t Session) {
+  catalyst_remote_stats S{};
+  EXPECT_EQ(__catalyst__remote__stats(Session, &S), 0) << FailureLog::last();
+  return S;
+}
+
 ScopedEnv::ScopedEnv(const char *Name, const char *Value) : Name(Name) {
   const char *Current = std::getenv(Name);
   Had = Current != nullptr;

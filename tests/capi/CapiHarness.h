@@ -116,6 +116,13 @@ void PrintTo(Mode M, std::ostream *OS);
 // The strategy a session reports, or "" when stats fail.
 std::string strategyOf(int64_t Session);
 
+// A session's counters; a failure to read them fails the test.
+catalyst_remote_stats statsOf(int64_t Session);
+// Its last launch's.
+inline catalyst_remote_launch_stats lastLaunch(int64_t Session) {
+  return statsOf(Session).last;
+}
+
 // Sets an environment variable for its lifetime (unset when Value is null).
 class ScopedEnv {
 public:

@@ -17,12 +17,6 @@ using namespace catalyst::remote::test;
 
 namespace {
 
-catalyst_remote_launch_stats lastLaunch(int64_t Session) {
-  catalyst_remote_stats S{};
-  EXPECT_EQ(__catalyst__remote__stats(Session, &S), 0) << FailureLog::last();
-  return S.last;
-}
-
 uint64_t bytesOf(const Desc &D) {
   return uint64_t(D.numElements()) * D.elemSize();
 }

@@ -25,12 +25,6 @@ using namespace catalyst::remote::test;
 
 namespace {
 
-catalyst_remote_launch_stats lastLaunch(int64_t Session) {
-  catalyst_remote_stats S{};
-  EXPECT_EQ(__catalyst__remote__stats(Session, &S), 0) << FailureLog::last();
-  return S.last;
-}
-
 // N inputs of distinct lengths, so that concat's output shows their order.
 std::vector<std::unique_ptr<Input>> byteInputs(int N, std::mt19937_64 &Rng) {
   std::vector<std::unique_ptr<Input>> Ins;

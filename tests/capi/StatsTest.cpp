@@ -23,11 +23,7 @@ protected:
     In = makeInput(Layout::Dense, {Elements}, 1, Rng);
   }
 
-  catalyst_remote_stats stats() {
-    catalyst_remote_stats S{};
-    EXPECT_EQ(__catalyst__remote__stats(Session.get(), &S), 0) << FailureLog::last();
-    return S;
-  }
+  catalyst_remote_stats stats() { return statsOf(Session.get()); }
 
   void launch() { ASSERT_TRUE(checkLaunch(Session.get(), "map", "map_r1_e1", {&In->D}, {{1, 1}})); }
 
