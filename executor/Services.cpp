@@ -1,8 +1,9 @@
-//===- UpstreamServices.cpp - Catalyst's upstream executor services -------===//
+//===- Services.cpp - What the executor offers the host ------------------===//
 //
-// Same names and SPS signatures as Catalyst's upstream executor, so its host
-// runtime can drive this executor and this project's host can fall back to
-// them against an upstream executor.
+// Catalyst's four upstream services, with the same names and SPS signatures
+// as its upstream executor, so its host runtime can drive this executor and
+// this project's host can fall back to them against an upstream executor;
+// then this project's own: call_wrapper, zero-copy, slabs, batched.
 //
 //===----------------------------------------------------------------------===//
 
@@ -61,10 +62,6 @@ Expected<std::vector<char>> callWrapper(ExecutorAddr Fn, ArrayRef<char> Args) {
   return std::vector<char>(Result.data(), Result.data() + Result.size());
 }
 
-CWrapperFunctionBuffer callWrapperWrapper(const char *Data, size_t Size) {
-  return WrapperFunction<wire::SPSCallWrapperSig>::handle(Data, Size, callWrapper).release();
-}
-
 uint32_t enableZeroCopy(uint32_t HostVersion) {
   ZeroCopyService::get().enable();
   return wire::ZeroCopyVersion;
@@ -81,48 +78,31 @@ Error releaseSlab(ExecutorAddr Base) {
   return Slabs::get().release(Base.toPtr<char *>());
 }
 
-CWrapperFunctionBuffer zeroCopyEnableWrapper(const char *Data, size_t Size) {
-  return WrapperFunction<wire::SPSZeroCopyEnableSig>::handle(Data, Size, enableZeroCopy).release();
-}
-
-CWrapperFunctionBuffer slabReserveWrapper(const char *Data, size_t Size) {
-  return WrapperFunction<wire::SPSSlabReserveSig>::handle(Data, Size, reserveSlab).release();
-}
-
-CWrapperFunctionBuffer slabReleaseWrapper(const char *Data, size_t Size) {
-  return WrapperFunction<wire::SPSSlabReleaseSig>::handle(Data, Size, releaseSlab).release();
-}
-
-CWrapperFunctionBuffer allocWrapper(const char *Data, size_t Size) {
-  return WrapperFunction<wire::SPSAllocSig>::handle(Data, Size, allocBuffer).release();
-}
-
-CWrapperFunctionBuffer freeWrapper(const char *Data, size_t Size) {
-  return WrapperFunction<wire::SPSFreeSig>::handle(Data, Size, freeBuffer).release();
-}
-
-CWrapperFunctionBuffer invokeWrapper(const char *Data, size_t Size) {
-  return WrapperFunction<wire::SPSInvokeSig>::handle(Data, Size, invokeEntry).release();
-}
-
-CWrapperFunctionBuffer storeAssetWrapper(const char *Data, size_t Size) {
-  return WrapperFunction<wire::SPSStoreAssetSig>::handle(Data, Size, storeAssetBytes).release();
+// The C entry point the EPC calls for a service: decodes SPSSig's
+// arguments, calls Fn, encodes its result.
+template <typename SPSSig, auto Fn> CWrapperFunctionBuffer serve(const char *Data, size_t Size) {
+  return WrapperFunction<SPSSig>::handle(Data, Size, Fn).release();
 }
 
 } // namespace
 
 void addServices(StringMap<ExecutorAddr> &Symbols, StringMap<std::vector<char>> &BootstrapMap,
                  const ServiceOptions &Options) {
-  Symbols[wire::AllocName] = ExecutorAddr::fromPtr(&allocWrapper);
-  Symbols[wire::FreeName] = ExecutorAddr::fromPtr(&freeWrapper);
-  Symbols[wire::InvokeName] = ExecutorAddr::fromPtr(&invokeWrapper);
-  Symbols[wire::StoreAssetName] = ExecutorAddr::fromPtr(&storeAssetWrapper);
+  Symbols[wire::AllocName] = ExecutorAddr::fromPtr(&serve<wire::SPSAllocSig, allocBuffer>);
+  Symbols[wire::FreeName] = ExecutorAddr::fromPtr(&serve<wire::SPSFreeSig, freeBuffer>);
+  Symbols[wire::InvokeName] = ExecutorAddr::fromPtr(&serve<wire::SPSInvokeSig, invokeEntry>);
+  Symbols[wire::StoreAssetName] =
+      ExecutorAddr::fromPtr(&serve<wire::SPSStoreAssetSig, storeAssetBytes>);
   if (Options.UpstreamOnly)
     return;
-  Symbols[wire::CallWrapperName] = ExecutorAddr::fromPtr(&callWrapperWrapper);
-  Symbols[wire::ZeroCopyEnableName] = ExecutorAddr::fromPtr(&zeroCopyEnableWrapper);
-  Symbols[wire::SlabReserveName] = ExecutorAddr::fromPtr(&slabReserveWrapper);
-  Symbols[wire::SlabReleaseName] = ExecutorAddr::fromPtr(&slabReleaseWrapper);
+  Symbols[wire::CallWrapperName] =
+      ExecutorAddr::fromPtr(&serve<wire::SPSCallWrapperSig, callWrapper>);
+  Symbols[wire::ZeroCopyEnableName] =
+      ExecutorAddr::fromPtr(&serve<wire::SPSZeroCopyEnableSig, enableZeroCopy>);
+  Symbols[wire::SlabReserveName] =
+      ExecutorAddr::fromPtr(&serve<wire::SPSSlabReserveSig, reserveSlab>);
+  Symbols[wire::SlabReleaseName] =
+      ExecutorAddr::fromPtr(&serve<wire::SPSSlabReleaseSig, releaseSlab>);
   Symbols[wire::BatchedInvokeName] = ExecutorAddr::fromPtr(&batchedInvokeWrapper);
   Symbols[wire::BatchedReleaseName] = ExecutorAddr::fromPtr(&batchedReleaseWrapper);
   static_assert(wire::ZeroCopyVersion == wire::ProtocolVersion,
