@@ -39,10 +39,11 @@ std::vector<std::string> environment(const std::vector<std::string> &Extra) {
   std::vector<std::string> Env;
   for (char **E = environ; *E; ++E) {
     std::string Entry = *E;
-    std::string Name = Entry.substr(0, Entry.find('=') + 1);
+    size_t Eq = Entry.find('=');
+    std::string Name = Entry.substr(0, Eq == std::string::npos ? Entry.size() : Eq + 1);
     bool Replaced = false;
     for (const std::string &X : Extra)
-      Replaced |= X.compare(0, Name.size(), Name) == 0;
+      Replaced |= Eq != std::string::npos && X.compare(0, Name.size(), Name) == 0;
     if (!Replaced)
       Env.push_back(Entry);
   }

@@ -40,7 +40,8 @@ void __catalyst__remote__launch(int64_t session, const char *entry_symbol, const
  * long, owned by the caller) when its dense values fit, else into a fresh
  * buffer as launch() does; the descriptor's allocated pointer says which.
  * Memory used before is faster to receive into than fresh memory, whose
- * pages the OS zeroes on first touch. The buffers must not overlap. */
+ * pages the OS zeroes on first touch. The buffers must not overlap; after
+ * a failed launch one may hold part of an output. */
 void __catalyst__remote__launch_into(int64_t session, const char *entry_symbol, const char *object,
                                      size_t num_inputs, void *const *input_descs,
                                      const size_t *input_ranks, const size_t *input_elem_sizes,

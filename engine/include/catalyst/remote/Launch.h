@@ -33,7 +33,8 @@ struct LaunchCall {
   // An output whose dense values do not fit its buffer (or whose buffer is
   // empty) gets a fresh one as usual: the descriptor's allocated pointer
   // says which, and a given buffer stays the caller's either way. Buffers
-  // must not overlap one another.
+  // must not overlap one another. After a failed launch, a lent buffer may
+  // hold part of an output.
   llvm::ArrayRef<llvm::MutableArrayRef<char>> Into = {};
 };
 
