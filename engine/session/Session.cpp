@@ -96,12 +96,14 @@ public:
   Expected<std::vector<char>> callWrapper(ExecutorAddr Fn, ArrayRef<char> Args);
   Error launch(const LaunchCall &Call);
   Error explain(Error Err, const Twine &What);
+  void settle();
   Error close();
 
   std::string Address;
   SessionOptions Opts;
   std::unique_ptr<ExecutionSession> ES;
   wire::SocketTransport *Transport = nullptr;
+  TaskPool *Tasks = nullptr; // owned by the EPC, like Transport
   std::unique_ptr<CodeLinker> Linker;
   UpstreamServices Upstream;
   std::unique_ptr<Transfer> Active;
@@ -130,11 +132,15 @@ Error Session::Impl::connect() {
   TOpts.MaxMessageSize = Opts.MaxMessageSize;
   TOpts.FirstMessageTimeout = Opts.HandshakeTimeout;
   TOpts.ReadOnDemand = true;
-  auto EPC = SimpleRemoteEPC::Create<wire::SocketTransport>(std::make_unique<TaskPool>(),
-                                                            std::move(S), *Fd, TOpts, &Transport);
-  if (!EPC)
+  auto Pool = std::make_unique<TaskPool>();
+  Tasks = Pool.get();
+  auto EPC = SimpleRemoteEPC::Create<wire::SocketTransport>(std::move(Pool), std::move(S), *Fd,
+                                                            TOpts, &Transport);
+  if (!EPC) {
+    Tasks = nullptr;
     return createStringError(inconvertibleErrorCode(), "handshake with %s failed: %s",
                              Address.c_str(), toString(EPC.takeError()).c_str());
+  }
   ES = std::make_unique<ExecutionSession>(std::move(*EPC));
   auto L = CodeLinker::Create(*ES);
   if (!L)
@@ -202,6 +208,20 @@ Error Session::Impl::explain(Error Err, const Twine &What) {
       inconvertibleErrorCode(),
       What + ": the connection to the executor at " + Address + " closed" +
           (Why.empty() ? " (its connection process exited or was killed)" : ": " + Why));
+}
+
+// Linking ends with ORC work of its own: tasks on the pool that may still
+// send the executor a request and wait for its reply. Letting it all finish
+// keeps it out of the next launch's counters. Quiet means no reply due and
+// no task queued, running or finished since the pool was last seen idle:
+// only those tasks send requests besides the caller.
+void Session::Impl::settle() {
+  while (Transport && !Transport->disconnected()) {
+    uint64_t Finished = Tasks->waitIdle();
+    if (Transport->repliesDue() == 0 && Tasks->idleSince(Finished))
+      return;
+    Transport->readUntil([this] { return Transport->repliesDue() == 0; });
+  }
 }
 
 Error Session::Impl::sendAsset(StringRef Path) {
@@ -353,7 +373,8 @@ Error Session::Impl::close() {
   }
   Linker.reset();
   ES.reset();
-  Transport = nullptr; // it went with the EPC
+  Transport = nullptr; // both went with the EPC
+  Tasks = nullptr;
   return Err;
 }
 
@@ -398,8 +419,11 @@ Error Session::sendBinary(StringRef Path, BinaryFormat Format) {
   if (!connected())
     return closedError(I->Address);
   switch (Format) {
-  case BinaryFormat::Object:
-    return I->Linker->addObject(Path);
+  case BinaryFormat::Object: {
+    Error Err = I->Linker->addObject(Path);
+    I->settle();
+    return Err;
+  }
   case BinaryFormat::Asset:
     if (auto Err = I->sendAsset(Path))
       return I->explain(std::move(Err), "sending asset '" + Path + "' failed");

@@ -38,6 +38,17 @@ void TaskPool::shutdown() {
       T.detach();
 }
 
+uint64_t TaskPool::waitIdle() {
+  std::unique_lock<std::mutex> Lock(M);
+  Drained.wait(Lock, [this] { return Queue.empty() && Running == 0; });
+  return FinishedTasks;
+}
+
+bool TaskPool::idleSince(uint64_t Finished) {
+  std::lock_guard<std::mutex> Lock(M);
+  return Queue.empty() && Running == 0 && FinishedTasks == Finished;
+}
+
 void TaskPool::run() {
   std::unique_lock<std::mutex> Lock(M);
   for (;;) {
@@ -48,10 +59,15 @@ void TaskPool::run() {
       return;
     auto T = std::move(Queue.front());
     Queue.pop_front();
+    ++Running;
     Lock.unlock();
     T->run();
     T.reset();
     Lock.lock();
+    --Running;
+    ++FinishedTasks;
+    if (Queue.empty() && Running == 0)
+      Drained.notify_all();
   }
 }
 

@@ -30,11 +30,20 @@ public:
   // Runs what is queued and stops the threads.
   void shutdown() override;
 
+  // Waits until no task is queued or running; returns how many tasks have
+  // finished so far.
+  uint64_t waitIdle();
+  // True when no task is queued or running and Finished tasks have finished
+  // in all: none started since waitIdle returned Finished.
+  bool idleSince(uint64_t Finished);
+
 private:
   void run();
 
   std::mutex M;
-  std::condition_variable Ready;
+  std::condition_variable Ready, Drained;
+  size_t Running = 0;
+  uint64_t FinishedTasks = 0;
   std::deque<std::unique_ptr<llvm::orc::Task>> Queue;
   std::vector<std::thread> Threads;
   size_t Idle = 0;

@@ -250,13 +250,15 @@ Error SocketTransport::readMessage(bool &Eof) {
   BytesIn.fetch_add(MsgSize, std::memory_order_relaxed);
   auto Op = static_cast<SimpleRemoteEPCOpcode>(OpC);
   noteHangup(Op, Args);
+  auto Action =
+      Client.handleMessage(Op, support::endian::read64le(H.Bytes + 16),
+                           ExecutorAddr(support::endian::read64le(H.Bytes + 24)), std::move(Args));
+  // After the handler, which hands the reply to its waiter or queues its
+  // completion: whoever sees no reply due also sees the work it started.
   if (Op == SimpleRemoteEPCOpcode::Result && Opts.ReadOnDemand) {
     std::lock_guard<std::mutex> Lock(StateMutex);
     RepliesDue -= RepliesDue > 0;
   }
-  auto Action =
-      Client.handleMessage(Op, support::endian::read64le(H.Bytes + 16),
-                           ExecutorAddr(support::endian::read64le(H.Bytes + 24)), std::move(Args));
   if (!Action)
     return Action.takeError();
   Eof = *Action == SimpleRemoteEPCTransportClient::EndSession;

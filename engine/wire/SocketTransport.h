@@ -122,6 +122,8 @@ public:
 
   // Calls this end started: each is one round trip.
   uint64_t requestsSent() const { return Requests.load(std::memory_order_relaxed); }
+  // Calls sent whose replies have not been handled yet (ReadOnDemand only).
+  uint64_t repliesDue() const { return RepliesDue.load(); }
   uint64_t messagesSent() const { return Sent.load(std::memory_order_relaxed); }
   uint64_t messagesReceived() const { return Received.load(std::memory_order_relaxed); }
   uint64_t bytesSent() const { return BytesOut.load(std::memory_order_relaxed); }
