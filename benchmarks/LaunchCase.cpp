@@ -174,9 +174,13 @@ LaunchCall LaunchCase::call() {
   return LaunchCall{Entry, ForwardKernel, InArgs, OutArgs, LentRefs};
 }
 
+bool LaunchCase::receivedIntoLent(size_t I) {
+  return Shape.Into && pointerAt(outDesc(I), 0) == Lent[I].data();
+}
+
 void LaunchCase::freeOutputs() {
   for (unsigned I = 0; I < Shape.Inputs; ++I)
-    if (!Shape.Into || pointerAt(outDesc(I), 0) != Lent[I].data())
+    if (!receivedIntoLent(I))
       std::free(pointerAt(outDesc(I), 0));
 }
 
@@ -185,7 +189,7 @@ Error LaunchCase::finish(bool Everything) {
   for (unsigned I = 0; I < Shape.Inputs && !Err; ++I) {
     Err = checkOutput(I, View{inDesc(I), Shape.rank()}, View{outDesc(I), Shape.rank()},
                       Shape.elemSize(), Everything);
-    if (!Err && Shape.Into && pointerAt(outDesc(I), 0) != Lent[I].data())
+    if (!Err && Shape.Into && !receivedIntoLent(I))
       Err = createStringError(inconvertibleErrorCode(),
                               "output %u was not received into the buffer lent for it", I);
   }

@@ -68,6 +68,8 @@ private:
   int64_t *outDesc(size_t I) { return &OutWords[I * Words]; }
   void buildSlices();
   void buildTransposed();
+  // Output I landed in the buffer lent for it (Into): the case's, not freed.
+  bool receivedIntoLent(size_t I);
   void freeOutputs();
 
   CaseShape Shape;
