@@ -140,21 +140,33 @@ CATALYST_REMOTE_API int64_t __catalyst__remote__open(const char *addr) {
     return 0;
   }
   auto &R = Registry::get();
-  std::lock_guard<std::mutex> Lock(R.M);
-  if (int64_t Live = R.liveHandle(addr))
-    return Live;
-  auto Opts = optionsFromEnvironment(R.Outputs);
+  OutputAllocator Outputs;
+  {
+    std::lock_guard<std::mutex> Lock(R.M);
+    if (int64_t Live = R.liveHandle(addr))
+      return Live;
+    Outputs = R.Outputs;
+  }
+  auto Opts = optionsFromEnvironment(Outputs);
   if (!Opts) {
     failed(Opts.takeError(), "open");
     return 0;
   }
+  // Connecting may take up to the handshake timeout; the process's other
+  // sessions go on meanwhile, so the registry is not held.
   auto S = Session::open(addr, *Opts);
   if (!S) {
     failed(S.takeError(), "open");
     return 0;
   }
+  std::shared_ptr<Session> Opened = std::move(*S);
+  std::lock_guard<std::mutex> Lock(R.M);
+  // Another thread opened the same address meanwhile: share its session
+  // (ours closes once the lock is released).
+  if (int64_t Live = R.liveHandle(addr))
+    return Live;
   int64_t Handle = R.NextHandle++;
-  R.Sessions[Handle] = std::move(*S);
+  R.Sessions[Handle] = std::move(Opened);
   R.ByAddress[addr] = Handle;
   return Handle;
 }

@@ -7,6 +7,7 @@
 #include "Assets.h"
 #include "BudgetedMemoryManager.h"
 #include "CrashReporter.h"
+#include "Log.h"
 #include "MemoryBudget.h"
 #include "WorkerPool.h"
 #include "ZeroCopyService.h"
@@ -72,7 +73,7 @@ int serveConnection(int Fd, const std::string &Peer, const ConnectionOptions &Op
   if (!Options.Secret.empty()) {
     auto By = std::chrono::steady_clock::now() + Options.HandshakeTimeout;
     if (auto Err = wire::authenticateHost(Fd, Options.Secret, By)) {
-      errs() << Label << ": refused: " << toString(std::move(Err)) << "\n";
+      LogLine() << Label << ": refused: " << toString(std::move(Err));
       ::close(Fd);
       return 1;
     }
@@ -102,13 +103,13 @@ int serveConnection(int Fd, const std::string &Peer, const ConnectionOptions &Op
       [&](SimpleRemoteEPCServer::Setup &S) { return setup(S, Options); }, Fd, TOpts, &Transport);
   int Status = 0;
   if (!Server) {
-    errs() << Label << ": setup failed: " << toString(Server.takeError()) << "\n";
+    LogLine() << Label << ": setup failed: " << toString(Server.takeError());
     Status = 1;
   } else {
     (*Server)->setErrorReporter(
-        [&](Error Err) { errs() << Label << ": " << toString(std::move(Err)) << "\n"; });
+        [&](Error Err) { LogLine() << Label << ": " << toString(std::move(Err)); });
     if (auto Err = (*Server)->waitForDisconnect()) {
-      errs() << Label << ": session ended with an error: " << toString(std::move(Err)) << "\n";
+      LogLine() << Label << ": session ended with an error: " << toString(std::move(Err));
       Status = 1;
     }
   }

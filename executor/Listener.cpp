@@ -4,6 +4,7 @@
 
 #include "../engine/wire/Handshake.h"
 #include "Assets.h"
+#include "Log.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -93,7 +94,7 @@ Expected<Listener> listenOn(StringRef Spec) {
   int One = 1;
   int Err = Fd < 0 ? errno : 0;
   if (!Err && (::setsockopt(Fd, SOL_SOCKET, SO_REUSEADDR, &One, sizeof(One)) != 0 ||
-               ::bind(Fd, AI->ai_addr, AI->ai_addrlen) != 0 || ::listen(Fd, 64) != 0))
+               ::bind(Fd, AI->ai_addr, AI->ai_addrlen) != 0 || ::listen(Fd, SOMAXCONN) != 0))
     Err = errno;
   ::freeaddrinfo(AI);
   if (Err) {
@@ -123,11 +124,11 @@ std::set<pid_t> Children;
 
 void logExit(pid_t Pid, int Status) {
   if (WIFSIGNALED(Status))
-    errs() << "catalyst-remote-executor: connection process " << Pid << " was killed by signal "
-           << WTERMSIG(Status) << " (" << ::strsignal(WTERMSIG(Status)) << ")\n";
+    LogLine() << "catalyst-remote-executor: connection process " << Pid << " was killed by signal "
+              << WTERMSIG(Status) << " (" << ::strsignal(WTERMSIG(Status)) << ")";
   else if (WIFEXITED(Status) && WEXITSTATUS(Status) != 0)
-    errs() << "catalyst-remote-executor: connection process " << Pid << " exited with status "
-           << WEXITSTATUS(Status) << "\n";
+    LogLine() << "catalyst-remote-executor: connection process " << Pid << " exited with status "
+              << WEXITSTATUS(Status);
 }
 
 // Reaps the connection processes that have ended; with Block, waits for one.
@@ -165,8 +166,8 @@ void acceptOne(Listener &L, std::vector<Listener> &All, const ServeOptions &Opti
   int Conn = ::accept4(L.Fd, reinterpret_cast<sockaddr *>(&Peer), &Len, SOCK_CLOEXEC);
   if (Conn < 0) {
     if (errno != EINTR && errno != EAGAIN && errno != ECONNABORTED)
-      errs() << "catalyst-remote-executor: accept on " << L.Address
-             << " failed: " << std::strerror(errno) << "\n";
+      LogLine() << "catalyst-remote-executor: accept on " << L.Address
+                << " failed: " << std::strerror(errno);
     return;
   }
   std::string PeerName = numericAddress(reinterpret_cast<sockaddr *>(&Peer), Len);
@@ -175,8 +176,8 @@ void acceptOne(Listener &L, std::vector<Listener> &All, const ServeOptions &Opti
                       " sessions (--max-connections)";
     wire::refuseConnection(Conn, Why);
     ::close(Conn);
-    errs() << "catalyst-remote-executor: refused " << PeerName << " on " << L.Address << ": " << Why
-           << "\n";
+    LogLine() << "catalyst-remote-executor: refused " << PeerName << " on " << L.Address << ": "
+              << Why;
     return;
   }
   pid_t Pid = ::fork();
@@ -184,13 +185,13 @@ void acceptOne(Listener &L, std::vector<Listener> &All, const ServeOptions &Opti
     runChild(Conn, PeerName, All, Options.Connection);
   ::close(Conn);
   if (Pid < 0) {
-    errs() << "catalyst-remote-executor: cannot fork for " << PeerName << ": "
-           << std::strerror(errno) << "\n";
+    LogLine() << "catalyst-remote-executor: cannot fork for " << PeerName << ": "
+              << std::strerror(errno);
     return;
   }
   Children.insert(Pid);
-  errs() << "catalyst-remote-executor: " << PeerName << " connected to " << L.Address
-         << ", served by process " << Pid << "\n";
+  LogLine() << "catalyst-remote-executor: " << PeerName << " connected to " << L.Address
+            << ", served by process " << Pid;
 }
 
 void stopChildren() {
@@ -211,7 +212,7 @@ void stopChildren() {
 
 int serve(std::vector<Listener> Listeners, const ServeOptions &Options) {
   if (::pipe2(WakeFds, O_CLOEXEC | O_NONBLOCK) != 0) {
-    errs() << "catalyst-remote-executor: pipe: " << std::strerror(errno) << "\n";
+    LogLine() << "catalyst-remote-executor: pipe: " << std::strerror(errno);
     return 1;
   }
   struct sigaction SA {};

@@ -64,7 +64,9 @@ class SilentPeer {
 public:
   SilentPeer() : Listener(true) {
     Thread = std::thread([this] {
-      int Conn = ::accept(Listener.fd(), nullptr, nullptr);
+      // Close-on-exec: an executor a test starts meanwhile must not hold
+      // this connection open after the peer closes it.
+      int Conn = ::accept4(Listener.fd(), nullptr, nullptr, SOCK_CLOEXEC);
       std::unique_lock<std::mutex> Lock(M);
       Accepted = Conn >= 0;
       Released.wait(Lock, [this] { return Done; });
@@ -117,6 +119,28 @@ TEST_F(SessionTest, SilentPeerFailsWithinTheHandshakeTimeout) {
   EXPECT_LT(Took, std::chrono::seconds(15));
   EXPECT_TRUE(Peer.accepted()) << "open gave up before even connecting";
   EXPECT_NE(FailureLog::last().find("handshake"), std::string::npos) << FailureLog::last();
+}
+
+// Connecting is done outside the library's registry lock: one executor
+// that never answers does not hold up opening and using another.
+TEST_F(SessionTest, AnOpenThatHangsDoesNotStallOtherSessions) {
+  auto Peer = std::make_unique<SilentPeer>();
+  std::atomic<bool> Returned{false};
+  std::thread Stuck([&] {
+    EXPECT_EQ(__catalyst__remote__open(Peer->address().c_str()), 0);
+    Returned = true;
+  });
+  while (!Peer->accepted())
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_NO_FATAL_FAILURE(startAndOpen());
+  ASSERT_NO_FATAL_FAILURE(sendKernel("map"));
+  std::mt19937_64 Rng(11);
+  auto In = makeInput(Layout::Dense, {4}, 4, Rng);
+  EXPECT_TRUE(checkLaunch(Session.get(), "map", rankSizeEntry("map", 1, 4), inputsOf({In.get()}),
+                          {{1, 4}}));
+  EXPECT_FALSE(Returned) << "the silent peer's open should still be waiting";
+  Peer.reset(); // closes its connection: the stuck open fails now
+  Stuck.join();
 }
 
 TEST_F(SessionTest, MalformedAddressesAreErrors) {

@@ -1,0 +1,105 @@
+//===- ExecutorStartTest.cpp - What the executor refuses to start with ----===//
+//
+// The executor runs whatever a connected host sends, so it refuses to start
+// where that would be open to anyone: beyond loopback without a secret
+// (unless told to, with a warning), with a token file others may read, with
+// a secret short enough to guess. `--new-token` writes a secret fit to use.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Command.h"
+#include "ExecutorProcess.h"
+#include "Procfs.h"
+#include "TokenFile.h"
+
+#include <fstream>
+#include <sys/stat.h>
+
+using namespace catalyst::remote::test;
+
+namespace {
+
+bool mentions(const std::string &Text, const std::string &What) {
+  return Text.find(What) != std::string::npos;
+}
+
+CommandResult runExecutor(std::vector<std::string> Args) {
+  Args.insert(Args.begin(), executorPath());
+  return runCommand(Args);
+}
+
+void writeFile(const std::string &Path, const std::string &Text, mode_t Mode) {
+  std::ofstream(Path) << Text;
+  ASSERT_EQ(::chmod(Path.c_str(), Mode), 0);
+}
+
+TEST(ExecutorStartTest, NewTokenWritesAPrivateSecretOnceOnly) {
+  TokenFile Token; // made with --new-token
+  struct stat St;
+  ASSERT_EQ(::stat(Token.path().c_str(), &St), 0);
+  EXPECT_EQ(St.st_mode & 07777, 0600u);
+  EXPECT_EQ(Token.secret().find_first_not_of("0123456789abcdef"), std::string::npos);
+  TokenFile Another;
+  EXPECT_NE(Token.secret(), Another.secret());
+
+  CommandResult Again = runExecutor({"--new-token", Token.path()});
+  EXPECT_NE(Again.ExitStatus, 0);
+  EXPECT_TRUE(mentions(Again.Output, "File exists")) << Again.Output;
+  EXPECT_EQ(readFile(Token.path()), Token.secret() + "\n") << "the old secret stays";
+}
+
+TEST(ExecutorStartTest, ATokenFileOthersMayReadIsRefused) {
+  TokenFile Token;
+  ASSERT_EQ(::chmod(Token.path().c_str(), 0640), 0);
+  CommandResult R = runExecutor({"--bind", "127.0.0.1:0", "--token-file", Token.path()});
+  EXPECT_EQ(R.ExitStatus, 2);
+  EXPECT_TRUE(mentions(R.Output, "chmod 600")) << R.Output;
+  EXPECT_FALSE(mentions(R.Output, "listening on")) << R.Output;
+}
+
+TEST(ExecutorStartTest, ASecretTooShortToBeSafeIsRefused) {
+  TokenFile Token;
+  std::string Short = Token.dir() + "/short";
+  writeFile(Short, "abc\n", 0600);
+  CommandResult R = runExecutor({"--bind", "127.0.0.1:0", "--token-file", Short});
+  EXPECT_EQ(R.ExitStatus, 2);
+  EXPECT_TRUE(mentions(R.Output, "at least 16")) << R.Output;
+}
+
+TEST(ExecutorStartTest, ListeningBeyondLoopbackNeedsATokenOrAnExplicitChoice) {
+  CommandResult R = runExecutor({"--bind", "0.0.0.0:0"});
+  EXPECT_EQ(R.ExitStatus, 2);
+  EXPECT_TRUE(mentions(R.Output, "refusing to listen on 0.0.0.0:")) << R.Output;
+  EXPECT_TRUE(mentions(R.Output, "--token-file")) << R.Output;
+  EXPECT_TRUE(mentions(R.Output, "--new-token")) << R.Output;
+  EXPECT_TRUE(mentions(R.Output, "--allow-unauthenticated")) << R.Output;
+  EXPECT_FALSE(mentions(R.Output, "listening on")) << R.Output;
+
+  TokenFile Token;
+  std::string Log = Token.dir() + "/executor.log";
+  ExecutorOptions Open;
+  Open.Args = {"--bind", "0.0.0.0:0", "--allow-unauthenticated"};
+  Open.LogPath = Log;
+  ExecutorProcess Warned;
+  ASSERT_TRUE(Warned.start(Open));
+  EXPECT_TRUE(mentions(readFile(Log), "warning")) << readFile(Log);
+
+  ExecutorProcess Guarded;
+  EXPECT_TRUE(
+      Guarded.start({false, {}, {}, {"--bind", "0.0.0.0:0", "--token-file", Token.path()}}));
+}
+
+TEST(ExecutorStartTest, OptionValuesOutOfRangeAreRefused) {
+  for (auto Args : std::vector<std::vector<std::string>>{{"--max-message", "99999999999999999"},
+                                                         {"--max-slab-mib=0"},
+                                                         {"--handshake-timeout", "-1"},
+                                                         {"--max-connections=x"},
+                                                         {"--token-file"}}) {
+    Args.insert(Args.begin(), {"--bind", "127.0.0.1:0"});
+    CommandResult R = runExecutor(Args);
+    EXPECT_EQ(R.ExitStatus, 2) << Args[2];
+    EXPECT_TRUE(mentions(R.Output, Args[2].substr(0, Args[2].find('=')))) << R.Output;
+  }
+}
+
+} // namespace
