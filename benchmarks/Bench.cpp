@@ -108,17 +108,17 @@ Expected<std::unique_ptr<Session>> openSession(const std::string &Address, Strat
   return S;
 }
 
-namespace {
-
 // An executor of the benchmark's own on loopback, so one command measures
 // the whole path with nothing set up by hand. What it prints after its
 // address is forwarded: a full pipe would block it.
-Expected<std::unique_ptr<tools::ListeningChild>> startLocalExecutor(const BenchEnv &Env) {
+Expected<std::unique_ptr<tools::ListeningChild>>
+startLocalExecutor(const BenchEnv &Env, const std::vector<std::string> &Args) {
   if (Env.ExecutorPath.empty())
     return createStringError(inconvertibleErrorCode(),
                              "built without catalyst-remote-executor: set "
                              "CATALYST_REMOTE_EXECUTOR or CATALYST_REMOTE_ADDRESS");
   tools::ChildSpec Spec{{Env.ExecutorPath, "--bind", "127.0.0.1:0"}};
+  Spec.Argv.insert(Spec.Argv.end(), Args.begin(), Args.end());
   Spec.ForwardStdout = true;
   std::string Error;
   auto P = tools::ListeningChild::start(Spec, Error);
@@ -130,8 +130,6 @@ Expected<std::unique_ptr<tools::ListeningChild>> startLocalExecutor(const BenchE
       return Err;
   return P;
 }
-
-} // namespace
 
 Expected<std::vector<std::string>> executorsFor(BenchEnv &Env, unsigned K, bool &Local) {
   Local = Env.Given.size() < K;
@@ -375,6 +373,7 @@ int main(int argc, char **argv) {
   registerTransferBenchmarks(Env);
   registerFanoutBenchmarks(Env);
   registerMemoryBenchmarks(Env);
+  registerAuthBenchmarks(Env);
   registerGrpcBenchmarks();
   if (Listing) {
     benchmark::RunSpecifiedBenchmarks();

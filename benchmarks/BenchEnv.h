@@ -63,6 +63,11 @@ struct BenchEnv {
   pid_t executorPid() const { return Executor ? Executor->pid() : 0; }
 };
 
+// Starts an executor of the benchmark's own on loopback, with Args added to
+// its command line, placed as the first one was (see Pinning.h).
+llvm::Expected<std::unique_ptr<tools::ListeningChild>>
+startLocalExecutor(const BenchEnv &Env, const std::vector<std::string> &Args = {});
+
 // Addresses of K distinct executors: the first K given ones when
 // CATALYST_REMOTE_ADDRESS lists that many, else K on loopback, started and
 // placed (see Pinning.h) as the first one was. Local says which.
@@ -85,6 +90,7 @@ bool anyFailed();
 void registerTransferBenchmarks(BenchEnv &Env);
 void registerFanoutBenchmarks(BenchEnv &Env);
 void registerMemoryBenchmarks(BenchEnv &Env);
+void registerAuthBenchmarks(BenchEnv &Env);
 
 // Which benchmarks run without --benchmark_filter (TransferBench.cpp
 // documents the regexes and what each set takes).

@@ -23,6 +23,7 @@
 //   raw/fresh_output/<size>  the raw stream into a fresh buffer per reply
 //   fanout/zerocopy/<size>/<K>exec  (FanoutBench.cpp)
 //   memory/...  (MemoryBench.cpp)
+//   auth/open, auth/launch/8B  (AuthBench.cpp)
 //
 // Presets, for --benchmark_filter (catalyst-remote-bench --list-presets
 // prints them; --quick and --full select them, and without a filter the
@@ -30,11 +31,13 @@
 //   quick    (25-40 s)  every strategy at 8B, 1MiB and 16MiB, at 64KiB with
 //            16 inputs and with the strided view; zerocopy 16MiB with 64
 //            inputs, strided and into a lent buffer, zerocopy 256MiB;
-//            fan-out at 1MiB; the executor's RSS over 1000 launches
-//     ^(launch/[a-z]+/(8B|1MiB|16MiB)/1in/rank1|launch/[a-z]+/64KiB/(16in/rank1|1in/rank3/strided)|launch/zerocopy/16MiB/(64in/rank1|1in/rank3/strided|1in/rank1/into)|launch/zerocopy/256MiB/1in/rank1|fanout/zerocopy/1MiB/[124]exec|memory/executor_rss/zerocopy_scale_1MiB)/iterations
+//            fan-out at 1MiB; the executor's RSS over 1000 launches; what
+//            authentication costs
+//     ^(launch/[a-z]+/(8B|1MiB|16MiB)/1in/rank1|launch/[a-z]+/64KiB/(16in/rank1|1in/rank3/strided)|launch/zerocopy/16MiB/(64in/rank1|1in/rank3/strided|1in/rank1/into)|launch/zerocopy/256MiB/1in/rank1|fanout/zerocopy/1MiB/[124]exec|memory/executor_rss/zerocopy_scale_1MiB|auth/open|auth/launch/8B)/iterations
 //   default  (2.5-3.5 min)  everything up to 256MiB, naive capped at 16MiB,
-//            fan-out at 1MiB and 64MiB, the raw, memory and gRPC benchmarks
-//     ^(launch/(batched|zerocopy)/(8B|4KiB|64KiB|1MiB|16MiB|256MiB)/|launch/naive/(8B|4KiB|64KiB|1MiB|16MiB)/|raw/fresh_output/|fanout/zerocopy/(1MiB|64MiB)/|memory/|grpc/)
+//            fan-out at 1MiB and 64MiB, the raw, memory, gRPC and
+//            authentication benchmarks
+//     ^(launch/(batched|zerocopy)/(8B|4KiB|64KiB|1MiB|16MiB|256MiB)/|launch/naive/(8B|4KiB|64KiB|1MiB|16MiB)/|raw/fresh_output/|fanout/zerocopy/(1MiB|64MiB)/|memory/|grpc/|auth/)
 //   full     (about 15 min, estimated from its parts)  every benchmark
 //            registered: naive at 256MiB, 1GiB, fan-out at 16MiB and 256MiB
 //     .
@@ -60,10 +63,10 @@ constexpr Preset Presets[] = {
               "launch/[a-z]+/64KiB/(16in/rank1|1in/rank3/strided)|"
               "launch/zerocopy/16MiB/(64in/rank1|1in/rank3/strided|1in/rank1/into)|"
               "launch/zerocopy/256MiB/1in/rank1|fanout/zerocopy/1MiB/[124]exec|"
-              "memory/executor_rss/zerocopy_scale_1MiB)/iterations"},
+              "memory/executor_rss/zerocopy_scale_1MiB|auth/open|auth/launch/8B)/iterations"},
     {"default", "^(launch/(batched|zerocopy)/(8B|4KiB|64KiB|1MiB|16MiB|256MiB)/|launch/naive/"
                 "(8B|4KiB|64KiB|1MiB|16MiB)/|raw/fresh_output/|fanout/zerocopy/(1MiB|64MiB)/|"
-                "memory/|grpc/)"},
+                "memory/|grpc/|auth/)"},
     {"full", "."},
 };
 

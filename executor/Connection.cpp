@@ -67,12 +67,13 @@ void endOnTerminate(int Fd) {
 
 } // namespace
 
-int serveConnection(int Fd, const std::string &Peer, const ConnectionOptions &Options) {
+int serveConnection(int Fd, const std::string &Peer, const ConnectionOptions &Options,
+                    const wire::Nonce &Challenge) {
   std::string Label = "catalyst-remote-executor[" + std::to_string(::getpid()) + "] " + Peer;
   endOnTerminate(Fd);
   if (!Options.Secret.empty()) {
     auto By = std::chrono::steady_clock::now() + Options.HandshakeTimeout;
-    if (auto Err = wire::authenticateHost(Fd, Options.Secret, By)) {
+    if (auto Err = wire::authenticateHost(Fd, Options.Secret, Challenge, By)) {
       LogLine() << Label << ": refused: " << toString(std::move(Err));
       ::close(Fd);
       return 1;

@@ -3,6 +3,7 @@
 #ifndef CATALYST_REMOTE_EXECUTOR_CONNECTION_H
 #define CATALYST_REMOTE_EXECUTOR_CONNECTION_H
 
+#include "../engine/wire/Secret.h"
 #include "Services.h"
 
 #include <chrono>
@@ -28,7 +29,10 @@ struct ConnectionOptions {
 // EPC server on it until the host hangs up, between the plugins'
 // __catalyst__rt__initialize/__catalyst__rt__finalize, and removes the
 // connection's assets. Returns the process exit status.
-int serveConnection(int Fd, const std::string &Peer, const ConnectionOptions &Options);
+// Challenge is the nonce to authenticate the host with, drawn for this
+// connection.
+int serveConnection(int Fd, const std::string &Peer, const ConnectionOptions &Options,
+                    const wire::Nonce &Challenge);
 
 } // namespace catalyst::remote::executor
 

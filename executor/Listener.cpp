@@ -147,7 +147,7 @@ void reapChildren(bool Block = false) {
 }
 
 [[noreturn]] void runChild(int Conn, const std::string &Peer, std::vector<Listener> &Listeners,
-                           const ConnectionOptions &Options) {
+                           const ConnectionOptions &Options, const wire::Nonce &Challenge) {
   ::prctl(PR_SET_PDEATHSIG, SIGTERM);
   for (int S : {SIGINT, SIGTERM, SIGCHLD})
     std::signal(S, SIG_DFL);
@@ -157,7 +157,7 @@ void reapChildren(bool Block = false) {
   ::close(WakeFds[1]);
   int One = 1;
   ::setsockopt(Conn, IPPROTO_TCP, TCP_NODELAY, &One, sizeof(One));
-  ::_exit(serveConnection(Conn, Peer, Options));
+  ::_exit(serveConnection(Conn, Peer, Options, Challenge));
 }
 
 void acceptOne(Listener &L, std::vector<Listener> &All, const ServeOptions &Options) {
@@ -180,9 +180,17 @@ void acceptOne(Listener &L, std::vector<Listener> &All, const ServeOptions &Opti
               << Why;
     return;
   }
+  wire::Nonce Challenge{};
+  if (!Options.Connection.Secret.empty())
+    if (auto Err = wire::drawNonce(Challenge)) {
+      LogLine() << "catalyst-remote-executor: refused " << PeerName << ": "
+                << toString(std::move(Err));
+      ::close(Conn);
+      return;
+    }
   pid_t Pid = ::fork();
   if (Pid == 0)
-    runChild(Conn, PeerName, All, Options.Connection);
+    runChild(Conn, PeerName, All, Options.Connection, Challenge);
   ::close(Conn);
   if (Pid < 0) {
     LogLine() << "catalyst-remote-executor: cannot fork for " << PeerName << ": "

@@ -220,6 +220,10 @@ int main(int Argc, char **Argv) {
       return 2;
     }
     A.Serve.Connection.Secret = std::move(*Secret);
+    if (auto Err = wire::prepareCrypto()) {
+      errs() << "catalyst-remote-executor: " << toString(std::move(Err)) << "\n";
+      return 1;
+    }
   }
   if (!loadPlugins(A.Plugins))
     return 2;

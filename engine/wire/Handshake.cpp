@@ -110,7 +110,7 @@ Error peekFully(int Fd, char *Dst, size_t Size, Deadline By) {
   }
 }
 
-Error sendFrame(int Fd, uint64_t OpC, ArrayRef<char> Body) {
+Error sendFrame(int Fd, uint64_t OpC, ArrayRef<char> Body, int Flags = 0) {
   char Frame[HeaderSize + ResponseBody];
   assert(Body.size() <= ResponseBody && "handshake frames are small");
   support::endian::write64le(Frame, HeaderSize + Body.size());
@@ -120,7 +120,7 @@ Error sendFrame(int Fd, uint64_t OpC, ArrayRef<char> Body) {
   std::memcpy(Frame + HeaderSize, Body.data(), Body.size());
   size_t Size = HeaderSize + Body.size();
   // A handshake frame is far below any socket buffer: one send takes it all.
-  ssize_t N = ::send(Fd, Frame, Size, MSG_NOSIGNAL);
+  ssize_t N = ::send(Fd, Frame, Size, MSG_NOSIGNAL | Flags);
   if (N == ssize_t(Size))
     return Error::success();
   return createStringError(std::error_code(N < 0 ? errno : EIO, std::generic_category()),
@@ -251,10 +251,7 @@ Error authenticateExecutor(int Fd, StringRef Secret, Deadline By) {
   return awaitSetup(Fd, By);
 }
 
-Error authenticateHost(int Fd, StringRef Secret, Deadline By) {
-  Nonce FromExecutor, FromHost;
-  if (auto Err = drawNonce(FromExecutor))
-    return Err;
+Error authenticateHost(int Fd, StringRef Secret, const Nonce &FromExecutor, Deadline By) {
   char Challenge[ChallengeBody];
   support::endian::write64le(Challenge, AuthVersion);
   std::memcpy(Challenge + 8, FromExecutor.data(), NonceSize);
@@ -273,6 +270,7 @@ Error authenticateHost(int Fd, StringRef Secret, Deadline By) {
   char Response[ResponseBody];
   if (auto Err = readFully(Fd, Response, sizeof(Response), By))
     return Err;
+  Nonce FromHost;
   std::memcpy(FromHost.data(), Response, NonceSize);
   auto Expected = prove(Secret, Prover::Host, FromExecutor, FromHost);
   if (!Expected)
@@ -286,8 +284,10 @@ Error authenticateHost(int Fd, StringRef Secret, Deadline By) {
   auto Mine = prove(Secret, Prover::Executor, FromExecutor, FromHost);
   if (!Mine)
     return Mine.takeError();
+  // MSG_MORE: the proof waits for the EPC setup message that follows and
+  // leaves with it, so the host wakes up once for both.
   return sendFrame(Fd, uint64_t(AuthOpcode::Proof),
-                   ArrayRef<char>(reinterpret_cast<const char *>(Mine->data()), MacSize));
+                   ArrayRef<char>(reinterpret_cast<const char *>(Mine->data()), MacSize), MSG_MORE);
 }
 
 void refuseConnection(int Fd, StringRef Reason) {

@@ -19,6 +19,8 @@
 #ifndef CATALYST_REMOTE_WIRE_HANDSHAKE_H
 #define CATALYST_REMOTE_WIRE_HANDSHAKE_H
 
+#include "Secret.h"
+
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
@@ -42,9 +44,12 @@ using Deadline = std::chrono::steady_clock::time_point;
 // cannot stall; fails with the reason when the executor refused the host.
 llvm::Error authenticateExecutor(int Fd, llvm::StringRef Secret, Deadline By);
 
-// The executor's part: challenges the host and checks its response; on
-// success sends its own proof, on failure tells the host why and fails.
-llvm::Error authenticateHost(int Fd, llvm::StringRef Secret, Deadline By);
+// The executor's part: challenges the host with Challenge, a fresh nonce for
+// this connection, and checks its response; on success sends its own proof,
+// on failure tells the host why and fails. (An executor draws the nonce
+// before it forks the connection's process, where OpenSSL's generator is
+// warm: a forked child's first draw reseeds it, 80 us here.)
+llvm::Error authenticateHost(int Fd, llvm::StringRef Secret, const Nonce &Challenge, Deadline By);
 
 // Tells a peer why it is turned away: a Hangup frame, sent without
 // blocking. Best effort: the peer may be gone, and it is refused anyway.

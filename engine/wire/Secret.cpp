@@ -145,6 +145,14 @@ Expected<Mac> prove(StringRef Secret, Prover Who, const Nonce &FromExecutor,
   return Out;
 }
 
+Error prepareCrypto() {
+  Nonce N;
+  if (auto Err = drawNonce(N))
+    return Err;
+  std::string Key(MinSecretSize, 'k');
+  return prove(Key, Prover::Host, N, N).takeError();
+}
+
 bool sameMac(const Mac &A, ArrayRef<uint8_t> B) {
   return B.size() == A.size() && ::CRYPTO_memcmp(A.data(), B.data(), A.size()) == 0;
 }

@@ -51,6 +51,11 @@ enum class Prover { Host, Executor };
 llvm::Expected<Mac> prove(llvm::StringRef Secret, Prover Who, const Nonce &FromExecutor,
                           const Nonce &FromHost);
 
+// Loads OpenSSL's HMAC and seeds its random generator now: processes
+// forked afterwards (an executor's connections) then do not each pay for
+// it during their handshake.
+llvm::Error prepareCrypto();
+
 // Compares in time independent of where the proofs differ.
 bool sameMac(const Mac &A, llvm::ArrayRef<uint8_t> B);
 

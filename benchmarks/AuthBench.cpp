@@ -1,0 +1,155 @@
+//===- AuthBench.cpp - What authentication costs ---------------------------===//
+//
+// Authentication runs once per session, before the EPC: it should add one
+// round trip (and two HMACs) to opening a session and nothing to a launch.
+// Both are measured against an executor of the benchmark's own started with
+// --token-file, next to the plain executor, interleaved:
+//
+//   auth/open            open (and close) a zerocopy session, authenticated
+//                        and not; added_us over raw_rtt_us, the raw 8 B
+//                        ping-pong of the same run, is the round trips added
+//   auth/launch/8B       an 8 B zerocopy launch on an authenticated session
+//                        against the same on a plain one: ratio_to_plain
+//
+//===----------------------------------------------------------------------===//
+
+#include "BenchEnv.h"
+#include "wire/Secret.h"
+
+#include <cstdlib>
+#include <filesystem>
+
+using namespace llvm;
+
+namespace catalyst::remote::bench {
+
+namespace {
+
+// The authenticated executor, started on first use and kept for the run.
+struct Guarded {
+  std::string Dir, Secret;
+  std::unique_ptr<tools::ListeningChild> Executor;
+  ~Guarded() {
+    std::error_code EC;
+    if (!Dir.empty())
+      std::filesystem::remove_all(Dir, EC);
+  }
+};
+
+Expected<Guarded *> guarded(BenchEnv &Env) {
+  static Guarded G;
+  if (G.Executor)
+    return &G;
+  if (!Env.Given.empty())
+    return createStringError(inconvertibleErrorCode(),
+                             "needs executors of its own (CATALYST_REMOTE_ADDRESS is set)");
+  std::string Pattern = (std::filesystem::temp_directory_path() / "crbenchXXXXXX").string();
+  if (!::mkdtemp(Pattern.data()))
+    return createStringError(inconvertibleErrorCode(), "cannot make a temporary folder");
+  G.Dir = Pattern;
+  std::string Path = G.Dir + "/token";
+  if (auto Err = wire::writeNewTokenFile(Path))
+    return Err;
+  auto Secret = wire::readTokenFile(Path);
+  if (!Secret)
+    return Secret.takeError();
+  G.Secret = *Secret;
+  auto P = startLocalExecutor(Env, {"--token-file", Path});
+  if (!P)
+    return P.takeError();
+  G.Executor = std::move(*P);
+  return &G;
+}
+
+SessionOptions zeroCopy(const std::string &Secret = "") {
+  SessionOptions O;
+  O.Outputs = OutputAllocator{std::malloc, std::free};
+  O.Transfer = Strategy::ZeroCopy;
+  O.Secret = Secret;
+  return O;
+}
+
+// Seconds to open a session and close it again.
+Expected<double> openClose(const std::string &Address, const SessionOptions &O) {
+  auto Start = Clock::now();
+  auto S = Session::open(Address, O);
+  if (!S)
+    return S.takeError();
+  double Took = secondsSince(Start);
+  if (auto Err = (*S)->close())
+    return Err;
+  return Took;
+}
+
+void runOpen(benchmark::State &State, BenchEnv &Env) {
+  auto G = guarded(Env);
+  if (!G)
+    return skip(State, toString(G.takeError()));
+  auto Link = Env.Peer->connect(8, 8);
+  if (!Link)
+    return fail(State, Link.takeError());
+  std::vector<double> Plain, Auth, Raw;
+  char Byte[8] = {};
+  for (auto _ : State) {
+    auto P = openClose(Env.Address, zeroCopy());
+    auto A = openClose((*G)->Executor->address(), zeroCopy((*G)->Secret));
+    if (!P || !A)
+      return fail(State, joinErrors(P.takeError(), A.takeError()));
+    auto Start = Clock::now();
+    if (auto Err = (*Link)->exchange(Byte))
+      return fail(State, std::move(Err));
+    Raw.push_back(secondsSince(Start));
+    Plain.push_back(*P);
+    Auth.push_back(*A);
+    State.SetIterationTime(*A);
+  }
+  double AddedUs = (median(Auth) - median(Plain)) * 1e6, RttUs = median(Raw) * 1e6;
+  State.counters["plain_us"] = median(Plain) * 1e6;
+  State.counters["authenticated_us"] = median(Auth) * 1e6;
+  State.counters["added_us"] = AddedUs;
+  State.counters["raw_rtt_us"] = RttUs;
+  State.counters["added_round_trips"] = AddedUs / RttUs;
+}
+
+void runLaunch(benchmark::State &State, BenchEnv &Env) {
+  auto G = guarded(Env);
+  if (!G)
+    return skip(State, toString(G.takeError()));
+  auto Auth = Session::open((*G)->Executor->address(), zeroCopy((*G)->Secret));
+  if (!Auth)
+    return fail(State, Auth.takeError());
+  if (auto Err = (*Auth)->sendBinary(ForwardKernel, BinaryFormat::Object))
+    return fail(State, std::move(Err));
+  Session &Plain = *Env.Sessions.at(Strategy::ZeroCopy);
+  char In[8] = {};
+  std::vector<double> OnPlain, OnAuth;
+  for (auto _ : State) {
+    for (Session *S : {&Plain, Auth->get()}) {
+      MemrefR1 Out;
+      auto Start = Clock::now();
+      if (auto Err = launchR1(*S, "forward_1_r1", ForwardKernel, In, 8, 1, Out))
+        return fail(State, std::move(Err));
+      (S == &Plain ? OnPlain : OnAuth).push_back(secondsSince(Start));
+      std::free(Out.Allocated);
+    }
+    State.SetIterationTime(OnAuth.back());
+  }
+  State.counters["plain_us"] = median(OnPlain) * 1e6;
+  State.counters["authenticated_us"] = median(OnAuth) * 1e6;
+  State.counters["ratio_to_plain"] = median(OnAuth) / median(OnPlain);
+}
+
+} // namespace
+
+void registerAuthBenchmarks(BenchEnv &Env) {
+  benchmark::RegisterBenchmark("auth/open", [&Env](benchmark::State &S) { runOpen(S, Env); })
+      ->UseManualTime()
+      ->Unit(benchmark::kMicrosecond)
+      ->Iterations(100);
+  benchmark::RegisterBenchmark("auth/launch/8B", [&Env](benchmark::State &S) { runLaunch(S, Env); })
+      ->UseManualTime()
+      ->Unit(benchmark::kMicrosecond)
+      ->Iterations(1000);
+}
+
+} // namespace catalyst::remote::bench
