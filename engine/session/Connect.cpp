@@ -2,6 +2,7 @@
 
 #include "Connect.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -10,6 +11,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 using namespace llvm;
@@ -105,6 +107,19 @@ Expected<int> connectTcp(StringRef Address, std::chrono::milliseconds Timeout) {
   int One = 1;
   ::setsockopt(Fd, IPPROTO_TCP, TCP_NODELAY, &One, sizeof(One));
   return Fd;
+}
+
+void setReadDeadline(int Fd, Clock::time_point Deadline) {
+  auto Left = std::chrono::duration_cast<std::chrono::microseconds>(Deadline - Clock::now());
+  // A zero timeout would mean none: at least a microsecond.
+  int64_t Us = std::max<int64_t>(1, Left.count());
+  timeval Tv{time_t(Us / 1000000), suseconds_t(Us % 1000000)};
+  ::setsockopt(Fd, SOL_SOCKET, SO_RCVTIMEO, &Tv, sizeof(Tv));
+}
+
+void clearReadDeadline(int Fd) {
+  timeval None{0, 0};
+  ::setsockopt(Fd, SOL_SOCKET, SO_RCVTIMEO, &None, sizeof(None));
 }
 
 } // namespace catalyst::remote

@@ -93,6 +93,7 @@ public:
   }
 
   Error connect();
+  Error startEpc(int Fd);
   Error chooseTransfer();
   Expected<std::unique_ptr<Transfer>> makeTransfer(Strategy S);
   Error sendAsset(StringRef Path);
@@ -135,6 +136,24 @@ Error Session::Impl::connect() {
     return createStringError(inconvertibleErrorCode(), "cannot open a session with %s: %s",
                              Address.c_str(), toString(std::move(Err)).c_str());
   }
+  setReadDeadline(*Fd, By);
+  Error Err = startEpc(*Fd);
+  if (!Err) {
+    clearReadDeadline(Transport->fd());
+    return Error::success();
+  }
+  if (std::chrono::steady_clock::now() < By)
+    return Err;
+  return createStringError(inconvertibleErrorCode(),
+                           "cannot open a session with %s: the executor did not complete the "
+                           "session's setup within %lld ms (SessionOptions::HandshakeTimeout): %s",
+                           Address.c_str(), (long long)Opts.HandshakeTimeout.count(),
+                           toString(std::move(Err)).c_str());
+}
+
+// The EPC over the authenticated socket Fd (which it takes over), the
+// linker, and the transfer strategy, which may ask the executor to set up.
+Error Session::Impl::startEpc(int Fd) {
   SimpleRemoteEPC::Setup S;
   uint64_t SlabSize = Opts.CodeSlabSize;
   S.CreateMemoryManager = [SlabSize](SimpleRemoteEPC &EPC) {
@@ -146,7 +165,7 @@ Error Session::Impl::connect() {
   TOpts.ReadOnDemand = true;
   auto Pool = std::make_unique<TaskPool>();
   Tasks = Pool.get();
-  auto EPC = SimpleRemoteEPC::Create<wire::SocketTransport>(std::move(Pool), std::move(S), *Fd,
+  auto EPC = SimpleRemoteEPC::Create<wire::SocketTransport>(std::move(Pool), std::move(S), Fd,
                                                             TOpts, &Transport);
   if (!EPC) {
     Tasks = nullptr;

@@ -312,4 +312,30 @@ TEST(AuthTest, AStalledHandshakeEndsOpenAtItsDeadline) {
   }
 }
 
+// Authentication and the setup message are not all of open(): the
+// executor's first replies (zero-copy enabled, a slab reserved) fall within
+// the same deadline. A relay passes the real executor's setup message on
+// and then nothing more.
+TEST(AuthTest, AnExecutorSilentAfterItsSetupMessageCannotHoldOpen) {
+  ExecutorProcess Exec;
+  ASSERT_TRUE(Exec.start());
+  FakeExecutor Relay([&](int Host) {
+    auto Real = connectTcp(Exec.address(), 2s);
+    if (!Real)
+      return llvm::consumeError(Real.takeError()); // the test then fails on open
+    uint64_t OpC;
+    std::vector<char> Body;
+    if (readFrame(*Real, OpC, Body))
+      sendAll(Host, frame(OpC, Body));
+    closedByPeer(Host);
+    ::close(*Real);
+  });
+  SessionOptions O;
+  O.HandshakeTimeout = 400ms;
+  std::chrono::milliseconds Took;
+  std::string Msg = openError(Relay.Address, O, Took);
+  EXPECT_TRUE(mentions(Msg, "did not complete the session's setup within 400 ms")) << Msg;
+  EXPECT_LT(Took, 1500ms);
+}
+
 } // namespace
