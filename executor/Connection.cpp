@@ -66,6 +66,9 @@ void endOnTerminate(int Fd) {
 int serveConnection(int Fd, const std::string &Peer, const ConnectionOptions &Options) {
   std::string Label = "catalyst-remote-executor[" + std::to_string(::getpid()) + "] " + Peer;
   endOnTerminate(Fd);
+  // Kernels that need no assets still run without a directory for them.
+  if (auto Err = createAssetDirectory())
+    errs() << Label << ": " << toString(std::move(Err)) << "\n";
   runRuntimeHook("__catalyst__rt__initialize");
   wire::SocketTransport *Transport = nullptr;
   wire::TransportOptions TOpts;

@@ -190,6 +190,10 @@ int serve(std::vector<Listener> Listeners, const ConnectionOptions &Options) {
     errs() << "catalyst-remote-executor: pipe: " << std::strerror(errno) << "\n";
     return 1;
   }
+  if (auto Err = createAssetRoot()) {
+    errs() << "catalyst-remote-executor: " << toString(std::move(Err)) << "\n";
+    return 1;
+  }
   struct sigaction SA {};
   SA.sa_handler = onSignal;
   sigemptyset(&SA.sa_mask);
@@ -213,6 +217,7 @@ int serve(std::vector<Listener> Listeners, const ConnectionOptions &Options) {
   for (auto &L : Listeners)
     ::close(L.Fd);
   stopChildren();
+  removeAssetRoot();
   return 0;
 }
 
