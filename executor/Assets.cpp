@@ -169,9 +169,10 @@ Error writeTemporary(ArrayRef<char> Bytes, std::string &Name) {
 } // namespace
 
 Error createAssetRoot() {
-  std::string Path = tempDirectory() + "/catalyst-remote-XXXXXX";
+  std::string Temp = tempDirectory();
+  std::string Path = Temp + "/catalyst-remote-XXXXXX";
   if (!::mkdtemp(Path.data()))
-    return failure("cannot create a private directory " + Path, lastError());
+    return failure("cannot create a private directory in " + Temp, lastError());
   auto Fd = openPrivate(AT_FDCWD, Path.c_str(), Path);
   if (!Fd) {
     ::rmdir(Path.c_str());

@@ -67,7 +67,7 @@ void expectPrivate(const fs::path &P) {
   ASSERT_EQ(::lstat(P.c_str(), &St), 0) << P;
   EXPECT_TRUE(S_ISDIR(St.st_mode)) << P << " is not a directory";
   EXPECT_EQ(St.st_uid, ::geteuid()) << P;
-  EXPECT_EQ(St.st_mode & 07777, 0700u) << P;
+  EXPECT_EQ(St.st_mode & 07777, 0700u) << P << " has mode " << std::oct << (St.st_mode & 07777);
 }
 
 // Waits until P no longer exists.
