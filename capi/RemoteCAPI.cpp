@@ -107,6 +107,14 @@ llvm::Expected<SessionOptions> optionsFromEnvironment(const OutputAllocator &Out
       return Parsed.takeError();
     Opts.Transfer = *Parsed;
   }
+  if (const char *File = std::getenv("CATALYST_REMOTE_TOKEN_FILE"); File && *File) {
+    auto Secret = readTokenFile(File);
+    if (!Secret)
+      return Secret.takeError();
+    Opts.Secret = std::move(*Secret);
+  } else if (const char *Secret = std::getenv("CATALYST_REMOTE_TOKEN")) {
+    Opts.Secret = Secret;
+  }
   const char *Profile = std::getenv("CATALYST_REMOTE_PROFILE");
   Opts.Profile = Profile && *Profile && std::strcmp(Profile, "0") != 0;
   return Opts;

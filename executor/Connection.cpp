@@ -2,17 +2,20 @@
 
 #include "Connection.h"
 
+#include "../engine/wire/Handshake.h"
 #include "../engine/wire/SocketTransport.h"
 #include "Assets.h"
+#include "BudgetedMemoryManager.h"
 #include "CrashReporter.h"
+#include "MemoryBudget.h"
 #include "WorkerPool.h"
 #include "ZeroCopyService.h"
 
 #include "llvm/ExecutionEngine/Orc/TargetProcess/DefaultHostBootstrapValues.h"
-#include "llvm/ExecutionEngine/Orc/TargetProcess/SimpleExecutorMemoryManager.h"
 #include "llvm/ExecutionEngine/Orc/TargetProcess/SimpleRemoteEPCServer.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <atomic>
 #include <csignal>
 #include <dlfcn.h>
 #include <sys/socket.h>
@@ -40,7 +43,7 @@ Error setup(SimpleRemoteEPCServer::Setup &S, const ConnectionOptions &Options) {
   S.setDispatcher(std::make_unique<WorkerPool>(Options.Workers));
   S.bootstrapSymbols() = SimpleRemoteEPCServer::defaultBootstrapSymbols();
   addDefaultBootstrapValuesForHostProcess(S.bootstrapMap(), S.bootstrapSymbols());
-  S.services().push_back(std::make_unique<rt_bootstrap::SimpleExecutorMemoryManager>());
+  S.services().push_back(std::make_unique<BudgetedMemoryManager>());
   addServices(S.bootstrapSymbols(), S.bootstrapMap(), Options.Services);
   return Error::success();
 }
@@ -66,13 +69,31 @@ void endOnTerminate(int Fd) {
 int serveConnection(int Fd, const std::string &Peer, const ConnectionOptions &Options) {
   std::string Label = "catalyst-remote-executor[" + std::to_string(::getpid()) + "] " + Peer;
   endOnTerminate(Fd);
-  // Kernels that need no assets still run without a directory for them.
+  if (!Options.Secret.empty()) {
+    auto By = std::chrono::steady_clock::now() + Options.HandshakeTimeout;
+    if (auto Err = wire::authenticateHost(Fd, Options.Secret, By)) {
+      errs() << Label << ": refused: " << toString(std::move(Err)) << "\n";
+      ::close(Fd);
+      return 1;
+    }
+  }
+  // Once the host proved itself, and while the process has one thread (this
+  // sets the environment). Kernels that need no assets run without it.
   if (auto Err = createAssetDirectory())
     errs() << Label << ": " << toString(std::move(Err)) << "\n";
-  runRuntimeHook("__catalyst__rt__initialize");
+  MemoryBudget::get().setCap(Options.MaxReservedBytes);
   wire::SocketTransport *Transport = nullptr;
   wire::TransportOptions TOpts;
   TOpts.MaxMessageSize = Options.MaxMessageSize;
+  // Without a secret, a peer that never speaks is dropped, and nothing is
+  // set up for it but the EPC server itself.
+  if (Options.Secret.empty())
+    TOpts.FirstMessageTimeout = Options.HandshakeTimeout;
+  std::atomic<bool> Initialized{false};
+  TOpts.OnFirstMessage = [&Initialized] {
+    runRuntimeHook("__catalyst__rt__initialize");
+    Initialized = true;
+  };
   // Before the first message is read: a fast host may launch right after
   // the handshake, and a kernel may crash in the first one.
   TOpts.OnReaderStart = [&Transport, &Options] {
@@ -95,7 +116,8 @@ int serveConnection(int Fd, const std::string &Peer, const ConnectionOptions &Op
       Status = 1;
     }
   }
-  runRuntimeHook("__catalyst__rt__finalize");
+  if (Initialized)
+    runRuntimeHook("__catalyst__rt__finalize");
   removeAssets();
   ConnectionFd = -1;
   return Status;

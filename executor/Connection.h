@@ -5,6 +5,7 @@
 
 #include "Services.h"
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 
@@ -14,11 +15,19 @@ struct ConnectionOptions {
   ServiceOptions Services;
   uint64_t MaxMessageSize = uint64_t(8) << 30;
   unsigned Workers = 4;
+  // The shared secret a host must prove it knows; empty: none asked.
+  std::string Secret;
+  // How long a peer has to authenticate, or without a secret to send its
+  // first message, before it is dropped.
+  std::chrono::milliseconds HandshakeTimeout{10000};
+  // Executor memory (code and launch slabs) one host may reserve.
+  uint64_t MaxReservedBytes = uint64_t(16) << 30;
 };
 
-// Runs an EPC server on Fd (owned) until the host hangs up, between the
-// plugins' __catalyst__rt__initialize/__catalyst__rt__finalize, then removes
-// the connection's assets. Returns the process exit status.
+// Authenticates the host on Fd (owned) when a secret is set, then runs an
+// EPC server on it until the host hangs up, between the plugins'
+// __catalyst__rt__initialize/__catalyst__rt__finalize, and removes the
+// connection's assets. Returns the process exit status.
 int serveConnection(int Fd, const std::string &Peer, const ConnectionOptions &Options);
 
 } // namespace catalyst::remote::executor

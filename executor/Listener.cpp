@@ -2,10 +2,12 @@
 
 #include "Listener.h"
 
+#include "../engine/wire/Handshake.h"
 #include "Assets.h"
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <arpa/inet.h>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -102,6 +104,19 @@ Expected<Listener> listenOn(StringRef Spec) {
   return Listener{Fd, boundAddress(Fd)};
 }
 
+bool isLoopback(const Listener &L) {
+  sockaddr_storage A{};
+  socklen_t Len = sizeof(A);
+  if (::getsockname(L.Fd, reinterpret_cast<sockaddr *>(&A), &Len) != 0)
+    return false;
+  if (A.ss_family == AF_INET)
+    return (ntohl(reinterpret_cast<sockaddr_in &>(A).sin_addr.s_addr) >> 24) == 127;
+  if (A.ss_family != AF_INET6)
+    return false;
+  const in6_addr &V6 = reinterpret_cast<sockaddr_in6 &>(A).sin6_addr;
+  return IN6_IS_ADDR_LOOPBACK(&V6) || (IN6_IS_ADDR_V4MAPPED(&V6) && V6.s6_addr[12] == 127);
+}
+
 namespace {
 
 std::set<pid_t> Children;
@@ -144,7 +159,7 @@ void reapChildren(bool Block = false) {
   ::_exit(serveConnection(Conn, Peer, Options));
 }
 
-void acceptOne(Listener &L, std::vector<Listener> &All, const ConnectionOptions &Options) {
+void acceptOne(Listener &L, std::vector<Listener> &All, const ServeOptions &Options) {
   sockaddr_storage Peer{};
   socklen_t Len = sizeof(Peer);
   int Conn = ::accept4(L.Fd, reinterpret_cast<sockaddr *>(&Peer), &Len, SOCK_CLOEXEC);
@@ -155,9 +170,18 @@ void acceptOne(Listener &L, std::vector<Listener> &All, const ConnectionOptions 
     return;
   }
   std::string PeerName = numericAddress(reinterpret_cast<sockaddr *>(&Peer), Len);
+  if (Children.size() >= Options.MaxConnections) {
+    std::string Why = "executor at capacity: " + std::to_string(Options.MaxConnections) +
+                      " sessions (--max-connections)";
+    wire::refuseConnection(Conn, Why);
+    ::close(Conn);
+    errs() << "catalyst-remote-executor: refused " << PeerName << " on " << L.Address << ": " << Why
+           << "\n";
+    return;
+  }
   pid_t Pid = ::fork();
   if (Pid == 0)
-    runChild(Conn, PeerName, All, Options);
+    runChild(Conn, PeerName, All, Options.Connection);
   ::close(Conn);
   if (Pid < 0) {
     errs() << "catalyst-remote-executor: cannot fork for " << PeerName << ": "
@@ -185,7 +209,7 @@ void stopChildren() {
 
 } // namespace
 
-int serve(std::vector<Listener> Listeners, const ConnectionOptions &Options) {
+int serve(std::vector<Listener> Listeners, const ServeOptions &Options) {
   if (::pipe2(WakeFds, O_CLOEXEC | O_NONBLOCK) != 0) {
     errs() << "catalyst-remote-executor: pipe: " << std::strerror(errno) << "\n";
     return 1;

@@ -27,8 +27,18 @@ struct Listener {
 // Binds "PORT", ":PORT" (both on 127.0.0.1), "HOST:PORT" or "[v6addr]:PORT".
 llvm::Expected<Listener> listenOn(llvm::StringRef Spec);
 
+// True when the listener accepts only from this machine (127.0.0.0/8, ::1).
+bool isLoopback(const Listener &L);
+
+struct ServeOptions {
+  ConnectionOptions Connection;
+  // Connections served at once, authenticated or not; more are refused
+  // with a message saying so.
+  unsigned MaxConnections = 64;
+};
+
 // Serves until SIGINT/SIGTERM; returns the exit status.
-int serve(std::vector<Listener> Listeners, const ConnectionOptions &Options);
+int serve(std::vector<Listener> Listeners, const ServeOptions &Options);
 
 } // namespace catalyst::remote::executor
 

@@ -2,6 +2,8 @@
 
 #include "Slabs.h"
 
+#include "MemoryBudget.h"
+
 #include <cerrno>
 #include <cstring>
 #include <sys/mman.h>
@@ -25,12 +27,17 @@ Expected<char *> Slabs::reserve(uint64_t Bytes) {
                              (unsigned long long)Bytes);
   uint64_t Usable = (Bytes + HugePage - 1) / HugePage * HugePage;
   size_t Length = Usable + HugePage;
+  if (auto Err = MemoryBudget::get().take(Length, "a launch slab"))
+    return Err;
   void *Start = ::mmap(nullptr, Length, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (Start == MAP_FAILED)
-    return createStringError(std::error_code(errno, std::generic_category()),
+  if (Start == MAP_FAILED) {
+    int Errno = errno;
+    MemoryBudget::get().give(Length);
+    return createStringError(std::error_code(Errno, std::generic_category()),
                              "cannot reserve a slab of %llu bytes: %s", (unsigned long long)Bytes,
-                             std::strerror(errno));
+                             std::strerror(Errno));
+  }
   auto Aligned = (reinterpret_cast<uintptr_t>(Start) + HugePage - 1) / HugePage * HugePage;
   char *Base = reinterpret_cast<char *>(Aligned);
   ::madvise(Base, Usable, MADV_HUGEPAGE);
@@ -51,6 +58,7 @@ Error Slabs::release(char *Base) {
     ByBase.erase(It);
   }
   ::munmap(Map.Start, Map.Length);
+  MemoryBudget::get().give(Map.Length);
   return Error::success();
 }
 

@@ -1,14 +1,17 @@
 //===- main.cpp - catalyst-remote-executor --------------------------------===//
 //
-// catalyst-remote-executor --bind HOST:PORT [--bind ...] [--plugin PATH ...]
+// catalyst-remote-executor --bind HOST:PORT [--bind ...] [options]
 //
 //===----------------------------------------------------------------------===//
 
+#include "../engine/wire/Secret.h"
 #include "Listener.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <dlfcn.h>
@@ -17,57 +20,134 @@
 #include <vector>
 
 using namespace llvm;
+using namespace catalyst::remote;
 using namespace catalyst::remote::executor;
 
 namespace {
 
 const char *Usage =
-    "usage: catalyst-remote-executor --bind HOST:PORT [--bind ...] [--plugin PATH ...]\n"
+    "usage: catalyst-remote-executor --bind HOST:PORT [--bind ...] [options]\n"
+    "       catalyst-remote-executor --new-token PATH\n"
     "\n"
-    "Serves catalyst-remote hosts over ORC EPC, one process per connection.\n"
-    "  --bind HOST:PORT      listen here; a bare PORT binds 127.0.0.1; port 0 lets the\n"
-    "                        kernel choose (the bound address is printed on stdout)\n"
-    "  --plugin PATH         dlopen a shared library (RTLD_GLOBAL) before serving\n"
-    "  --max-message MIB     largest message accepted from a host (default 8192)\n"
-    "  --workers N           threads serving each connection (default 4)\n"
-    "  --upstream-only       offer only Catalyst's upstream services\n";
+    "Serves catalyst-remote hosts over ORC EPC, one process per connection. A host\n"
+    "that connects can run any code as this executor's user: outside loopback,\n"
+    "require a secret (--token-file). Options take '--flag VALUE' or '--flag=VALUE'.\n"
+    "  --bind HOST:PORT         listen here; a bare PORT binds 127.0.0.1; port 0 lets\n"
+    "                           the kernel choose (the bound address is printed on stdout)\n"
+    "  --token-file PATH        every host must prove it knows the secret in PATH (mode\n"
+    "                           0600 or stricter), loopback included; the executor\n"
+    "                           proves it knows it too\n"
+    "  --new-token PATH         write a fresh 256-bit secret to PATH (mode 0600) and exit\n"
+    "  --allow-unauthenticated  listen beyond loopback without --token-file (warns)\n"
+    "  --max-connections N      connections served at once, authenticated or not; more\n"
+    "                           are refused (default 64)\n"
+    "  --handshake-timeout S    seconds a peer has to authenticate, or without a token to\n"
+    "                           send its first message, before it is dropped (default 10)\n"
+    "  --max-slab-mib MIB       executor memory (code and launch slabs) one host may\n"
+    "                           reserve (default 16384)\n"
+    "  --max-message MIB        largest message accepted from a host (default 8192)\n"
+    "  --workers N              threads serving each connection (default 4)\n"
+    "  --plugin PATH            dlopen a shared library (RTLD_GLOBAL) before serving\n"
+    "  --upstream-only          offer only Catalyst's upstream services\n";
 
 struct Args {
   std::vector<std::string> Binds, Plugins;
-  ConnectionOptions Connection;
+  std::string TokenFile, NewToken;
+  bool AllowUnauthenticated = false;
+  ServeOptions Serve;
 };
 
-bool parseCount(StringRef Text, uint64_t &Out) {
-  return !Text.getAsInteger(10, Out) && Out > 0;
+bool parseCount(StringRef Text, unsigned Max, unsigned &Out) {
+  return !Text.getAsInteger(10, Out) && Out > 0 && Out <= Max;
+}
+
+// A size in MiB, up to 2^40 MiB, so that the byte count cannot overflow.
+bool parseMiB(StringRef Text, uint64_t &Bytes) {
+  uint64_t MiB = 0;
+  if (Text.getAsInteger(10, MiB) || MiB == 0 || MiB > (uint64_t(1) << 40))
+    return false;
+  Bytes = MiB << 20;
+  return true;
+}
+
+bool parseSeconds(StringRef Text, std::chrono::milliseconds &Out) {
+  double S = 0;
+  if (Text.getAsDouble(S) || !std::isfinite(S) || S <= 0 || S > 86400)
+    return false;
+  Out = std::chrono::milliseconds(std::max<int64_t>(1, std::llround(S * 1000)));
+  return true;
+}
+
+// Options that take a value; each setter says whether the value fits.
+using Setter = bool (*)(StringRef Value, Args &A);
+const std::pair<StringRef, Setter> ValueOptions[] = {
+    {"--bind",
+     [](StringRef V, Args &A) {
+       A.Binds.push_back(V.str());
+       return true;
+     }},
+    {"--plugin",
+     [](StringRef V, Args &A) {
+       A.Plugins.push_back(V.str());
+       return true;
+     }},
+    {"--token-file",
+     [](StringRef V, Args &A) {
+       A.TokenFile = V.str();
+       return !V.empty();
+     }},
+    {"--new-token",
+     [](StringRef V, Args &A) {
+       A.NewToken = V.str();
+       return !V.empty();
+     }},
+    {"--handshake-timeout",
+     [](StringRef V, Args &A) { return parseSeconds(V, A.Serve.Connection.HandshakeTimeout); }},
+    {"--max-message",
+     [](StringRef V, Args &A) { return parseMiB(V, A.Serve.Connection.MaxMessageSize); }},
+    {"--max-slab-mib",
+     [](StringRef V, Args &A) { return parseMiB(V, A.Serve.Connection.MaxReservedBytes); }},
+    {"--workers",
+     [](StringRef V, Args &A) { return parseCount(V, 1024, A.Serve.Connection.Workers); }},
+    {"--max-connections",
+     [](StringRef V, Args &A) { return parseCount(V, 1 << 20, A.Serve.MaxConnections); }},
+};
+
+bool badArgument(StringRef Arg, const char *Why) {
+  errs() << "catalyst-remote-executor: " << Why << " '" << Arg << "'\n" << Usage;
+  return false;
 }
 
 // Returns false (after saying why) when the command line is unusable.
 bool parse(int Argc, char **Argv, Args &A) {
   for (int I = 1; I < Argc; ++I) {
-    StringRef Flag = Argv[I];
-    bool HasValue = I + 1 < Argc;
-    uint64_t N = 0;
-    if (Flag == "--upstream-only") {
-      A.Connection.Services.UpstreamOnly = true;
-    } else if (Flag == "--help" || Flag == "-h") {
+    StringRef Arg = Argv[I];
+    auto [Flag, Inline] = Arg.split('=');
+    bool HasInline = Arg.contains('=');
+    if (!HasInline && Flag == "--upstream-only") {
+      A.Serve.Connection.Services.UpstreamOnly = true;
+      continue;
+    }
+    if (!HasInline && Flag == "--allow-unauthenticated") {
+      A.AllowUnauthenticated = true;
+      continue;
+    }
+    if (!HasInline && (Flag == "--help" || Flag == "-h")) {
       std::fputs(Usage, stdout);
       std::exit(0);
-    } else if (Flag == "--bind" && HasValue) {
-      A.Binds.push_back(Argv[++I]);
-    } else if (Flag == "--plugin" && HasValue) {
-      A.Plugins.push_back(Argv[++I]);
-    } else if (Flag == "--max-message" && HasValue && parseCount(Argv[++I], N)) {
-      A.Connection.MaxMessageSize = N << 20;
-    } else if (Flag == "--workers" && HasValue && parseCount(Argv[++I], N)) {
-      A.Connection.Workers = unsigned(N);
-    } else {
-      errs() << "catalyst-remote-executor: bad argument '" << Flag << "'\n" << Usage;
-      return false;
     }
+    const auto *Option = llvm::find_if(ValueOptions, [&](auto &O) { return O.first == Flag; });
+    if (Option == std::end(ValueOptions))
+      return badArgument(Arg, "bad argument");
+    if (!HasInline && I + 1 >= Argc)
+      return badArgument(Arg, "missing value for");
+    StringRef Value = HasInline ? Inline : StringRef(Argv[++I]);
+    if (!Option->second(Value, A))
+      return badArgument((Flag + " " + Value).str(), "bad value in");
   }
-  if (A.Binds.empty())
+  if (A.Binds.empty() && A.NewToken.empty())
     errs() << "catalyst-remote-executor: at least one --bind is required\n" << Usage;
-  return !A.Binds.empty();
+  return !A.Binds.empty() || !A.NewToken.empty();
 }
 
 bool loadPlugins(const std::vector<std::string> &Plugins) {
@@ -90,11 +170,58 @@ void checkAllocator() {
     errs() << "catalyst-remote-executor: warning: malloc is not mimalloc's\n";
 }
 
+// Without a secret, anyone who reaches a port runs code as this user:
+// beyond loopback that takes a decision the operator stated.
+bool checkExposure(const std::vector<Listener> &Listeners, const Args &A) {
+  if (!A.TokenFile.empty())
+    return true;
+  for (const Listener &L : Listeners) {
+    if (isLoopback(L))
+      continue;
+    if (A.AllowUnauthenticated) {
+      errs() << "catalyst-remote-executor: warning: " << L.Address
+             << " is reachable from other machines and asks no secret: anyone who can reach "
+                "it can run code as this user\n";
+      continue;
+    }
+    errs() << "catalyst-remote-executor: refusing to listen on " << L.Address
+           << " without authentication: anyone who could reach it could run code as this "
+              "user. Create a secret with 'catalyst-remote-executor --new-token PATH', start "
+              "with --token-file PATH and give hosts the same file "
+              "(CATALYST_REMOTE_TOKEN_FILE=PATH); or pass --allow-unauthenticated to accept "
+              "the risk\n";
+    return false;
+  }
+  return true;
+}
+
+int newToken(StringRef Path) {
+  if (auto Err = wire::writeNewTokenFile(Path)) {
+    errs() << "catalyst-remote-executor: " << toString(std::move(Err)) << "\n";
+    return 1;
+  }
+  std::printf("catalyst-remote-executor: wrote a new secret to %s (mode 0600)\n",
+              Path.str().c_str());
+  return 0;
+}
+
 } // namespace
 
 int main(int Argc, char **Argv) {
   Args A;
-  if (!parse(Argc, Argv, A) || !loadPlugins(A.Plugins))
+  if (!parse(Argc, Argv, A))
+    return 2;
+  if (!A.NewToken.empty())
+    return newToken(A.NewToken);
+  if (!A.TokenFile.empty()) {
+    auto Secret = wire::readTokenFile(A.TokenFile);
+    if (!Secret) {
+      errs() << "catalyst-remote-executor: " << toString(Secret.takeError()) << "\n";
+      return 2;
+    }
+    A.Serve.Connection.Secret = std::move(*Secret);
+  }
+  if (!loadPlugins(A.Plugins))
     return 2;
   std::signal(SIGPIPE, SIG_IGN);
   checkAllocator();
@@ -105,9 +232,12 @@ int main(int Argc, char **Argv) {
       errs() << "catalyst-remote-executor: " << toString(L.takeError()) << "\n";
       return 1;
     }
-    std::printf("catalyst-remote-executor: listening on %s\n", L->Address.c_str());
     Listeners.push_back(*L);
   }
+  if (!checkExposure(Listeners, A))
+    return 2;
+  for (const Listener &L : Listeners)
+    std::printf("catalyst-remote-executor: listening on %s\n", L.Address.c_str());
   std::fflush(stdout);
-  return serve(std::move(Listeners), A.Connection);
+  return serve(std::move(Listeners), A.Serve);
 }

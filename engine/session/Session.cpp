@@ -6,7 +6,9 @@
 #include "../transfer/NaiveTransfer.h"
 #include "../transfer/PhaseClock.h"
 #include "../transfer/ZeroCopyTransfer.h"
+#include "../wire/Handshake.h"
 #include "../wire/Protocol.h"
+#include "../wire/Secret.h"
 #include "../wire/SocketTransport.h"
 #include "CodeLinker.h"
 #include "Connect.h"
@@ -29,6 +31,7 @@
 
 #include <chrono>
 #include <map>
+#include <unistd.h>
 
 using namespace llvm;
 using namespace llvm::orc;
@@ -155,9 +158,18 @@ public:
 };
 
 Error Session::Impl::connect() {
+  if (!Opts.Secret.empty())
+    if (auto Err = wire::checkSecret(Opts.Secret, "the session's options"))
+      return Err;
+  auto By = std::chrono::steady_clock::now() + Opts.HandshakeTimeout;
   auto Fd = connectTcp(Address, Opts.HandshakeTimeout);
   if (!Fd)
     return Fd.takeError();
+  if (auto Err = wire::authenticateExecutor(*Fd, Opts.Secret, By)) {
+    ::close(*Fd);
+    return createStringError(inconvertibleErrorCode(), "cannot open a session with %s: %s",
+                             Address.c_str(), toString(std::move(Err)).c_str());
+  }
   SimpleRemoteEPC::Setup S;
   uint64_t SlabSize = Opts.CodeSlabSize;
   S.CreateMemoryManager = [SlabSize](SimpleRemoteEPC &EPC) {

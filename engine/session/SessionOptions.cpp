@@ -2,9 +2,15 @@
 
 #include "catalyst/remote/SessionOptions.h"
 
+#include "../wire/Secret.h"
+
 using namespace llvm;
 
 namespace catalyst::remote {
+
+Expected<std::string> readTokenFile(StringRef Path) {
+  return wire::readTokenFile(Path);
+}
 
 const char *strategyName(Strategy S) {
   switch (S) {

@@ -373,6 +373,8 @@ void SocketTransport::discardFor(uint64_t Bytes, std::chrono::milliseconds Limit
 
 void SocketTransport::readLoop() {
   Error Err = waitForFirstMessage();
+  if (!Err && Opts.OnFirstMessage)
+    Opts.OnFirstMessage();
   bool Eof = false;
   while (!Err && !Eof) {
     if (Opts.ReadOnDemand && Received.load() > 0) {

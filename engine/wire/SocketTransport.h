@@ -43,6 +43,10 @@ struct TransportOptions {
   std::chrono::milliseconds IdleCheck{100};
   // Runs first on the reader thread (the executor prepares it for crashes).
   std::function<void()> OnReaderStart;
+  // Runs on the reader thread once the peer's first message is waiting
+  // (at once without a FirstMessageTimeout), before it is read: work that
+  // only a peer who spoke deserves.
+  std::function<void()> OnFirstMessage;
 };
 
 // This project's extension to the framing: a message whose payload travels

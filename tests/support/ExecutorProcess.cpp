@@ -41,8 +41,9 @@ ExecutorProcess::~ExecutorProcess() {
 // visible in the test output.
 ::testing::AssertionResult ExecutorProcess::start(const ExecutorOptions &Options) {
   std::string Error;
-  Child =
-      tools::ListeningChild::start({commandLine(Options), Options.Env, -1, StartTimeout}, Error);
+  tools::ChildSpec Spec{commandLine(Options), Options.Env, -1, StartTimeout};
+  Spec.StderrPath = Options.LogPath;
+  Child = tools::ListeningChild::start(Spec, Error);
   if (!Child)
     return ::testing::AssertionFailure() << Error;
   Address = Child->address();

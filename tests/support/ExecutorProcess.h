@@ -28,6 +28,8 @@ struct ExecutorOptions {
   std::vector<std::string> Env;
   // Extra command-line arguments, e.g. {"--max-message", "1"}.
   std::vector<std::string> Args = {};
+  // A file the executor's log (stderr) is appended to; empty: ours.
+  std::string LogPath = {};
 };
 
 class ExecutorProcess {

@@ -90,7 +90,7 @@ private:
 };
 
 // The child's stdout goes to WriteFd; stderr is inherited, so its
-// diagnostics reach ours.
+// diagnostics reach ours, unless the spec names a file for it.
 std::string spawn(const ChildSpec &Spec, int WriteFd, pid_t &Pid) {
   if (Spec.Argv.empty())
     return "no program to start";
@@ -103,6 +103,9 @@ std::string spawn(const ChildSpec &Spec, int WriteFd, pid_t &Pid) {
   posix_spawn_file_actions_t Actions;
   posix_spawn_file_actions_init(&Actions);
   posix_spawn_file_actions_adddup2(&Actions, WriteFd, STDOUT_FILENO);
+  if (!Spec.StderrPath.empty())
+    posix_spawn_file_actions_addopen(&Actions, STDERR_FILENO, Spec.StderrPath.c_str(),
+                                     O_WRONLY | O_CREAT | O_APPEND, 0600);
   std::vector<std::string> Args = Spec.Argv, Env = environment(Spec.Env);
   auto Argv = pointersTo(Args), Envp = pointersTo(Env);
   int Rc = posix_spawn(&Pid, Path.c_str(), &Actions, nullptr, Argv.data(), Envp.data());

@@ -37,6 +37,8 @@ struct ChildSpec {
   // a child that prints nothing more, and a parent that forks later (a
   // forked copy of this process has no such thread).
   bool ForwardStdout = false;
+  // Where the child's stderr goes (appended); empty: ours.
+  std::string StderrPath = {};
 };
 
 class ListeningChild {

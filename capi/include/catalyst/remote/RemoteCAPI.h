@@ -21,7 +21,11 @@ extern "C" {
 #endif
 
 /* "host:port", "[v6addr]:port" or "name:port". Returns a session handle > 0;
- * the same address twice returns the same live session. */
+ * the same address twice returns the same live session. When the executor
+ * requires a secret, the host gives it through CATALYST_REMOTE_TOKEN_FILE
+ * (a file of mode 0600, as the executor's --token-file) or
+ * CATALYST_REMOTE_TOKEN (the secret itself); with one, the executor must
+ * prove it knows the same secret. */
 int64_t __catalyst__remote__open(const char *addr);
 
 /* format 0: a relocatable object, linked into its own JITDylib;

@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <string>
 
 namespace catalyst::remote {
 
@@ -22,13 +23,24 @@ namespace catalyst::remote {
 // Auto picks ZeroCopy, or the best the executor supports.
 enum class Strategy { Auto, Naive, Batched, ZeroCopy };
 
+// Reads a token file (as the executor's --token-file): its bytes, without
+// trailing white space, are the secret; refused when its group or others
+// may access it.
+llvm::Expected<std::string> readTokenFile(llvm::StringRef Path);
+
 const char *strategyName(Strategy S);
 // "naive", "batched", "zerocopy" or "auto".
 llvm::Expected<Strategy> parseStrategy(llvm::StringRef Name);
 
 struct SessionOptions {
-  // Connecting and the EPC handshake must both finish within this.
+  // Connecting, authenticating and the EPC handshake must all finish
+  // within this.
   std::chrono::milliseconds HandshakeTimeout{10000};
+  // The secret shared with the executor (its --token-file), which both ends
+  // prove they know without sending it; empty: none. An executor that asks
+  // for one is refused without it, and with one, an executor that does not
+  // ask is refused.
+  std::string Secret;
   // Address space reserved on the executor for linked code, committed lazily.
   uint64_t CodeSlabSize = uint64_t(1) << 30;
   // The largest message either side may send or accept.

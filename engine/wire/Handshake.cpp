@@ -1,0 +1,300 @@
+//===- Handshake.cpp - Who is on the other end, before any EPC ------------===//
+
+#include "Handshake.h"
+
+#include "Secret.h"
+#include "SocketTransport.h"
+
+#include "llvm/ExecutionEngine/Orc/Shared/SimpleRemoteEPCUtils.h"
+#include "llvm/Support/Endian.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cerrno>
+#include <cstring>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+using namespace llvm;
+using namespace llvm::orc;
+
+namespace catalyst::remote::wire {
+
+namespace {
+
+constexpr size_t HeaderSize = SocketTransport::HeaderSize;
+constexpr size_t ChallengeBody = 8 + NonceSize;
+constexpr size_t ResponseBody = NonceSize + MacSize;
+constexpr size_t ProofBody = MacSize;
+// A refusal's reason is a sentence; more is not read.
+constexpr uint64_t MaxHangupBody = 4096;
+
+Error failed(const Twine &What) {
+  return createStringError(inconvertibleErrorCode(), "authentication failed: " + What);
+}
+
+Error protocolError(const Twine &What) {
+  return createStringError(inconvertibleErrorCode(), "handshake failed: " + What);
+}
+
+int msLeft(Deadline By) {
+  auto Left = std::chrono::ceil<std::chrono::milliseconds>(By - std::chrono::steady_clock::now());
+  return int(std::max<int64_t>(0, std::min<int64_t>(Left.count(), INT32_MAX)));
+}
+
+// Waits until Fd is readable; false when the deadline passed first.
+Expected<bool> readable(int Fd, Deadline By) {
+  for (;;) {
+    pollfd P{Fd, POLLIN, 0};
+    int R = ::poll(&P, 1, msLeft(By));
+    if (R > 0)
+      return true;
+    if (R == 0)
+      return false;
+    if (errno != EINTR)
+      return createStringError(std::error_code(errno, std::generic_category()),
+                               "waiting for the peer: %s", std::strerror(errno));
+  }
+}
+
+Error timedOut() {
+  return protocolError("the peer did not complete the handshake in time");
+}
+
+// Reads exactly Size bytes by the deadline.
+Error readFully(int Fd, char *Dst, size_t Size, Deadline By) {
+  size_t Done = 0;
+  while (Done < Size) {
+    auto Ready = readable(Fd, By);
+    if (!Ready)
+      return Ready.takeError();
+    if (!*Ready)
+      return timedOut();
+    ssize_t N = ::recv(Fd, Dst + Done, Size - Done, MSG_DONTWAIT);
+    if (N == 0 || (N < 0 && errno == ECONNRESET))
+      return protocolError("the peer closed the connection");
+    if (N < 0 && errno != EINTR && errno != EAGAIN)
+      return createStringError(std::error_code(errno, std::generic_category()),
+                               "handshake failed: reading from the peer: %s", std::strerror(errno));
+    Done += N > 0 ? size_t(N) : 0;
+  }
+  return Error::success();
+}
+
+// A peek that returned part of what it waited for returns again at once
+// when the peer has closed: nothing more will come.
+bool peerClosed(int Fd) {
+  pollfd P{Fd, POLLRDHUP, 0};
+  return ::poll(&P, 1, 0) > 0 && (P.revents & (POLLRDHUP | POLLHUP | POLLERR));
+}
+
+// Waits until Size bytes are buffered on Fd, without consuming them.
+Error peekFully(int Fd, char *Dst, size_t Size, Deadline By) {
+  for (;;) {
+    int Ms = msLeft(By);
+    if (Ms == 0)
+      return timedOut();
+    timeval Tv{Ms / 1000, (Ms % 1000) * 1000};
+    ::setsockopt(Fd, SOL_SOCKET, SO_RCVTIMEO, &Tv, sizeof(Tv));
+    ssize_t N = ::recv(Fd, Dst, Size, MSG_PEEK | MSG_WAITALL);
+    timeval Off{0, 0};
+    ::setsockopt(Fd, SOL_SOCKET, SO_RCVTIMEO, &Off, sizeof(Off));
+    if (N == ssize_t(Size))
+      return Error::success();
+    if (N == 0 || (N > 0 && peerClosed(Fd)))
+      return protocolError("the peer closed the connection");
+    if (N < 0 && errno != EINTR && errno != EAGAIN)
+      return createStringError(std::error_code(errno, std::generic_category()),
+                               "handshake failed: reading from the peer: %s", std::strerror(errno));
+  }
+}
+
+Error sendFrame(int Fd, uint64_t OpC, ArrayRef<char> Body) {
+  char Frame[HeaderSize + ResponseBody];
+  assert(Body.size() <= ResponseBody && "handshake frames are small");
+  support::endian::write64le(Frame, HeaderSize + Body.size());
+  support::endian::write64le(Frame + 8, OpC);
+  support::endian::write64le(Frame + 16, 0);
+  support::endian::write64le(Frame + 24, 0);
+  std::memcpy(Frame + HeaderSize, Body.data(), Body.size());
+  size_t Size = HeaderSize + Body.size();
+  // A handshake frame is far below any socket buffer: one send takes it all.
+  ssize_t N = ::send(Fd, Frame, Size, MSG_NOSIGNAL);
+  if (N == ssize_t(Size))
+    return Error::success();
+  return createStringError(std::error_code(N < 0 ? errno : EIO, std::generic_category()),
+                           "handshake failed: sending to the peer: %s",
+                           N < 0 ? std::strerror(errno) : "short write");
+}
+
+struct Header {
+  uint64_t Size, OpC;
+};
+
+Header decodeHeader(const char *H) {
+  return {support::endian::read64le(H), support::endian::read64le(H + 8)};
+}
+
+// Reads the rest of a Hangup frame whose header was consumed and returns
+// the peer's reason as an error.
+Error readRefusal(int Fd, uint64_t Size, Deadline By) {
+  if (Size < HeaderSize || Size - HeaderSize > MaxHangupBody)
+    return protocolError("the peer hung up with a malformed message");
+  char Body[MaxHangupBody];
+  if (auto Err = readFully(Fd, Body, Size - HeaderSize, By))
+    return Err;
+  shared::detail::SPSSerializableError Info;
+  shared::SPSInputBuffer IB(Body, Size - HeaderSize);
+  if (!shared::SPSArgList<shared::SPSError>::deserialize(IB, Info) || !Info.HasError)
+    return protocolError("the executor hung up without saying why");
+  return createStringError(inconvertibleErrorCode(), "the executor refused the connection: %s",
+                           Info.ErrMsg.c_str());
+}
+
+Error expectFrame(const Header &H, AuthOpcode OpC, size_t Body, const char *What) {
+  if (H.OpC == uint64_t(OpC) && H.Size == HeaderSize + Body)
+    return Error::success();
+  return protocolError(formatv("expected {0} ({1} bytes), got a message with opcode {2:x} of "
+                               "{3} bytes",
+                               What, HeaderSize + Body, H.OpC, H.Size)
+                           .str());
+}
+
+// The host's answer to a challenge whose header was consumed.
+Error answerChallenge(int Fd, StringRef Secret, Deadline By) {
+  char Body[ChallengeBody];
+  if (auto Err = readFully(Fd, Body, sizeof(Body), By))
+    return Err;
+  uint64_t Version = support::endian::read64le(Body);
+  if (Version != AuthVersion)
+    return protocolError(formatv("the executor speaks authentication version {0}, this host {1}",
+                                 Version, AuthVersion)
+                             .str());
+  Nonce FromExecutor, FromHost;
+  std::memcpy(FromExecutor.data(), Body + 8, NonceSize);
+  if (auto Err = drawNonce(FromHost))
+    return Err;
+  auto Mine = prove(Secret, Prover::Host, FromExecutor, FromHost);
+  if (!Mine)
+    return Mine.takeError();
+  char Response[ResponseBody];
+  std::memcpy(Response, FromHost.data(), NonceSize);
+  std::memcpy(Response + NonceSize, Mine->data(), MacSize);
+  if (auto Err = sendFrame(Fd, uint64_t(AuthOpcode::Response), Response))
+    return Err;
+
+  char H[HeaderSize];
+  if (auto Err = readFully(Fd, H, HeaderSize, By))
+    return Err;
+  Header Next = decodeHeader(H);
+  if (Next.OpC == uint64_t(SimpleRemoteEPCOpcode::Hangup))
+    return readRefusal(Fd, Next.Size, By);
+  if (auto Err = expectFrame(Next, AuthOpcode::Proof, ProofBody, "the executor's proof"))
+    return Err;
+  char Theirs[ProofBody];
+  if (auto Err = readFully(Fd, Theirs, sizeof(Theirs), By))
+    return Err;
+  auto Expected = prove(Secret, Prover::Executor, FromExecutor, FromHost);
+  if (!Expected)
+    return Expected.takeError();
+  if (!sameMac(*Expected, ArrayRef<uint8_t>(reinterpret_cast<uint8_t *>(Theirs), MacSize)))
+    return failed("the executor's proof does not match this host's secret: it does not know it");
+  return Error::success();
+}
+
+// Waits for the whole EPC setup message, which the EPC then reads.
+Error awaitSetup(int Fd, Deadline By) {
+  char H[HeaderSize];
+  if (auto Err = peekFully(Fd, H, HeaderSize, By))
+    return Err;
+  Header Setup = decodeHeader(H);
+  if (Setup.OpC == uint64_t(SimpleRemoteEPCOpcode::Hangup)) {
+    if (auto Err = readFully(Fd, H, HeaderSize, By))
+      return Err;
+    return readRefusal(Fd, Setup.Size, By);
+  }
+  if (Setup.OpC != uint64_t(SimpleRemoteEPCOpcode::Setup) || Setup.Size < HeaderSize ||
+      Setup.Size > MaxSetupMessage)
+    return protocolError(formatv("the peer's first message (opcode {0:x}, {1} bytes) is not an "
+                                 "executor's setup message",
+                                 Setup.OpC, Setup.Size)
+                             .str());
+  std::vector<char> Whole(Setup.Size);
+  return peekFully(Fd, Whole.data(), Whole.size(), By);
+}
+
+} // namespace
+
+Error authenticateExecutor(int Fd, StringRef Secret, Deadline By) {
+  char H[HeaderSize];
+  if (auto Err = peekFully(Fd, H, HeaderSize, By))
+    return Err;
+  Header First = decodeHeader(H);
+  bool Challenged = First.OpC == uint64_t(AuthOpcode::Challenge);
+  if (Challenged && Secret.empty())
+    return failed("the executor requires a secret, and this host has none; give it the "
+                  "executor's token file with CATALYST_REMOTE_TOKEN_FILE=PATH (or the secret "
+                  "in CATALYST_REMOTE_TOKEN, or SessionOptions::Secret)");
+  if (!Challenged && !Secret.empty() && First.OpC == uint64_t(SimpleRemoteEPCOpcode::Setup))
+    return failed("the executor did not ask for the secret, so it cannot prove it knows it (an "
+                  "executor started without --token-file); this host has a secret and "
+                  "refuses it");
+  if (Challenged) {
+    if (auto Err = readFully(Fd, H, HeaderSize, By))
+      return Err;
+    if (auto Err = expectFrame(First, AuthOpcode::Challenge, ChallengeBody, "a challenge"))
+      return Err;
+    if (auto Err = answerChallenge(Fd, Secret, By))
+      return Err;
+  }
+  return awaitSetup(Fd, By);
+}
+
+Error authenticateHost(int Fd, StringRef Secret, Deadline By) {
+  Nonce FromExecutor, FromHost;
+  if (auto Err = drawNonce(FromExecutor))
+    return Err;
+  char Challenge[ChallengeBody];
+  support::endian::write64le(Challenge, AuthVersion);
+  std::memcpy(Challenge + 8, FromExecutor.data(), NonceSize);
+  if (auto Err = sendFrame(Fd, uint64_t(AuthOpcode::Challenge), Challenge))
+    return Err;
+
+  char H[HeaderSize];
+  if (auto Err = readFully(Fd, H, HeaderSize, By))
+    return Err;
+  if (auto Err = expectFrame(decodeHeader(H), AuthOpcode::Response, ResponseBody,
+                             "an authentication response")) {
+    refuseConnection(Fd, "authentication failed: this executor requires a secret; the host "
+                         "did not answer its challenge");
+    return Err;
+  }
+  char Response[ResponseBody];
+  if (auto Err = readFully(Fd, Response, sizeof(Response), By))
+    return Err;
+  std::memcpy(FromHost.data(), Response, NonceSize);
+  auto Expected = prove(Secret, Prover::Host, FromExecutor, FromHost);
+  if (!Expected)
+    return Expected.takeError();
+  if (!sameMac(*Expected,
+               ArrayRef<uint8_t>(reinterpret_cast<uint8_t *>(Response + NonceSize), MacSize))) {
+    refuseConnection(Fd, "authentication failed: the host's proof does not match this "
+                         "executor's secret (wrong token?)");
+    return failed("the host's proof does not match this executor's secret");
+  }
+  auto Mine = prove(Secret, Prover::Executor, FromExecutor, FromHost);
+  if (!Mine)
+    return Mine.takeError();
+  return sendFrame(Fd, uint64_t(AuthOpcode::Proof),
+                   ArrayRef<char>(reinterpret_cast<const char *>(Mine->data()), MacSize));
+}
+
+void refuseConnection(int Fd, StringRef Reason) {
+  std::string Frame = encodeHangupFrame(Reason);
+  // Best effort by design: the connection is being refused whatever
+  // happens, and a peer that cannot take one small frame learns nothing.
+  [[maybe_unused]] ssize_t N = ::send(Fd, Frame.data(), Frame.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
+} // namespace catalyst::remote::wire

@@ -1,0 +1,59 @@
+//===- Secret.h - The shared secret both ends prove they know ---*- C++ -*-===//
+//
+// A session's host and executor share a secret (a token file on each side)
+// and prove to each other that they know it without sending it: each side
+// returns an HMAC-SHA-256, keyed by the secret, over nonces both sides drew.
+// The cryptography is OpenSSL's.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CATALYST_REMOTE_WIRE_SECRET_H
+#define CATALYST_REMOTE_WIRE_SECRET_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+namespace catalyst::remote::wire {
+
+inline constexpr size_t NonceSize = 32;
+inline constexpr size_t MacSize = 32;
+using Nonce = std::array<uint8_t, NonceSize>;
+using Mac = std::array<uint8_t, MacSize>;
+
+// A secret shorter than this is refused: it could be guessed.
+inline constexpr size_t MinSecretSize = 16;
+
+// Checks that Secret is long enough; Origin names where it came from.
+llvm::Error checkSecret(llvm::StringRef Secret, llvm::StringRef Origin);
+
+// Reads a token file: its bytes, without trailing white space, are the
+// secret. Refuses a file that is not a regular file, or that its group or
+// others may read or write, as ssh does with private keys.
+llvm::Expected<std::string> readTokenFile(llvm::StringRef Path);
+
+// Writes a fresh 256-bit secret (64 hex digits) to Path, created with mode
+// 0600; refuses to replace an existing file.
+llvm::Error writeNewTokenFile(llvm::StringRef Path);
+
+// Fills N with cryptographically strong random bytes.
+llvm::Error drawNonce(Nonce &N);
+
+// Which side a proof speaks for: the two proofs of one handshake differ, so
+// neither can be reflected back as the other.
+enum class Prover { Host, Executor };
+
+// HMAC-SHA-256, keyed by Secret, over the prover's label and both nonces.
+llvm::Expected<Mac> prove(llvm::StringRef Secret, Prover Who, const Nonce &FromExecutor,
+                          const Nonce &FromHost);
+
+// Compares in time independent of where the proofs differ.
+bool sameMac(const Mac &A, llvm::ArrayRef<uint8_t> B);
+
+} // namespace catalyst::remote::wire
+
+#endif

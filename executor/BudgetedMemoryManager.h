@@ -1,0 +1,41 @@
+//===- BudgetedMemoryManager.h - ORC's memory service, within budget -*- C++ -*-===//
+//
+// ORC's executor memory manager, which hosts use for linked code and for
+// batched launch slabs, with every reservation counted against the
+// connection's MemoryBudget: its reserve and release entry points are
+// replaced by ones that count, and then do what ORC's own do.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CATALYST_REMOTE_EXECUTOR_BUDGETEDMEMORYMANAGER_H
+#define CATALYST_REMOTE_EXECUTOR_BUDGETEDMEMORYMANAGER_H
+
+#include "llvm/ExecutionEngine/Orc/TargetProcess/SimpleExecutorMemoryManager.h"
+
+#include <map>
+#include <mutex>
+
+namespace catalyst::remote::executor {
+
+class BudgetedMemoryManager final : public llvm::orc::ExecutorBootstrapService {
+public:
+  BudgetedMemoryManager();
+  ~BudgetedMemoryManager() override;
+
+  llvm::Error shutdown() override;
+  void addBootstrapSymbols(llvm::StringMap<llvm::orc::ExecutorAddr> &M) override;
+
+  llvm::Expected<llvm::orc::ExecutorAddr> reserve(uint64_t Size);
+  llvm::Error release(const std::vector<llvm::orc::ExecutorAddr> &Bases);
+  // What the host knows this manager by: ORC's own instance inside it.
+  llvm::orc::ExecutorAddr innerAddress() const { return llvm::orc::ExecutorAddr::fromPtr(&Inner); }
+
+private:
+  llvm::orc::rt_bootstrap::SimpleExecutorMemoryManager Inner;
+  std::mutex M;
+  std::map<llvm::orc::ExecutorAddr, uint64_t> Reserved; // guarded by M
+};
+
+} // namespace catalyst::remote::executor
+
+#endif

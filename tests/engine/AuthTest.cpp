@@ -1,0 +1,315 @@
+//===- AuthTest.cpp - Hosts and executors prove they share a secret -------===//
+//
+// An executor started with --token-file serves only hosts that prove they
+// know its secret, and proves it knows it too. A wrong, missing or replayed
+// proof ends the connection before anything of a session exists on either
+// side; so does an executor that cannot prove itself. Some tests speak the
+// handshake themselves, as an attacker would, or play the executor.
+//
+//===----------------------------------------------------------------------===//
+
+#include "EngineHarness.h"
+#include "ExecutorProcess.h"
+#include "Procfs.h"
+#include "TokenFile.h"
+#include "session/Connect.h"
+#include "wire/Handshake.h"
+#include "wire/Secret.h"
+
+#include "llvm/Support/Endian.h"
+
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <thread>
+#include <unistd.h>
+
+using namespace catalyst::remote;
+using namespace catalyst::remote::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+bool mentions(const std::string &Text, const std::string &What) {
+  return Text.find(What) != std::string::npos;
+}
+
+ExecutorOptions withToken(const TokenFile &T, std::vector<std::string> More = {}) {
+  ExecutorOptions O;
+  O.Args = {"--token-file", T.path()};
+  O.Args.insert(O.Args.end(), More.begin(), More.end());
+  return O;
+}
+
+// Tries to open a session; returns the error text ("" when it opened) and
+// how long it took.
+std::string openError(const std::string &Address, const SessionOptions &O,
+                      std::chrono::milliseconds &Took) {
+  auto Start = Clock::now();
+  auto S = Session::open(Address, O);
+  Took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - Start);
+  return S ? "" : llvm::toString(S.takeError());
+}
+
+// A frame of the handshake as it travels: header, then body.
+std::vector<char> frame(uint64_t OpC, const std::vector<char> &Body) {
+  std::vector<char> F(32 + Body.size());
+  llvm::support::endian::write64le(F.data(), F.size());
+  llvm::support::endian::write64le(F.data() + 8, OpC);
+  std::copy(Body.begin(), Body.end(), F.begin() + 32);
+  return F;
+}
+
+bool readAll(int Fd, char *Dst, size_t Size) {
+  size_t Done = 0;
+  while (Done < Size) {
+    pollfd P{Fd, POLLIN, 0};
+    if (::poll(&P, 1, 5000) <= 0)
+      return false;
+    ssize_t N = ::read(Fd, Dst + Done, Size - Done);
+    if (N <= 0)
+      return false;
+    Done += size_t(N);
+  }
+  return true;
+}
+
+// Reads one frame: its opcode and body.
+bool readFrame(int Fd, uint64_t &OpC, std::vector<char> &Body) {
+  char H[32];
+  if (!readAll(Fd, H, sizeof(H)))
+    return false;
+  uint64_t Size = llvm::support::endian::read64le(H);
+  OpC = llvm::support::endian::read64le(H + 8);
+  if (Size < 32 || Size > 65536)
+    return false;
+  Body.resize(Size - 32);
+  return readAll(Fd, Body.data(), Body.size());
+}
+
+bool sendAll(int Fd, const std::vector<char> &Bytes) {
+  return ::send(Fd, Bytes.data(), Bytes.size(), MSG_NOSIGNAL) == ssize_t(Bytes.size());
+}
+
+// True when the peer closes Fd within five seconds, after whatever it sent.
+bool closedByPeer(int Fd) {
+  char Sink[4096];
+  for (;;) {
+    pollfd P{Fd, POLLIN, 0};
+    if (::poll(&P, 1, 5000) <= 0)
+      return false;
+    ssize_t N = ::read(Fd, Sink, sizeof(Sink));
+    if (N <= 0)
+      return true;
+  }
+}
+
+constexpr uint64_t HangupOpC = 1;
+
+TEST(AuthTest, TheRightSecretOpensSessionsOfEveryStrategy) {
+  TokenFile Token;
+  ExecutorProcess Exec;
+  ASSERT_TRUE(Exec.start(withToken(Token)));
+  SessionOptions O;
+  O.Secret = Token.secret();
+  std::mt19937_64 Rng(3);
+  for (Strategy S : {Strategy::ZeroCopy, Strategy::Batched, Strategy::Naive}) {
+    auto Sess = openWithConcat(Exec.address(), S, O);
+    ASSERT_TRUE(Sess);
+    EXPECT_TRUE(concatMatches(*Sess, byteInputs({100, 4096}, Rng)));
+  }
+}
+
+// Nothing of the session exists on the executor: the connection process
+// ends, and the runtime was never initialized for the peer.
+TEST(AuthTest, AWrongSecretIsRefusedWithinTwoSecondsAndLeavesNothing) {
+  TokenFile Token, Other;
+  std::string RtLog = Token.dir() + "/rt.log", ExecLog = Token.dir() + "/executor.log";
+  ExecutorOptions EO = withToken(Token);
+  EO.Plugins = {TEST_RT_PLUGIN_PATH};
+  EO.Env = {"CATALYST_TEST_RT_LOG=" + RtLog};
+  EO.LogPath = ExecLog;
+  ExecutorProcess Exec;
+  ASSERT_TRUE(Exec.start(EO));
+  SessionOptions O;
+  O.Secret = Other.secret();
+  std::chrono::milliseconds Took;
+  std::string Msg = openError(Exec.address(), O, Took);
+  EXPECT_TRUE(mentions(Msg, "authentication failed")) << Msg;
+  EXPECT_TRUE(mentions(Msg, Exec.address())) << Msg;
+  EXPECT_LT(Took, 2s);
+  std::vector<pid_t> Pids;
+  EXPECT_TRUE(Exec.waitForConnections(0, Pids, 2s));
+  EXPECT_EQ(readFile(RtLog), "") << "the runtime ran for a peer that did not authenticate";
+  std::string Log = readFile(ExecLog);
+  EXPECT_TRUE(mentions(Log, "127.0.0.1:")) << "the log names the peer: " << Log;
+  EXPECT_TRUE(mentions(Log, "does not match")) << Log;
+}
+
+TEST(AuthTest, AHostWithoutASecretIsToldHowToGiveOne) {
+  TokenFile Token;
+  ExecutorProcess Exec;
+  ASSERT_TRUE(Exec.start(withToken(Token)));
+  std::chrono::milliseconds Took;
+  std::string Msg = openError(Exec.address(), {}, Took);
+  EXPECT_TRUE(mentions(Msg, "authentication failed")) << Msg;
+  EXPECT_TRUE(mentions(Msg, "requires a secret")) << Msg;
+  EXPECT_TRUE(mentions(Msg, "CATALYST_REMOTE_TOKEN_FILE")) << Msg;
+  EXPECT_LT(Took, 2s);
+  std::vector<pid_t> Pids;
+  EXPECT_TRUE(Exec.waitForConnections(0, Pids, 2s));
+}
+
+// The host proves itself only to an executor that proves itself back.
+TEST(AuthTest, AHostWithASecretRefusesAnExecutorThatAsksNone) {
+  TokenFile Token;
+  ExecutorProcess Exec;
+  ASSERT_TRUE(Exec.start());
+  SessionOptions O;
+  O.Secret = Token.secret();
+  std::chrono::milliseconds Took;
+  std::string Msg = openError(Exec.address(), O, Took);
+  EXPECT_TRUE(mentions(Msg, "did not ask for the secret")) << Msg;
+}
+
+TEST(AuthTest, ATooShortSecretIsRefusedBeforeConnecting) {
+  SessionOptions O;
+  O.Secret = "short";
+  std::chrono::milliseconds Took;
+  std::string Msg = openError("127.0.0.1:1", O, Took);
+  EXPECT_TRUE(mentions(Msg, "at least 16")) << Msg;
+}
+
+// An eavesdropper who saw one handshake cannot reuse the host's answer: the
+// executor's nonce differs every time.
+TEST(AuthTest, AReplayedResponseIsRefused) {
+  TokenFile Token;
+  ExecutorProcess Exec;
+  ASSERT_TRUE(Exec.start(withToken(Token)));
+  using namespace wire;
+  std::vector<char> Seen;
+  {
+    auto Fd = connectTcp(Exec.address(), 2s);
+    ASSERT_TRUE(bool(Fd)) << llvm::toString(Fd.takeError());
+    uint64_t OpC;
+    std::vector<char> Body;
+    ASSERT_TRUE(readFrame(*Fd, OpC, Body));
+    ASSERT_EQ(OpC, uint64_t(AuthOpcode::Challenge));
+    ASSERT_EQ(Body.size(), 8 + NonceSize);
+    Nonce FromExecutor, FromHost{};
+    std::copy(Body.begin() + 8, Body.end(), FromExecutor.begin());
+    auto Proof = prove(Token.secret(), Prover::Host, FromExecutor, FromHost);
+    ASSERT_TRUE(bool(Proof));
+    Seen.assign(FromHost.begin(), FromHost.end());
+    Seen.insert(Seen.end(), Proof->begin(), Proof->end());
+    ASSERT_TRUE(sendAll(*Fd, frame(uint64_t(AuthOpcode::Response), Seen)));
+    ASSERT_TRUE(readFrame(*Fd, OpC, Body));
+    EXPECT_EQ(OpC, uint64_t(AuthOpcode::Proof)) << "the genuine answer is accepted";
+    ::close(*Fd);
+  }
+  auto Fd = connectTcp(Exec.address(), 2s);
+  ASSERT_TRUE(bool(Fd)) << llvm::toString(Fd.takeError());
+  uint64_t OpC;
+  std::vector<char> Body;
+  ASSERT_TRUE(readFrame(*Fd, OpC, Body));
+  ASSERT_EQ(OpC, uint64_t(AuthOpcode::Challenge));
+  ASSERT_TRUE(sendAll(*Fd, frame(uint64_t(AuthOpcode::Response), Seen)));
+  ASSERT_TRUE(readFrame(*Fd, OpC, Body));
+  EXPECT_EQ(OpC, HangupOpC);
+  EXPECT_TRUE(mentions(std::string(Body.begin(), Body.end()), "authentication failed"));
+  EXPECT_TRUE(closedByPeer(*Fd));
+  ::close(*Fd);
+}
+
+// A listener on a kernel-chosen loopback port whose one connection is
+// served by Play on a thread of its own.
+class FakeExecutor {
+public:
+  explicit FakeExecutor(std::function<void(int Fd)> Play) {
+    Listen = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in A{};
+    A.sin_family = AF_INET;
+    A.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t Len = sizeof(A);
+    if (::bind(Listen, reinterpret_cast<sockaddr *>(&A), Len) != 0 || ::listen(Listen, 4) != 0 ||
+        ::getsockname(Listen, reinterpret_cast<sockaddr *>(&A), &Len) != 0)
+      ADD_FAILURE() << "cannot listen on loopback";
+    Address = "127.0.0.1:" + std::to_string(ntohs(A.sin_port));
+    Server = std::thread([this, Play] {
+      int Fd = ::accept4(Listen, nullptr, nullptr, SOCK_CLOEXEC);
+      if (Fd < 0)
+        return;
+      Play(Fd);
+      ::close(Fd);
+    });
+  }
+  ~FakeExecutor() {
+    ::shutdown(Listen, SHUT_RDWR);
+    Server.join();
+    ::close(Listen);
+  }
+  std::string Address;
+
+private:
+  int Listen;
+  std::thread Server;
+};
+
+// Nobody can pose as an executor without the secret: an impostor that
+// answers with the wrong proof is refused.
+TEST(AuthTest, AnExecutorThatCannotProveItselfIsRefused) {
+  TokenFile Token;
+  FakeExecutor Impostor([](int Fd) {
+    std::vector<char> Challenge(8 + wire::NonceSize, 7);
+    llvm::support::endian::write64le(Challenge.data(), wire::AuthVersion);
+    sendAll(Fd, frame(uint64_t(wire::AuthOpcode::Challenge), Challenge));
+    uint64_t OpC;
+    std::vector<char> Body;
+    readFrame(Fd, OpC, Body);
+    sendAll(Fd, frame(uint64_t(wire::AuthOpcode::Proof), std::vector<char>(wire::MacSize, 1)));
+    closedByPeer(Fd);
+  });
+  SessionOptions O;
+  O.Secret = Token.secret();
+  std::chrono::milliseconds Took;
+  std::string Msg = openError(Impostor.Address, O, Took);
+  EXPECT_TRUE(mentions(Msg, "authentication failed")) << Msg;
+  EXPECT_TRUE(mentions(Msg, "does not match this host's secret")) << Msg;
+}
+
+// A peer that starts a handshake and stops cannot hold open() beyond its
+// deadline, wherever it stops.
+TEST(AuthTest, AStalledHandshakeEndsOpenAtItsDeadline) {
+  std::vector<std::function<void(int)>> Stalls = {
+      [](int Fd) { sendAll(Fd, {'x'}); },
+      [](int Fd) {
+        std::vector<char> Challenge(8 + wire::NonceSize, 0);
+        llvm::support::endian::write64le(Challenge.data(), wire::AuthVersion);
+        sendAll(Fd, frame(uint64_t(wire::AuthOpcode::Challenge), Challenge));
+      },
+      [](int Fd) {
+        auto Setup = frame(0, std::vector<char>(200, 0));
+        Setup.resize(100); // half of the setup message
+        sendAll(Fd, Setup);
+      }};
+  TokenFile Token;
+  for (size_t I = 0; I < Stalls.size(); ++I) {
+    FakeExecutor Staller([&, I](int Fd) {
+      Stalls[I](Fd);
+      closedByPeer(Fd);
+    });
+    SessionOptions O;
+    O.HandshakeTimeout = 300ms;
+    if (I == 1)
+      O.Secret = Token.secret();
+    std::chrono::milliseconds Took;
+    std::string Msg = openError(Staller.Address, O, Took);
+    EXPECT_TRUE(mentions(Msg, "in time")) << "stall " << I << ": " << Msg;
+    EXPECT_GE(Took, 250ms) << "stall " << I;
+    EXPECT_LT(Took, 1500ms) << "stall " << I;
+  }
+}
+
+} // namespace
