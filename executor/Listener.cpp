@@ -214,15 +214,16 @@ int serve(std::vector<Listener> Listeners, const ServeOptions &Options) {
     errs() << "catalyst-remote-executor: pipe: " << std::strerror(errno) << "\n";
     return 1;
   }
-  if (auto Err = createAssetRoot()) {
-    errs() << "catalyst-remote-executor: " << toString(std::move(Err)) << "\n";
-    return 1;
-  }
   struct sigaction SA {};
   SA.sa_handler = onSignal;
   sigemptyset(&SA.sa_mask);
   for (int S : {SIGINT, SIGTERM, SIGCHLD})
     ::sigaction(S, &SA, nullptr);
+  // Only now: a SIGTERM from here on still lets it be removed.
+  if (auto Err = createAssetRoot()) {
+    errs() << "catalyst-remote-executor: " << toString(std::move(Err)) << "\n";
+    return 1;
+  }
   std::vector<pollfd> Polled;
   for (auto &L : Listeners)
     Polled.push_back({L.Fd, POLLIN, 0});

@@ -331,6 +331,22 @@ TEST_F(BinaryTest, AssetsOfACrashedConnectionAreRemoved) {
   EXPECT_TRUE(fs::is_directory(Dir.parent_path()));
 }
 
+// An executor stopped right after it said where it listens still removes
+// its directory: the signal can come before it is ready to serve.
+TEST(AssetRootTest, ExecutorStoppedAtOnceLeavesNothing) {
+  ScratchDir Scratch;
+  fs::create_directories(Scratch / "tmp");
+  ExecutorOptions Options;
+  Options.Env = {"TMPDIR=" + (Scratch / "tmp").string()};
+  // The race is lost often but not always: try it several times.
+  for (int I = 0; I < 10; ++I) {
+    ExecutorProcess Exec;
+    ASSERT_TRUE(Exec.start(Options));
+    ASSERT_TRUE(Exec.stop());
+  }
+  EXPECT_TRUE(fs::is_empty(Scratch / "tmp")) << fs::directory_iterator(Scratch / "tmp")->path();
+}
+
 // What another local user could have put at the path the executor once used.
 enum class Plant { Symlink, OpenDirectory };
 
