@@ -79,6 +79,10 @@ int serveConnection(int Fd, const std::string &Peer, const ConnectionOptions &Op
       return 1;
     }
   }
+  // Once the host proved itself, and while the process has one thread (this
+  // sets the environment). Kernels that need no assets run without it.
+  if (auto Err = createAssetDirectory())
+    LogLine() << Label << ": " << toString(std::move(Err));
   MemoryBudget::get().setCap(Options.MaxReservedBytes);
   wire::SocketTransport *Transport = nullptr;
   wire::TransportOptions TOpts;

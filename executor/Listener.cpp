@@ -228,6 +228,11 @@ int serve(std::vector<Listener> Listeners, const ServeOptions &Options) {
   sigemptyset(&SA.sa_mask);
   for (int S : {SIGINT, SIGTERM, SIGCHLD})
     ::sigaction(S, &SA, nullptr);
+  // Only now: a SIGTERM from here on still lets it be removed.
+  if (auto Err = createAssetRoot()) {
+    LogLine() << "catalyst-remote-executor: " << toString(std::move(Err));
+    return 1;
+  }
   std::vector<pollfd> Polled;
   for (auto &L : Listeners)
     Polled.push_back({L.Fd, POLLIN, 0});
@@ -246,6 +251,7 @@ int serve(std::vector<Listener> Listeners, const ServeOptions &Options) {
   for (auto &L : Listeners)
     ::close(L.Fd);
   stopChildren();
+  removeAssetRoot();
   return 0;
 }
 

@@ -15,16 +15,19 @@
 #include "LaunchQueue.h"
 #include "TaskPool.h"
 
-#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ExecutionEngine/Orc/MapperJITLinkMemoryManager.h"
 #include "llvm/ExecutionEngine/Orc/Shared/OrcRTBridge.h"
 #include "llvm/ExecutionEngine/Orc/SimpleRemoteEPC.h"
 #include "llvm/ExecutionEngine/Orc/SimpleRemoteMemoryMapper.h"
 #include "llvm/ExecutionEngine/Orc/TaskDispatch.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Support/xxhash.h"
 
 #include <chrono>
 #include <map>
@@ -83,6 +86,36 @@ void printProfile(StringRef Entry, const char *Strategy, const LaunchStats &S) {
          << " receive " << Us(P.ReceiveNs) << " rewrite " << Us(P.RewriteNs) << "\n";
 }
 
+// What a session stored under one asset name.
+struct SentAsset {
+  std::string Source; // the file it came from, symlinks resolved
+  std::string Shown;  // as the caller named it
+  uint64_t Hash;
+  uint64_t Size;
+};
+
+// One file named two ways is still one file.
+std::string sourceOf(StringRef Path) {
+  SmallString<256> Real;
+  if (sys::fs::real_path(Path, Real))
+    return Path.str(); // it was just read: only a race makes this fail
+  return Real.str().str();
+}
+
+// Whether Now is stored already as Name; an error when another file is.
+Expected<bool> isStored(const StringMap<SentAsset> &Sent, StringRef Name, const SentAsset &Now) {
+  auto It = Sent.find(Name);
+  if (It == Sent.end())
+    return false;
+  if (It->second.Source != Now.Source)
+    return createStringError(std::make_error_code(std::errc::file_exists),
+                             "'%s' has the same file name as '%s', already stored as asset '%s': "
+                             "the executor keeps assets by file name, so one would replace the "
+                             "other (rename one of them)",
+                             Now.Shown.c_str(), It->second.Shown.c_str(), Name.str().c_str());
+  return It->second.Hash == Now.Hash && It->second.Size == Now.Size;
+}
+
 } // namespace
 
 class Session::Impl {
@@ -118,7 +151,9 @@ public:
   SessionStats Stats; // guarded by LaunchMutex
 
   mutable std::mutex M;
-  StringSet<> Assets;
+  // Held across a send, so that two sends of one name cannot cross.
+  std::mutex AssetMutex;
+  StringMap<SentAsset> Assets; // by file name, as the executor keeps them
   LaunchQueue Async;
   std::atomic<bool> Closed{false};
 };
@@ -255,27 +290,31 @@ void Session::Impl::settle() {
   }
 }
 
+// The executor keeps assets by file name, so the host, which knows where
+// each came from, refuses a second file under a name already taken, and sends
+// a file again only when its bytes changed.
 Error Session::Impl::sendAsset(StringRef Path) {
-  {
-    std::lock_guard<std::mutex> Lock(M);
-    if (Assets.count(Path))
-      return Error::success();
-  }
+  std::lock_guard<std::mutex> Lock(AssetMutex);
   auto Buf = MemoryBuffer::getFile(Path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
   if (!Buf)
     return createStringError(Buf.getError(), "cannot read asset '%s': %s", Path.str().c_str(),
                              Buf.getError().message().c_str());
   ArrayRef<char> Bytes((*Buf)->getBufferStart(), (*Buf)->getBufferSize());
+  SentAsset Now{sourceOf(Path), Path.str(), xxh3_64bits(arrayRefFromStringRef((*Buf)->getBuffer())),
+                Bytes.size()};
+  std::string Name = sys::path::filename(Path).str();
+  auto Stored = isStored(Assets, Name, Now);
+  if (!Stored || *Stored)
+    return Stored.takeError();
   int32_t Rc = -1;
   if (auto Err = ES->getExecutorProcessControl().callSPSWrapper<wire::SPSStoreAssetSig>(
-          Upstream.StoreAsset, Rc, Bytes, sys::path::filename(Path).str()))
+          Upstream.StoreAsset, Rc, Bytes, Name))
     return Err;
   if (Rc != 0)
     return createStringError(inconvertibleErrorCode(),
                              "the executor could not store asset '%s' (see its log)",
                              Path.str().c_str());
-  std::lock_guard<std::mutex> Lock(M);
-  Assets.insert(Path);
+  Assets[Name] = std::move(Now);
   return Error::success();
 }
 

@@ -2,9 +2,13 @@
 
 #include "CapiHarness.h"
 #include "Procfs.h"
+#include "Sockets.h"
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
+#include <sys/stat.h>
 #include <thread>
 #include <unistd.h>
 
@@ -51,8 +55,19 @@ std::string assetBytes(size_t N, unsigned Seed) {
   return S;
 }
 
-fs::path assetDir(pid_t ConnectionPid) {
-  return fs::temp_directory_path() / "catalyst-assets" / std::to_string(ConnectionPid);
+// Where the executor makes its private directory.
+fs::path tempDir() {
+  const char *Env = std::getenv("TMPDIR");
+  return fs::absolute(Env && *Env ? Env : "/tmp");
+}
+
+// A directory only this user can use, reached without a symlink.
+void expectPrivate(const fs::path &P) {
+  struct stat St;
+  ASSERT_EQ(::lstat(P.c_str(), &St), 0) << P;
+  EXPECT_TRUE(S_ISDIR(St.st_mode)) << P << " is not a directory";
+  EXPECT_EQ(St.st_uid, ::geteuid()) << P;
+  EXPECT_EQ(St.st_mode & 07777, 0700u) << P << " has mode " << std::oct << (St.st_mode & 07777);
 }
 
 // Waits until P no longer exists.
@@ -63,11 +78,15 @@ bool gone(const fs::path &P, std::chrono::seconds Timeout = std::chrono::seconds
   return !fs::exists(P);
 }
 
-class BinaryTest : public CapiTest {
+class BinaryTestBase : public CapiTest {
 protected:
-  void SetUp() override {
-    CapiTest::SetUp();
-    ASSERT_NO_FATAL_FAILURE(startAndOpen());
+  // The test plugin reads assets as a kernel would; Env adds to the
+  // executor's environment.
+  void startWithPlugin(std::vector<std::string> Env = {}) {
+    ExecutorOptions Options;
+    Options.Plugins = {TEST_PLUGIN_PATH};
+    Options.Env = std::move(Env);
+    ASSERT_NO_FATAL_FAILURE(startAndOpen(Options));
   }
 
   int64_t send(const std::string &Path, uint32_t Format) {
@@ -80,7 +99,40 @@ protected:
     return Pids.empty() ? -1 : Pids[0];
   }
 
+  // Calls a test plugin function in Handle's connection process.
+  std::optional<std::string> call(int64_t Handle, const std::string &Symbol,
+                                  const std::string &Args) {
+    void *Out = nullptr;
+    size_t Size = 0;
+    if (__catalyst__remote__call_wrapper(Handle, Symbol.c_str(), Args.data(), Args.size(), &Out,
+                                         &Size) != 0)
+      return std::nullopt;
+    std::string Result(static_cast<char *>(Out), Size);
+    __catalyst__remote__free_result(Out);
+    return Result;
+  }
+
+  // The connection's asset directory, as its kernels see it.
+  fs::path assetDir(int64_t Handle = 0) {
+    auto Dir = call(Handle ? Handle : Session.get(), "test_plugin_asset_dir", "");
+    EXPECT_TRUE(Dir.has_value()) << FailureLog::last();
+    return Dir.value_or("");
+  }
+
+  // What a kernel reads as asset Name ("<unreadable>" when it cannot).
+  std::string readAsset(const std::string &Name) {
+    return call(Session.get(), "test_plugin_read_asset", Name).value_or("<unreadable>");
+  }
+
   ScratchDir Scratch;
+};
+
+class BinaryTest : public BinaryTestBase {
+protected:
+  void SetUp() override {
+    CapiTest::SetUp();
+    ASSERT_NO_FATAL_FAILURE(startWithPlugin());
+  }
 };
 
 TEST_F(BinaryTest, SameEntryNameInTwoObjects) {
@@ -163,31 +215,94 @@ TEST_F(BinaryTest, AssetIsStoredByteForByte) {
   std::string Bytes = assetBytes(300 * 1024, 1);
   std::string Path = writeBytes(Scratch / "weights.bin", Bytes);
   ASSERT_EQ(send(Path, 1), 0) << FailureLog::last();
-  pid_t Conn = connectionPid();
-  ASSERT_GT(Conn, 0);
-  fs::path Stored = assetDir(Conn) / "weights.bin";
+  EXPECT_EQ(readAsset("weights.bin"), Bytes);
+  fs::path Stored = assetDir() / "weights.bin";
   EXPECT_EQ(readFile(Stored.string()), Bytes) << Stored;
+  EXPECT_EQ(fs::status(Stored).permissions(), fs::perms::owner_read | fs::perms::owner_write);
   // An empty asset is still a file.
   ASSERT_EQ(send(writeBytes(Scratch / "empty.txt", ""), 1), 0) << FailureLog::last();
-  EXPECT_TRUE(fs::is_regular_file(assetDir(Conn) / "empty.txt"));
-  EXPECT_EQ(fs::file_size(assetDir(Conn) / "empty.txt"), 0u);
+  EXPECT_TRUE(fs::is_regular_file(assetDir() / "empty.txt"));
+  EXPECT_EQ(fs::file_size(assetDir() / "empty.txt"), 0u);
+  // Nothing but the assets: no temporary file is left behind.
+  EXPECT_EQ(std::distance(fs::directory_iterator(assetDir()), fs::directory_iterator()), 2);
 }
 
-TEST_F(BinaryTest, SameAssetPathTwiceIsNotSentAgain) {
-  std::string Path = writeBytes(Scratch / "config.json", "{\"v\": 1}");
+TEST_F(BinaryTest, AssetDirectoryIsPrivateAndUnpredictable) {
+  fs::path Dir = assetDir();
+  ASSERT_FALSE(Dir.empty());
+  fs::path Root = Dir.parent_path();
+  expectPrivate(Dir);
+  expectPrivate(Root);
+  EXPECT_EQ(Dir.filename(), std::to_string(connectionPid()));
+  EXPECT_EQ(Root.parent_path(), tempDir());
+  EXPECT_NE(Root.filename(), "catalyst-assets");
+
+  // Another executor gets a root of its own, named at random.
+  ExecutorProcess Other;
+  ExecutorOptions Options;
+  Options.Plugins = {TEST_PLUGIN_PATH};
+  ASSERT_TRUE(Other.start(Options));
+  ScopedSession OtherSession(__catalyst__remote__open(Other.address().c_str()));
+  ASSERT_GT(OtherSession.get(), 0) << FailureLog::last();
+  fs::path OtherRoot = assetDir(OtherSession.get()).parent_path();
+  EXPECT_NE(OtherRoot, Root);
+  EXPECT_EQ(OtherRoot.parent_path(), tempDir());
+  // It goes when its executor stops.
+  OtherSession.reset();
+  ASSERT_TRUE(Other.stop());
+  EXPECT_FALSE(fs::exists(OtherRoot)) << OtherRoot << " outlived its executor";
+}
+
+TEST_F(BinaryTest, SameFileNameFromTwoFoldersIsRefused) {
+  fs::create_directories(Scratch / "one");
+  fs::create_directories(Scratch / "two");
+  std::string One = writeBytes(Scratch / "one" / "x.txt", "first");
+  std::string Two = writeBytes(Scratch / "two" / "x.txt", "second");
+  ASSERT_EQ(send(One, 1), 0) << FailureLog::last();
+  EXPECT_EQ(send(Two, 1), -1);
+  EXPECT_NE(FailureLog::last().find(One), std::string::npos) << FailureLog::last();
+  EXPECT_NE(FailureLog::last().find(Two), std::string::npos) << FailureLog::last();
+  EXPECT_EQ(readAsset("x.txt"), "first");
+  // The same file named another way is the same asset.
+  EXPECT_EQ(send((Scratch / "two" / ".." / "one" / "x.txt").string(), 1), 0) << FailureLog::last();
+  EXPECT_EQ(readAsset("x.txt"), "first");
+}
+
+TEST_F(BinaryTest, ChangedAssetIsSentAgain) {
+  fs::path P = Scratch / "config.json";
+  ASSERT_EQ(send(writeBytes(P, "{\"v\": 1}"), 1), 0) << FailureLog::last();
+  EXPECT_EQ(readAsset("config.json"), "{\"v\": 1}");
+  // Same size and same modification time: only the bytes tell.
+  auto Stamp = fs::last_write_time(P);
+  writeBytes(P, "{\"v\": 2}");
+  fs::last_write_time(P, Stamp);
+  ASSERT_EQ(send(P.string(), 1), 0) << FailureLog::last();
+  EXPECT_EQ(readAsset("config.json"), "{\"v\": 2}");
+}
+
+TEST_F(BinaryTest, UnchangedAssetTwiceSendsNothing) {
+  constexpr size_t Size = 64 * 1024;
+  std::string Bytes = assetBytes(Size, 4);
+  std::string Path = writeBytes(Scratch / "table.bin", Bytes);
   ASSERT_EQ(send(Path, 1), 0) << FailureLog::last();
-  writeBytes(Scratch / "config.json", "{\"v\": 2}");
+  uint64_t Before = tcpBytesSentTo(Exec.address());
   ASSERT_EQ(send(Path, 1), 0) << FailureLog::last();
-  EXPECT_EQ(readFile((assetDir(connectionPid()) / "config.json").string()), "{\"v\": 1}");
+  EXPECT_EQ(tcpBytesSentTo(Exec.address()), Before);
+  // The count sees a send: a changed byte sends the file again.
+  Bytes[Size / 2] ^= 1;
+  writeBytes(Path, Bytes);
+  ASSERT_EQ(send(Path, 1), 0) << FailureLog::last();
+  EXPECT_GE(tcpBytesSentTo(Exec.address()) - Before, Size);
+  EXPECT_EQ(readAsset("table.bin"), Bytes);
 }
 
 TEST_F(BinaryTest, AssetsLiveAsLongAsTheirConnection) {
   std::string Path = writeBytes(Scratch / "a.dat", assetBytes(1000, 2));
   ASSERT_EQ(send(Path, 1), 0) << FailureLog::last();
-  pid_t First = connectionPid();
-  ASSERT_TRUE(fs::exists(assetDir(First) / "a.dat"));
+  fs::path First = assetDir();
+  ASSERT_TRUE(fs::exists(First / "a.dat"));
   Session.reset();
-  EXPECT_TRUE(gone(assetDir(First))) << assetDir(First) << " outlived its connection";
+  EXPECT_TRUE(gone(First)) << First << " outlived its connection";
 
   // A new connection gets a directory of its own.
   int64_t H = __catalyst__remote__open(Exec.address().c_str());
@@ -195,12 +310,76 @@ TEST_F(BinaryTest, AssetsLiveAsLongAsTheirConnection) {
   Session.reset(H);
   std::string Other = writeBytes(Scratch / "b.dat", assetBytes(2000, 3));
   ASSERT_EQ(send(Other, 1), 0) << FailureLog::last();
-  pid_t Second = connectionPid();
+  fs::path Second = assetDir();
   ASSERT_NE(Second, First);
-  EXPECT_EQ(readFile((assetDir(Second) / "b.dat").string()), assetBytes(2000, 3));
-  EXPECT_FALSE(fs::exists(assetDir(Second) / "a.dat"));
+  EXPECT_EQ(readAsset("b.dat"), assetBytes(2000, 3));
+  EXPECT_FALSE(fs::exists(Second / "a.dat"));
   Session.reset();
-  EXPECT_TRUE(gone(assetDir(Second)));
+  EXPECT_TRUE(gone(Second));
 }
+
+TEST_F(BinaryTest, AssetsOfACrashedConnectionAreRemoved) {
+  ASSERT_EQ(send(writeBytes(Scratch / "a.dat", "kept until the crash"), 1), 0)
+      << FailureLog::last();
+  fs::path Dir = assetDir();
+  ASSERT_TRUE(fs::exists(Dir / "a.dat"));
+  ASSERT_NO_FATAL_FAILURE(sendKernel("crash"));
+  Outputs None(std::vector<OutSpec>{});
+  EXPECT_FALSE(launchRemote(Session.get(), remoteEntry("crash"), "crash.o", {}, None));
+  EXPECT_TRUE(gone(Dir)) << Dir << " outlived its crashed connection";
+  // The root stays for the connections to come.
+  EXPECT_TRUE(fs::is_directory(Dir.parent_path()));
+}
+
+// An executor stopped right after it said where it listens still removes
+// its directory: the signal can come before it is ready to serve.
+TEST(AssetRootTest, ExecutorStoppedAtOnceLeavesNothing) {
+  ScratchDir Scratch;
+  fs::create_directories(Scratch / "tmp");
+  ExecutorOptions Options;
+  Options.Env = {"TMPDIR=" + (Scratch / "tmp").string()};
+  // The race is lost often but not always: try it several times.
+  for (int I = 0; I < 10; ++I) {
+    ExecutorProcess Exec;
+    ASSERT_TRUE(Exec.start(Options));
+    ASSERT_TRUE(Exec.stop());
+  }
+  EXPECT_TRUE(fs::is_empty(Scratch / "tmp")) << fs::directory_iterator(Scratch / "tmp")->path();
+}
+
+// What another local user could have put at the path the executor once used.
+enum class Plant { Symlink, OpenDirectory };
+
+void PrintTo(Plant P, std::ostream *OS) {
+  *OS << (P == Plant::Symlink ? "a symlink" : "a directory open to all");
+}
+
+class PlantedAssetPathTest : public BinaryTestBase, public ::testing::WithParamInterface<Plant> {};
+
+TEST_P(PlantedAssetPathTest, IsNeitherFollowedNorUsed) {
+  fs::path Tmp = Scratch / "tmp", Old = Tmp / "catalyst-assets", Trap = Scratch / "trap";
+  fs::create_directories(Tmp);
+  fs::create_directories(Trap);
+  if (GetParam() == Plant::Symlink) {
+    fs::create_directory_symlink(Trap, Old);
+  } else {
+    fs::create_directory(Old);
+    fs::permissions(Old, fs::perms::all);
+    Trap = Old;
+  }
+  ASSERT_NO_FATAL_FAILURE(startWithPlugin({"TMPDIR=" + Tmp.string()}));
+  ASSERT_EQ(send(writeBytes(Scratch / "secret.txt", "not for others"), 1), 0) << FailureLog::last();
+  EXPECT_EQ(readAsset("secret.txt"), "not for others");
+  EXPECT_TRUE(fs::is_empty(Trap)) << "the asset went to " << Trap;
+  fs::path Dir = assetDir();
+  EXPECT_EQ(Dir.parent_path().parent_path(), Tmp);
+  expectPrivate(Dir.parent_path());
+}
+
+INSTANTIATE_TEST_SUITE_P(Plants, PlantedAssetPathTest,
+                         ::testing::Values(Plant::Symlink, Plant::OpenDirectory),
+                         [](const auto &Info) {
+                           return Info.param == Plant::Symlink ? "Symlink" : "OpenDirectory";
+                         });
 
 } // namespace

@@ -102,13 +102,20 @@ TEST_F(SessionApiTest, FourThreadsEachWithTheirOwnSession) {
 }
 
 TEST_F(SessionApiTest, EachConnectionHasItsOwnProcessAndAssetDirectory) {
-  auto A = openOrFail(Exec.address());
-  auto B = openOrFail(Exec.address());
+  // An executor whose temporary directory holds nothing else, so that its
+  // private root is the one entry there.
+  fs::path Dir = fs::temp_directory_path() / ("catalyst-remote-api-" + std::to_string(getpid()));
+  fs::create_directories(Dir / "tmp");
+  ExecutorProcess Own;
+  ExecutorOptions Options;
+  Options.Env = {"TMPDIR=" + (Dir / "tmp").string()};
+  ASSERT_TRUE(Own.start(Options));
+  auto A = openOrFail(Own.address());
+  auto B = openOrFail(Own.address());
   ASSERT_TRUE(A && B);
   std::vector<pid_t> Pids;
-  ASSERT_TRUE(Exec.waitForConnections(2, Pids, std::chrono::seconds(5)));
+  ASSERT_TRUE(Own.waitForConnections(2, Pids, std::chrono::seconds(5)));
   // Same file name, different contents, one per connection.
-  fs::path Dir = fs::temp_directory_path() / ("catalyst-remote-api-" + std::to_string(getpid()));
   fs::create_directories(Dir / "a");
   fs::create_directories(Dir / "b");
   std::ofstream(Dir / "a" / "shared.txt") << "from A";
@@ -117,12 +124,14 @@ TEST_F(SessionApiTest, EachConnectionHasItsOwnProcessAndAssetDirectory) {
       static_cast<bool>(A->sendBinary((Dir / "a" / "shared.txt").string(), BinaryFormat::Asset)));
   EXPECT_FALSE(
       static_cast<bool>(B->sendBinary((Dir / "b" / "shared.txt").string(), BinaryFormat::Asset)));
+  fs::path Root = fs::directory_iterator(Dir / "tmp")->path();
   std::multiset<std::string> Found;
   for (pid_t P : Pids)
-    Found.insert(
-        readFile((fs::temp_directory_path() / "catalyst-assets" / std::to_string(P) / "shared.txt")
-                     .string()));
+    Found.insert(readFile((Root / std::to_string(P) / "shared.txt").string()));
   EXPECT_EQ(Found, (std::multiset<std::string>{"from A", "from B"}));
+  A.reset();
+  B.reset();
+  EXPECT_TRUE(Own.stop());
   fs::remove_all(Dir);
 }
 

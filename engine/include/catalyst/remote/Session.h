@@ -48,7 +48,9 @@ public:
 
   // Ships a file: an object is linked into its own JITDylib now, so link
   // errors surface here; an asset is stored byte for byte in the executor's
-  // asset directory. The same path twice is a no-op.
+  // asset directory, under its file name. The same path twice is a no-op
+  // unless the file's bytes changed, when it is sent again; another file with
+  // a file name already sent is an error.
   llvm::Error sendBinary(llvm::StringRef Path, BinaryFormat Format);
 
   // Calls Symbol, found in the executor process, as an ORC wrapper function.
