@@ -323,7 +323,8 @@ CATALYST_REMOTE_API int32_t __catalyst__remote__call_wrapper(int64_t session, co
     fail("call_wrapper: cannot allocate the result buffer");
     return 1;
   }
-  std::memcpy(Buf, Result->data(), Result->size());
+  if (!Result->empty()) // an empty vector's data() may be null
+    std::memcpy(Buf, Result->data(), Result->size());
   *out_buf = Buf;
   *out_size = Result->size();
   return 0;

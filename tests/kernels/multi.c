@@ -26,9 +26,12 @@ static void sum_vectors(memref_t *out, void *av) {
   int64_t *buf = mr_alloc((size_t)n * 8);
   for (int64_t i = 0; i < n; ++i) {
     int64_t idx[1] = {i};
-    buf[i] = s;
+    /* Wraps on overflow (the inputs are random), in unsigned arithmetic,
+       where wrapping is defined. */
+    uint64_t sum = (uint64_t)s;
     for (int k = 0; k < 4; ++k)
-      buf[i] += load_i64(mr_input(av, k), 1, idx);
+      sum += (uint64_t)load_i64(mr_input(av, k), 1, idx);
+    buf[i] = (int64_t)sum;
   }
   mr_set_dense(out, 1, buf, mr_sizes(first));
 }
