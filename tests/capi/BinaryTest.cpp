@@ -172,13 +172,21 @@ TEST_F(BinaryTest, SameFileNameInTwoDirectoriesNeedsThePath) {
 
 TEST_F(BinaryTest, SamePathTwiceIsANoOp) {
   ASSERT_NO_FATAL_FAILURE(sendKernel("same_name_a"));
-  // A second link of the same object would clash on its symbols.
+  // Linking it again would ship the object again (and give the file name
+  // two objects, so a launch by it would be ambiguous): a no-op sends
+  // nothing at all.
+  uint64_t Before = tcpBytesSentTo(Exec.address());
   ASSERT_NO_FATAL_FAILURE(sendKernel("same_name_a"));
+  EXPECT_EQ(tcpBytesSentTo(Exec.address()), Before);
   auto In = makeDenseInput<int32_t>({1}, {41});
   Outputs Out({{1, 4}});
-  ASSERT_TRUE(
-      launchRemote(Session.get(), remoteEntry("same_name"), "same_name_a.o", {&In->D}, Out));
+  ASSERT_TRUE(launchRemote(Session.get(), remoteEntry("same_name"), "same_name_a.o", {&In->D}, Out))
+      << FailureLog::last();
   EXPECT_EQ(as<int32_t>(Out[0].values()), (std::vector<int32_t>{42}));
+  // The count sees a link: another object sends its code.
+  Before = tcpBytesSentTo(Exec.address());
+  ASSERT_NO_FATAL_FAILURE(sendKernel("same_name_b"));
+  EXPECT_GT(tcpBytesSentTo(Exec.address()), Before);
 }
 
 TEST_F(BinaryTest, UnknownFormatIsAnError) {

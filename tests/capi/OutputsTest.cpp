@@ -170,20 +170,27 @@ TEST_P(OutputsTest, LentBuffersReceiveTheOutputsThatFit) {
 INSTANTIATE_TEST_SUITE_P(AllModes, OutputsTest, ::testing::ValuesIn(AllModes), modeTestName);
 
 // When a fresh output cannot be allocated, the launch fails, every output
-// descriptor is zeroed, a lent buffer is not released, and the session goes
-// on.
-std::vector<void *> Released;
-void *noMemory(size_t) {
-  return nullptr;
+// descriptor is zeroed, the fresh buffers obtained before the failure are
+// released exactly once, a lent buffer is never released, and the session
+// goes on. The allocator grants the first Granted requests and refuses the
+// rest, recording what it handed out and what came back.
+size_t Granted = 0;
+std::vector<void *> Given, Released;
+void *grantThenRefuse(size_t Bytes) {
+  if (Given.size() == Granted)
+    return nullptr;
+  Given.push_back(std::malloc(Bytes));
+  return Given.back();
 }
 void recordRelease(void *P) {
   Released.push_back(P);
+  std::free(P);
 }
 
 class OutputAllocatorFailureTest : public ModeTest {
 protected:
   void SetUp() override {
-    __catalyst__remote__set_output_allocator(&noMemory, &recordRelease);
+    __catalyst__remote__set_output_allocator(&grantThenRefuse, &recordRelease);
     ModeTest::SetUp();
   }
   void TearDown() override {
@@ -196,30 +203,52 @@ TEST_P(OutputAllocatorFailureTest, FailsCleanlyAndKeepsLentBuffers) {
   ASSERT_NO_FATAL_FAILURE(sendKernel("alias"));
   auto In = makeDenseInput<int32_t>({6}, {1, 2, 3, 4, 5, 6});
   std::vector<int32_t> Lent(6, -1);
-  for (int I = 0; I < 2; ++I) {
+  // Output 0 goes into Lent; outputs 1 (12 bytes) and 2 (24 bytes) need
+  // fresh buffers. Refused at once, output 1 fails with nothing to release;
+  // granted one, output 2 fails and output 1's buffer goes back.
+  for (size_t Grant : std::vector<size_t>{0, 1, 0, 1}) {
+    SCOPED_TRACE("granted " + std::to_string(Grant));
+    Granted = Grant;
+    Given.clear();
     Released.clear();
     Outputs Out({{1, 4}, {1, 4}, {1, 4}});
     for (size_t K = 0; K < Out.size(); ++K)
       Out[K].poison();
     EXPECT_FALSE(launchRemote(Session.get(), remoteEntry("alias_input"), "alias.o", {&In->D}, Out,
                               {{Lent.data(), 24}, {nullptr, 0}, {nullptr, 0}}));
-    EXPECT_NE(FailureLog::last().find("output 1: cannot allocate 12 bytes on the host"),
-              std::string::npos)
-        << FailureLog::last();
-    EXPECT_TRUE(Released.empty());
+    std::string Refused = Grant == 0 ? "output 1: cannot allocate 12 bytes on the host"
+                                     : "output 2: cannot allocate 24 bytes on the host";
+    EXPECT_NE(FailureLog::last().find(Refused), std::string::npos) << FailureLog::last();
+    EXPECT_EQ(Given.size(), Grant);
+    EXPECT_EQ(Released, Given) << "each buffer obtained is released once, a lent one never";
     for (size_t K = 0; K < Out.size(); ++K)
       EXPECT_TRUE(Out[K].allZero()) << "output " << K;
   }
   // Everything lent: no allocation is needed, and the session still works.
+  Granted = 0;
+  Given.clear();
   std::vector<int32_t> Odd(3), Fresh(6);
-  Outputs Out({{1, 4}, {1, 4}, {1, 4}});
-  for (void *P : {(void *)Lent.data(), (void *)Odd.data(), (void *)Fresh.data()})
-    Out.keep(P);
-  ASSERT_TRUE(launchRemote(Session.get(), remoteEntry("alias_input"), "alias.o", {&In->D}, Out,
-                           {{Lent.data(), 24}, {Odd.data(), 12}, {Fresh.data(), 24}}))
-      << FailureLog::last();
+  {
+    Outputs Out({{1, 4}, {1, 4}, {1, 4}});
+    for (void *P : {(void *)Lent.data(), (void *)Odd.data(), (void *)Fresh.data()})
+      Out.keep(P);
+    ASSERT_TRUE(launchRemote(Session.get(), remoteEntry("alias_input"), "alias.o", {&In->D}, Out,
+                             {{Lent.data(), 24}, {Odd.data(), 12}, {Fresh.data(), 24}}))
+        << FailureLog::last();
+  }
   EXPECT_EQ(Odd, (std::vector<int32_t>{2, 4, 6}));
   EXPECT_EQ(Fresh, (std::vector<int32_t>{2, 3, 4, 5, 6, 7}));
+  // And with the allocator granting again, fresh buffers come from it.
+  Granted = 2;
+  Released.clear();
+  Outputs Out({{1, 4}, {1, 4}, {1, 4}});
+  Out.keep(Lent.data());
+  ASSERT_TRUE(launchRemote(Session.get(), remoteEntry("alias_input"), "alias.o", {&In->D}, Out,
+                           {{Lent.data(), 24}, {nullptr, 0}, {nullptr, 0}}))
+      << FailureLog::last();
+  EXPECT_EQ(Given, (std::vector<void *>{Out[1].allocated(), Out[2].allocated()}));
+  EXPECT_TRUE(Released.empty());
+  EXPECT_EQ(as<int32_t>(Out[2].values()), (std::vector<int32_t>{2, 3, 4, 5, 6, 7}));
 }
 
 INSTANTIATE_TEST_SUITE_P(AllModes, OutputAllocatorFailureTest, ::testing::ValuesIn(AllModes),

@@ -12,7 +12,9 @@
 #include "Procfs.h"
 #include "catalyst/remote/Session.h"
 
+#include <algorithm>
 #include <atomic>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
@@ -158,17 +160,35 @@ TEST_F(SessionApiTest, ShortHandshakeTimeoutAgainstASilentPeer) {
   ::close(Fd);
 }
 
-size_t Allocated = 0, Released = 0;
+// The output allocator of CustomOutputAllocator: it records every buffer it
+// hands out and gets back, and can kill the session's connection process
+// when asked for the buffer numbered KillAt (counting from 1), so that the
+// launch fails after outputs were allocated on the host.
+std::vector<void *> Allocated, Released;
+size_t KillAt = 0;
+pid_t KillPid = -1;
 void *countAlloc(size_t N) {
-  ++Allocated;
-  return std::malloc(N);
+  void *P = std::malloc(N);
+  Allocated.push_back(P);
+  if (Allocated.size() == KillAt && ::kill(KillPid, SIGKILL) == 0)
+    while (processAlive(KillPid))
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  return P;
 }
 void countRelease(void *P) {
-  ++Released;
+  Released.push_back(P);
   std::free(P);
 }
 
+std::vector<void *> sorted(std::vector<void *> V) {
+  std::sort(V.begin(), V.end());
+  return V;
+}
+
 TEST_F(SessionApiTest, CustomOutputAllocator) {
+  Allocated.clear();
+  Released.clear();
+  KillAt = 0;
   SessionOptions O;
   O.Outputs = {&countAlloc, &countRelease};
   auto S = openOrFail(Exec.address(), O);
@@ -186,17 +206,49 @@ TEST_F(SessionApiTest, CustomOutputAllocator) {
   Desc O0(1, 8), O1(2, 4), O2(0, 8);
   std::vector<MemrefArg> OutArgs = {{O0.data(), 1, 8}, {O1.data(), 2, 4}, {O2.data(), 0, 8}};
   ASSERT_FALSE(static_cast<bool>(S->launch({remoteEntry("multi"), "multi.o", InArgs, OutArgs})));
-  EXPECT_EQ(Allocated, 3u);
-  EXPECT_EQ(Released, 0u);
+  EXPECT_EQ(Allocated, (std::vector<void *>{O0.allocated(), O1.allocated(), O2.allocated()}));
+  EXPECT_TRUE(Released.empty());
   for (Desc *D : {&O0, &O1, &O2})
-    countRelease(D->allocated());
-  Released = 0;
-  // A launch that dies hands back no buffers: whatever was allocated for it
-  // was released, and the descriptors are zeroed.
-  Allocated = 0;
+    std::free(D->allocated());
+  // A kernel that dies returns no outputs: nothing is allocated for them,
+  // and the descriptors are zeroed.
+  Allocated.clear();
   std::string Msg = errorText(S->launch({remoteEntry("crash"), "crash.o", {}, OutArgs}));
   EXPECT_NE(Msg.find(Exec.address()), std::string::npos) << Msg;
-  EXPECT_EQ(Allocated, Released);
+  EXPECT_TRUE(Allocated.empty());
+  EXPECT_TRUE(O0.allZero() && O1.allZero() && O2.allZero());
+  EXPECT_FALSE(S->connected());
+}
+
+// The connection process dies after the host allocated outputs of the
+// launch: the naive strategy reads each output after allocating its
+// buffer, so killing the process from inside the allocator makes the read
+// fail. Every buffer allocated is released exactly once, and nothing is
+// handed back.
+TEST_F(SessionApiTest, ConnectionLostAfterOutputsWereAllocated) {
+  Allocated.clear();
+  Released.clear();
+  SessionOptions O;
+  O.Outputs = {&countAlloc, &countRelease};
+  O.Transfer = Strategy::Naive;
+  auto S = openOrFail(Exec.address(), O);
+  ASSERT_TRUE(S);
+  ASSERT_FALSE(static_cast<bool>(S->sendBinary(kernelObject("alias"), BinaryFormat::Object)));
+  std::vector<pid_t> Pids;
+  ASSERT_TRUE(Exec.waitForConnections(1, Pids, std::chrono::seconds(5)));
+  auto In = makeDenseInput<int32_t>({6}, {1, 2, 3, 4, 5, 6});
+  MemrefArg InArg{In->D.data(), 1, 4};
+  Desc O0(1, 4), O1(1, 4), O2(1, 4);
+  std::vector<MemrefArg> OutArgs = {{O0.data(), 1, 4}, {O1.data(), 1, 4}, {O2.data(), 1, 4}};
+  // Output 0 is allocated and filled; the process dies as output 1's buffer
+  // is allocated, so reading output 1 fails.
+  KillPid = Pids[0];
+  KillAt = 2;
+  std::string Msg = errorText(S->launch({remoteEntry("alias_input"), "alias.o", {InArg}, OutArgs}));
+  KillAt = 0;
+  EXPECT_NE(Msg.find(Exec.address()), std::string::npos) << Msg;
+  EXPECT_EQ(Allocated.size(), 2u);
+  EXPECT_EQ(sorted(Released), sorted(Allocated));
   EXPECT_TRUE(O0.allZero() && O1.allZero() && O2.allZero());
   EXPECT_FALSE(S->connected());
 }
