@@ -8,7 +8,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -89,6 +89,25 @@ private:
   bool Moved = false;
 };
 
+// In the forked child, before exec: only async-signal-safe calls. The
+// child is sent SIGTERM when the thread that started it ends, so a harness
+// that dies (a failed assertion that aborts, a sanitizer report) does not
+// leave a server behind holding its output pipes open.
+[[noreturn]] void execChild(const char *Path, char *const *Argv, char *const *Envp, int WriteFd,
+                            const char *StderrPath, pid_t Parent) {
+  if (::prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || ::getppid() != Parent)
+    ::_exit(127);
+  if (::dup2(WriteFd, STDOUT_FILENO) < 0)
+    ::_exit(127);
+  if (StderrPath) {
+    int Fd = ::open(StderrPath, O_WRONLY | O_CREAT | O_APPEND, 0600);
+    if (Fd < 0 || ::dup2(Fd, STDERR_FILENO) < 0)
+      ::_exit(127);
+  }
+  ::execve(Path, Argv, Envp);
+  ::_exit(127);
+}
+
 // The child's stdout goes to WriteFd; stderr is inherited, so its
 // diagnostics reach ours, unless the spec names a file for it.
 std::string spawn(const ChildSpec &Spec, int WriteFd, pid_t &Pid) {
@@ -100,17 +119,14 @@ std::string spawn(const ChildSpec &Spec, int WriteFd, pid_t &Pid) {
   OnCpu Placed(Spec.Cpu);
   if (!Placed.Error.empty())
     return Placed.Error;
-  posix_spawn_file_actions_t Actions;
-  posix_spawn_file_actions_init(&Actions);
-  posix_spawn_file_actions_adddup2(&Actions, WriteFd, STDOUT_FILENO);
-  if (!Spec.StderrPath.empty())
-    posix_spawn_file_actions_addopen(&Actions, STDERR_FILENO, Spec.StderrPath.c_str(),
-                                     O_WRONLY | O_CREAT | O_APPEND, 0600);
   std::vector<std::string> Args = Spec.Argv, Env = environment(Spec.Env);
   auto Argv = pointersTo(Args), Envp = pointersTo(Env);
-  int Rc = posix_spawn(&Pid, Path.c_str(), &Actions, nullptr, Argv.data(), Envp.data());
-  posix_spawn_file_actions_destroy(&Actions);
-  return Rc == 0 ? std::string() : sysError("cannot start " + Path, Rc);
+  const char *StderrPath = Spec.StderrPath.empty() ? nullptr : Spec.StderrPath.c_str();
+  pid_t Parent = ::getpid();
+  Pid = ::fork();
+  if (Pid == 0)
+    execChild(Path.c_str(), Argv.data(), Envp.data(), WriteFd, StderrPath, Parent);
+  return Pid > 0 ? std::string() : sysError("cannot start " + Path, errno);
 }
 
 } // namespace
