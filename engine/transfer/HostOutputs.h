@@ -31,6 +31,7 @@ public:
   HostOutputs &operator=(const HostOutputs &) = delete;
 
   size_t size() const { return Outputs.size(); }
+  llvm::ArrayRef<MemrefArg> specs() const { return Outputs; }
   const MemrefArg &operator[](size_t I) const { return Outputs[I]; }
 
   // Records output I's shape and returns a buffer for its dense values.
