@@ -41,12 +41,20 @@ Error decodeZeroCopyResult(ArrayRef<char> Plan, uint64_t PayloadBytes, HostOutpu
     return malformedResult("payload of " + Twine(PayloadBytes) + " bytes for outputs of " +
                            Twine(Total));
   for (size_t I = 0; I < R.Outputs.size(); ++I) {
+    auto &[Sizes, Bytes] = R.Outputs[I];
+    // The shape's bytes before any buffer: a shape of 2^40 elements with a
+    // byte count of 16 must not cost the host an allocation.
+    auto ShapeBytes = Outputs.bytesOf(I, Sizes);
+    if (!ShapeBytes)
+      return ShapeBytes.takeError();
+    if (*ShapeBytes != Bytes)
+      return malformedResult("output " + Twine(I) + " has " + Twine(Bytes) +
+                             " bytes for its shape's " + Twine(*ShapeBytes));
+  }
+  for (size_t I = 0; I < R.Outputs.size(); ++I) {
     auto Buf = Outputs.allocate(I, std::get<0>(R.Outputs[I]));
     if (!Buf)
       return Buf.takeError();
-    if (Buf->size() != std::get<1>(R.Outputs[I]))
-      return malformedResult("output " + Twine(I) + " has " + Twine(std::get<1>(R.Outputs[I])) +
-                             " bytes for its shape's " + Twine(Buf->size()));
     if (!Buf->empty())
       Dst.push_back({Buf->data(), Buf->size()});
   }

@@ -5,7 +5,8 @@
 // bytes makes it throw (bad_alloc, length_error) and ends the process. So
 // every decode of peer bytes is preceded by this walk, which allocates
 // nothing and accepts the bytes only when every count is covered by the bytes
-// that remain (each element takes at least the smallest encoding of its tag).
+// that remain (each element takes at least the smallest encoding of its tag)
+// and every bool is 0 or 1.
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,6 +50,13 @@ template <typename Tag> struct SpsWalk<Tag, std::enable_if_t<std::is_arithmetic_
   static bool walk(SpsCursor &C) { return C.take(sizeof(Tag)); }
 };
 
+// LLVM decodes a bool by copying its byte: any value but 0 and 1 would be
+// an invalid bool (undefined behaviour) in the decoded value.
+template <> struct SpsWalk<bool> {
+  static constexpr size_t Min = 1;
+  static bool walk(SpsCursor &C) { return C.Left >= 1 && uint8_t(*C.P) <= 1 && C.take(1); }
+};
+
 template <> struct SpsWalk<sps::SPSEmpty> {
   static constexpr size_t Min = 0;
   static bool walk(SpsCursor &) { return true; }
@@ -76,7 +84,7 @@ template <typename Elem> struct SpsWalk<sps::SPSSequence<Elem>> {
     constexpr size_t Each = SpsWalk<Elem>::Min ? SpsWalk<Elem>::Min : 1;
     if (Count > C.Left / Each)
       return false;
-    if constexpr (std::is_arithmetic_v<Elem>)
+    if constexpr (std::is_arithmetic_v<Elem> && !std::is_same_v<Elem, bool>)
       return C.take(Count * sizeof(Elem));
     for (uint64_t I = 0; I < Count; ++I)
       if (!SpsWalk<Elem>::walk(C))
@@ -89,10 +97,9 @@ template <typename Elem> struct SpsWalk<sps::SPSSequence<Elem>> {
 template <typename T> struct SpsWalk<sps::SPSExpected<T>> {
   static constexpr size_t Min = 1;
   static bool walk(SpsCursor &C) {
-    if (C.Left < 1)
+    bool HasValue = C.Left >= 1 && *C.P == 1;
+    if (!SpsWalk<bool>::walk(C))
       return false;
-    bool HasValue = *C.P != 0;
-    C.take(1);
     return HasValue ? SpsWalk<T>::walk(C) : SpsWalk<sps::SPSString>::walk(C);
   }
 };
@@ -100,10 +107,9 @@ template <typename T> struct SpsWalk<sps::SPSExpected<T>> {
 template <> struct SpsWalk<sps::SPSError> {
   static constexpr size_t Min = 1;
   static bool walk(SpsCursor &C) {
-    if (C.Left < 1)
+    bool HasError = C.Left >= 1 && *C.P == 1;
+    if (!SpsWalk<bool>::walk(C))
       return false;
-    bool HasError = *C.P != 0;
-    C.take(1);
     return !HasError || SpsWalk<sps::SPSString>::walk(C);
   }
 };

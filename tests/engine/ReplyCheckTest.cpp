@@ -80,6 +80,18 @@ TEST(SpsCheckTest, ErrorsAndExpectedsWalkTheirMessage) {
   EXPECT_TRUE(walks<sps::SPSArgList<sps::SPSError>>({0}));
 }
 
+// Found by fuzzing (fuzz/corpus/frames/regress-hangup-bool): LLVM copies a
+// bool's byte as it is, and a flag of 33 was an invalid bool.
+TEST(SpsCheckTest, BoolsAreZeroOrOne) {
+  EXPECT_TRUE(walks<sps::SPSArgList<bool>>({1}));
+  EXPECT_FALSE(walks<sps::SPSArgList<bool>>({33}));
+  EXPECT_FALSE(walks<sps::SPSArgList<sps::SPSError>>({2}));
+  EXPECT_FALSE(walks<sps::SPSArgList<sps::SPSExpected<uint64_t>>>({65, 0, 0, 0, 0, 0, 0, 0, 0}));
+  std::vector<char> Flags = le64({1});
+  Flags.push_back(7);
+  EXPECT_FALSE(walks<sps::SPSArgList<sps::SPSSequence<bool>>>(Flags));
+}
+
 TEST(CheckedCallTest, AReplyThatDoesNotWalkIsAnError) {
   using Sig = sps::SPSExpected<sps::SPSExecutorAddr>(uint64_t);
   auto Bad = sps::WrapperFunctionBuffer::copyFrom("\0\xff\xff\xff\xff\xff\xff\xff\x7f", 9);
@@ -177,11 +189,19 @@ std::vector<char> zeroCopyResult(const std::string &Error,
   return Plan;
 }
 
+// The largest buffer a decode asked the host for.
+size_t LargestAsked = 0;
+void *countingMalloc(size_t Bytes) {
+  LargestAsked = std::max(LargestAsked, Bytes);
+  return std::malloc(Bytes);
+}
+
 TEST(ZeroCopyResultTest, CountsAndSizesMustMatchTheLaunch) {
   Desc Out(1, 4);
   std::vector<MemrefArg> Specs = {{Out.data(), 1, 4}};
+  LargestAsked = 0;
   auto Decode = [&](const std::vector<char> &Plan, uint64_t Payload) {
-    HostOutputs Outputs(Specs, {std::malloc, std::free});
+    HostOutputs Outputs(Specs, {countingMalloc, std::free});
     ZeroCopyResult R;
     std::vector<iovec> Dst;
     return decodeZeroCopyResult(Plan, Payload, Outputs, R, Dst);
@@ -195,6 +215,12 @@ TEST(ZeroCopyResultTest, CountsAndSizesMustMatchTheLaunch) {
   EXPECT_TRUE(failsSaying(Decode(zeroCopyResult("", {{{4, 4}, 16}}), 16),
                           "executor returned rank 2, expected 1"));
   EXPECT_TRUE(failsSaying(Decode(zeroCopyResult("no", {}), 8), "an error with a payload"));
+  // Found by fuzzing (fuzz/corpus/zerocopy-result/regress-shape-before-bytes):
+  // the host allocated for the shape (2^40 elements here) before comparing
+  // its bytes with the count and the payload.
+  EXPECT_TRUE(failsSaying(Decode(zeroCopyResult("", {{{int64_t(1) << 40}, 16}}), 16),
+                          "output 0 has 16 bytes for its shape's 4398046511104"));
+  EXPECT_EQ(LargestAsked, 16u) << "no buffer beyond the payload was asked for";
   std::vector<char> Huge = le64({uint64_t(1) << 61});
   EXPECT_TRUE(failsSaying(Decode(Huge, 0), "undecodable plan"));
   EXPECT_TRUE(Out.allZero()) << "every failure left the output zeroed";
