@@ -36,9 +36,12 @@ Expected<std::vector<Returned>> inspect(ArrayRef<LaunchOutputSpec> Specs, char *
     if (!L)
       return L.takeError();
     // Sending from memory that cannot be read would fail part way through
-    // the reply, which would then have to end the connection.
-    if (auto Err = checkReadable(D, ElemSize, *L, {"kernel output", I}))
-      return Err;
+    // the reply, which would then have to end the connection. The session's
+    // slabs (an output that is an input) are mapped for as long as it lasts.
+    char *First = static_cast<char *>(D.aligned()) + L->FirstElement * int64_t(ElemSize);
+    if (!Slabs::get().contains(First, L->SpanBytes))
+      if (auto Err = checkReadable(D, ElemSize, *L, {"kernel output", I}))
+        return Err;
     Outs.push_back({D, size_t(ElemSize), *L});
   }
   return Outs;
