@@ -35,7 +35,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
   auto Spans = spansToRead(*Returned);
   auto Read = takeRead(In, Spans);
   if (auto Err = checkRead(Read, Spans)) {
-    llvm::consumeError(std::move(Err));
+    llvm::consumeError(std::move(Err)); // refusing is a fine answer
     return 0;
   }
   size_t Next = 0;

@@ -27,7 +27,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
       continue;
     auto Read = takeRead(In, O.Span);
     if (auto Err = checkRead(Read, O.Span)) {
-      llvm::consumeError(std::move(Err));
+      llvm::consumeError(std::move(Err)); // refusing is a fine answer
       return 0;
     }
     unpackExactly(O, I, Read.front());

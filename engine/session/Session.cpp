@@ -392,6 +392,8 @@ Error Session::Impl::close() {
 
 Session::Session(std::unique_ptr<Impl> I) : I(std::move(I)) {}
 
+// A destructor has no one to tell; a caller that wants close()'s error
+// calls it first, and a second close() is a no-op returning success.
 Session::~Session() {
   consumeError(close());
 }

@@ -314,7 +314,7 @@ void SocketTransport::endReading(Error Err) {
     if (!Ended)
       EndError = Err ? toString(std::move(Err)) : std::string();
     else
-      consumeError(std::move(Err));
+      consumeError(std::move(Err)); // the end came first and was said; this follows from it
   }
   disconnect();
 }
