@@ -10,6 +10,7 @@
 
 #include "../engine/wire/MemrefLayout.h"
 #include "../engine/wire/Protocol.h"
+#include "../engine/wire/SpsCheck.h"
 
 #include "llvm/ADT/SmallPtrSet.h"
 
@@ -74,11 +75,11 @@ Expected<std::tuple<std::vector<char>, uint64_t>> invoke(ExecutorAddr Entry, Exe
 } // namespace
 
 shared::CWrapperFunctionBuffer batchedInvokeWrapper(const char *Data, size_t Size) {
-  return shared::WrapperFunction<SPSBatchedInvokeSig>::handle(Data, Size, invoke).release();
+  return handleChecked<SPSBatchedInvokeSig>(Data, Size, invoke).release();
 }
 
 shared::CWrapperFunctionBuffer batchedReleaseWrapper(const char *Data, size_t Size) {
-  return shared::WrapperFunction<SPSBatchedReleaseSig>::handle(Data, Size, freePending).release();
+  return handleChecked<SPSBatchedReleaseSig>(Data, Size, freePending).release();
 }
 
 } // namespace catalyst::remote::executor

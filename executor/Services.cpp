@@ -10,6 +10,7 @@
 #include "Services.h"
 
 #include "../engine/wire/Protocol.h"
+#include "../engine/wire/SpsCheck.h"
 #include "Assets.h"
 #include "BatchedService.h"
 #include "Slabs.h"
@@ -62,8 +63,10 @@ Expected<std::vector<char>> callWrapper(ExecutorAddr Fn, ArrayRef<char> Args) {
   return std::vector<char>(Result.data(), Result.data() + Result.size());
 }
 
+// Answers with this executor's version whatever the host's: a host of
+// another version learns that it was refused from the answer.
 uint32_t enableZeroCopy(uint32_t HostVersion) {
-  ZeroCopyService::get().enable();
+  ZeroCopyService::get().enable(HostVersion);
   return wire::ZeroCopyVersion;
 }
 
@@ -78,10 +81,10 @@ Error releaseSlab(ExecutorAddr Base) {
   return Slabs::get().release(Base.toPtr<char *>());
 }
 
-// The C entry point the EPC calls for a service: decodes SPSSig's
-// arguments, calls Fn, encodes its result.
+// The C entry point the EPC calls for a service: checks and decodes
+// SPSSig's arguments, calls Fn, encodes its result.
 template <typename SPSSig, auto Fn> CWrapperFunctionBuffer serve(const char *Data, size_t Size) {
-  return WrapperFunction<SPSSig>::handle(Data, Size, Fn).release();
+  return wire::handleChecked<SPSSig>(Data, Size, Fn).release();
 }
 
 } // namespace

@@ -3,9 +3,11 @@
 #include "ZeroCopyService.h"
 
 #include "../engine/wire/MemrefLayout.h"
+#include "../engine/wire/ReadableMemory.h"
 #include "Slabs.h"
 
 #include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <cstdlib>
 #include <sys/uio.h>
@@ -19,30 +21,9 @@ using namespace wire;
 
 namespace {
 
-// Bounds a plan may not exceed, whatever it announces.
-constexpr uint64_t MaxMemrefs = 1 << 16;
-
 uint64_t nsBetween(std::chrono::steady_clock::time_point A,
                    std::chrono::steady_clock::time_point B) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(B - A).count();
-}
-
-Error badPlan(const Twine &What) {
-  return createStringError(inconvertibleErrorCode(), "bad launch request: " + What);
-}
-
-Error checkInput(size_t I, const ZeroCopyInput &In) {
-  auto &[ElemSize, Sizes, Dest, Bytes] = In;
-  uint64_t Expected = ElemSize;
-  bool Ok = ElemSize > 0 && Sizes.size() <= MaxRank;
-  for (int64_t S : Sizes)
-    Ok = Ok && S >= 0 && !__builtin_mul_overflow(Expected, uint64_t(S), &Expected);
-  if (!Ok || Expected != Bytes)
-    return badPlan("input " + Twine(I) + " has an inconsistent shape");
-  if (Bytes && !Slabs::get().contains(Dest.toPtr<char *>(), Bytes))
-    return badPlan("input " + Twine(I) + ": destination " + formatv("{0:x}", Dest.getValue()) +
-                   " (" + Twine(Bytes) + " bytes) is outside this session's slabs");
-  return Error::success();
 }
 
 Expected<std::vector<Returned>> inspect(ArrayRef<LaunchOutputSpec> Specs, char *Rv) {
@@ -54,6 +35,13 @@ Expected<std::vector<Returned>> inspect(ArrayRef<LaunchOutputSpec> Specs, char *
     auto L = layoutOf(D, ElemSize, {"kernel output", I});
     if (!L)
       return L.takeError();
+    // Sending from memory that cannot be read would fail part way through
+    // the reply, which would then have to end the connection. The session's
+    // slabs (an output that is an input) are mapped for as long as it lasts.
+    char *First = static_cast<char *>(D.aligned()) + L->FirstElement * int64_t(ElemSize);
+    if (!Slabs::get().contains(First, L->SpanBytes))
+      if (auto Err = checkReadable(D, ElemSize, *L, {"kernel output", I}))
+        return Err;
     Outs.push_back({D, size_t(ElemSize), *L});
   }
   return Outs;
@@ -95,37 +83,40 @@ void ZeroCopyService::attach(SocketTransport &T) {
   T.setPayloadHandler(this);
 }
 
-Error ZeroCopyService::decode(ArrayRef<char> Plan, uint64_t PayloadBytes) {
-  Launch &L = Current;
-  // SPS appends to the sequences it decodes into.
-  L.Inputs.clear();
-  L.Outputs.clear();
-  sps::SPSInputBuffer IB(Plan.data(), Plan.size());
-  if (!SPSZeroCopyPlan::deserialize(IB, L.Entry, L.Inputs, L.Outputs))
-    return badPlan("malformed plan");
-  if (!L.Entry || L.Inputs.size() > MaxMemrefs || L.Outputs.size() > MaxMemrefs)
-    return badPlan("no entry, or too many memrefs");
-  uint64_t Total = 0;
-  for (size_t I = 0; I < L.Inputs.size(); ++I) {
-    if (auto Err = checkInput(I, L.Inputs[I]))
-      return Err;
-    if (__builtin_add_overflow(Total, std::get<3>(L.Inputs[I]), &Total))
-      return badPlan("input sizes overflow");
+void ZeroCopyService::enable(uint32_t HostVersion) {
+  if (HostVersion == ZeroCopyVersion) {
+    Enabled = true;
+    return;
   }
-  if (Total != PayloadBytes)
-    return badPlan("inputs total " + Twine(Total) + " bytes, the payload " + Twine(PayloadBytes));
-  for (auto &[Rank, ElemSize] : L.Outputs)
-    if (Rank > MaxRank || ElemSize == 0)
-      return badPlan("an output has rank " + Twine(Rank) + ", element size " + Twine(ElemSize));
-  return Error::success();
+  RefusedVersion = HostVersion;
+  errs() << "catalyst-remote-executor: refusing zero-copy launches from a host speaking version "
+         << HostVersion << " (this executor speaks " << ZeroCopyVersion << ")\n";
+}
+
+Error ZeroCopyService::notEnabled() const {
+  if (uint32_t V = RefusedVersion.load())
+    return badLaunchRequest("zero-copy launches were refused: the host speaks version " + Twine(V) +
+                            ", this executor " + Twine(ZeroCopyVersion));
+  return badLaunchRequest("zero-copy launches were not enabled by the host");
+}
+
+Error ZeroCopyService::decode(ArrayRef<char> Plan, uint64_t PayloadBytes) {
+  return decodeLaunchPlan(
+      Plan, PayloadBytes,
+      [](const char *P, uint64_t Bytes) {
+        return Slabs::get().contains(const_cast<char *>(P), Bytes);
+      },
+      Current);
 }
 
 // Messages are read one at a time on the reader thread, so place() and
 // finish() of one launch follow each other with no other launch between.
 Expected<std::vector<iovec>> ZeroCopyService::place(PayloadOpcode OpC, uint64_t SeqNo,
                                                     ArrayRef<char> Plan, uint64_t PayloadBytes) {
-  if (OpC != PayloadOpcode::Launch || !Enabled)
-    return badPlan("zero-copy launches were not enabled by the host");
+  if (OpC != PayloadOpcode::Launch)
+    return badLaunchRequest("a host sends launches only");
+  if (!Enabled)
+    return notEnabled();
   if (auto Err = decode(Plan, PayloadBytes))
     return Err;
   std::vector<iovec> Dst;
@@ -143,9 +134,34 @@ void ZeroCopyService::finish(PayloadOpcode, uint64_t SeqNo, shared::WrapperFunct
   run(SeqNo);
 }
 
+// A reply that cannot go leaves the host waiting for it: end the
+// connection, which fails the launch on the host, and say why here.
 void ZeroCopyService::replyError(uint64_t SeqNo, Error Err) {
-  auto Plan = encodeResult(toString(std::move(Err)), {}, 0, 0, 0, 0);
-  consumeError(Transport->sendWithPayload(PayloadOpcode::LaunchResult, SeqNo, Plan, {}));
+  std::string Reason = toString(std::move(Err));
+  auto Plan = encodeResult(Reason, {}, 0, 0, 0, 0);
+  if (auto SendErr = Transport->sendWithPayload(PayloadOpcode::LaunchResult, SeqNo, Plan, {})) {
+    errs() << "catalyst-remote-executor: ending the connection: the error reply to launch " << SeqNo
+           << " (" << Reason << ") could not be sent: " << toString(std::move(SendErr)) << "\n";
+    Transport->disconnect();
+  }
+}
+
+// A result the transport would refuse as too large is an error reply that
+// says so, with the sizes, rather than a failed send.
+Error ZeroCopyService::checkResultSize(size_t PlanBytes) const {
+  uint64_t Payload = 0;
+  for (const PayloadPart &P : Work.Parts)
+    Payload += P.Bytes;
+  uint64_t Message = SocketTransport::HeaderSize + PlanBytes + Payload;
+  uint64_t Limit = Transport->maxMessageSize();
+  if (Message <= Limit)
+    return Error::success();
+  return createStringError(inconvertibleErrorCode(),
+                           "the launch result does not fit a message: its outputs take %llu "
+                           "bytes, a message of %llu bytes, above this executor's limit of %llu "
+                           "bytes (--max-message)",
+                           (unsigned long long)Payload, (unsigned long long)Message,
+                           (unsigned long long)Limit);
 }
 
 // Descriptors of the inputs where they landed, and the argument area.
@@ -210,8 +226,16 @@ void ZeroCopyService::run(uint64_t SeqNo) {
   uint64_t Packed = collectOutputs(*Outs);
   auto Plan = encodeResult("", Work.Shapes, nsBetween(Current.Arrived, Start),
                            nsBetween(Start, Ran), nsBetween(Ran, Clock::now()), Packed);
-  consumeError(Transport->sendWithPayload(PayloadOpcode::LaunchResult, SeqNo, Plan, Work.Parts));
+  Error Err = checkResultSize(Plan.size());
+  if (!Err)
+    Err = Transport->sendWithPayload(PayloadOpcode::LaunchResult, SeqNo, Plan, Work.Parts);
   freeReturned(*Outs);
+  // A send that failed part way ended the connection: nothing more may go.
+  if (Err && Transport->disconnected())
+    errs() << "catalyst-remote-executor: the result of launch " << SeqNo
+           << " could not be sent: " << toString(std::move(Err)) << "\n";
+  else if (Err)
+    replyError(SeqNo, std::move(Err));
 }
 
 } // namespace catalyst::remote::executor

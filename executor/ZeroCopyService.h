@@ -18,6 +18,7 @@
 #include "../engine/wire/MemrefLayout.h"
 #include "../engine/wire/Protocol.h"
 #include "../engine/wire/SocketTransport.h"
+#include "LaunchPlan.h"
 
 #include <atomic>
 #include <chrono>
@@ -36,7 +37,10 @@ public:
   static ZeroCopyService &get(); // one per connection process
 
   void attach(wire::SocketTransport &T);
-  void enable() { Enabled = true; }
+  // Enables zero-copy launches for a host speaking HostVersion, the only
+  // version this executor speaks; refuses them (each launch gets an error
+  // reply saying why) for any other.
+  void enable(uint32_t HostVersion);
 
   llvm::Expected<std::vector<iovec>> place(wire::PayloadOpcode OpC, uint64_t SeqNo,
                                            llvm::ArrayRef<char> Plan,
@@ -48,10 +52,7 @@ public:
 private:
   using Clock = std::chrono::steady_clock;
   // The launch being received and run.
-  struct Launch {
-    llvm::orc::ExecutorAddr Entry;
-    std::vector<wire::ZeroCopyInput> Inputs;
-    std::vector<wire::LaunchOutputSpec> Outputs;
+  struct Launch : LaunchPlan {
     Clock::time_point Arrived;
   };
   // Buffers every launch needs, kept to spare the allocations.
@@ -64,7 +65,9 @@ private:
   };
 
   ZeroCopyService() = default;
+  llvm::Error notEnabled() const;
   llvm::Error decode(llvm::ArrayRef<char> Plan, uint64_t PayloadBytes);
+  llvm::Error checkResultSize(size_t PlanBytes) const;
   void buildArguments();
   uint64_t collectOutputs(llvm::ArrayRef<Returned> Outs);
   void run(uint64_t SeqNo);
@@ -72,6 +75,7 @@ private:
 
   wire::SocketTransport *Transport = nullptr;
   std::atomic<bool> Enabled{false};
+  std::atomic<uint32_t> RefusedVersion{0};
   Launch Current;
   Scratch Work;
 };

@@ -3,11 +3,13 @@
 #include "catalyst/remote/Session.h"
 
 #include "../transfer/BatchedTransfer.h"
+#include "../transfer/CheckedCall.h"
 #include "../transfer/NaiveTransfer.h"
 #include "../transfer/PhaseClock.h"
 #include "../transfer/ZeroCopyTransfer.h"
 #include "../wire/Handshake.h"
 #include "../wire/Protocol.h"
+#include "../wire/ReadableMemory.h"
 #include "../wire/Secret.h"
 #include "../wire/SocketTransport.h"
 #include "CodeLinker.h"
@@ -268,8 +270,12 @@ Expected<std::unique_ptr<Transfer>> Session::Impl::makeTransfer(catalyst::remote
 Error Session::Impl::explain(Error Err, const Twine &What) {
   if (!Transport || !Transport->disconnected())
     return createStringError(inconvertibleErrorCode(), What + ": " + toString(std::move(Err)));
+  // The connection's end explains Err (ORC's "disconnecting"), and is
+  // what this says instead.
   consumeError(std::move(Err));
   std::string Why = Transport->hangupReason();
+  if (Why.empty())
+    Why = Transport->closeReason();
   return createStringError(
       inconvertibleErrorCode(),
       What + ": the connection to the executor at " + Address + " closed" +
@@ -307,8 +313,9 @@ Error Session::Impl::sendAsset(StringRef Path) {
   if (!Stored || *Stored)
     return Stored.takeError();
   int32_t Rc = -1;
-  if (auto Err = ES->getExecutorProcessControl().callSPSWrapper<wire::SPSStoreAssetSig>(
-          Upstream.StoreAsset, Rc, Bytes, Name))
+  if (auto Err = callChecked<wire::SPSStoreAssetSig>(ES->getExecutorProcessControl(),
+                                                     Upstream.StoreAsset, wire::StoreAssetName, Rc,
+                                                     Bytes, Name))
     return Err;
   if (Rc != 0)
     return createStringError(inconvertibleErrorCode(),
@@ -333,7 +340,8 @@ Expected<std::vector<char>> Session::Impl::callWrapper(ExecutorAddr Fn, ArrayRef
     return std::vector<char>(R.data(), R.data() + R.size());
   }
   Expected<std::vector<char>> Result((std::vector<char>()));
-  if (auto Err = EPC.callSPSWrapper<wire::SPSCallWrapperSig>(Service, Result, Fn, Args))
+  if (auto Err = callChecked<wire::SPSCallWrapperSig>(EPC, Service, wire::CallWrapperName, Result,
+                                                      Fn, Args))
     return Err;
   return Result;
 }
@@ -348,6 +356,10 @@ static Expected<std::vector<InputPlan>> planInputs(ArrayRef<MemrefArg> Inputs) {
     auto L = wire::layoutOf(D, Inputs[I].ElemSize, {"input", I});
     if (!L)
       return L.takeError();
+    // Before any strategy copies or sends from it: either would stop part
+    // way (a crash, or a message cut short that ends the connection).
+    if (auto Err = wire::checkReadable(D, Inputs[I].ElemSize, *L, {"input", I}))
+      return Err;
     Plans.push_back({D, Inputs[I].ElemSize, *L});
   }
   return Plans;
@@ -450,6 +462,8 @@ Error Session::Impl::close() {
 
 Session::Session(std::unique_ptr<Impl> I) : I(std::move(I)) {}
 
+// A destructor has no one to tell; a caller that wants close()'s error
+// calls it first, and a second close() is a no-op returning success.
 Session::~Session() {
   consumeError(close());
 }

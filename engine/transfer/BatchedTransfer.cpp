@@ -3,6 +3,8 @@
 #include "BatchedTransfer.h"
 
 #include "../wire/Protocol.h"
+#include "CheckedCall.h"
+#include "OutputReplies.h"
 #include "PhaseClock.h"
 
 #include "llvm/ExecutionEngine/Orc/MemoryAccess.h"
@@ -41,15 +43,16 @@ Expected<SlabPool::Backend> executorMemoryBackend(ExecutorProcessControl &EPC) {
   SlabPool::Backend B;
   B.Reserve = [&EPC, Instance, Reserve](uint64_t Bytes) -> Expected<ExecutorAddr> {
     Expected<ExecutorAddr> Base((ExecutorAddr()));
-    if (auto Err = EPC.callSPSWrapper<rt::SPSSimpleRemoteMemoryMapReserveSignature>(
-            Reserve, Base, Instance, Bytes))
+    if (auto Err = callChecked<rt::SPSSimpleRemoteMemoryMapReserveSignature>(
+            EPC, Reserve, rt::SimpleExecutorMemoryManagerReserveWrapperName, Base, Instance, Bytes))
       return Err;
     return Base;
   };
   B.Release = [&EPC, Instance, Release](ExecutorAddr Base, uint64_t) -> Error {
     Error Result = Error::success();
-    if (auto Err = EPC.callSPSWrapper<rt::SPSSimpleRemoteMemoryMapReleaseSignature>(
-            Release, Result, Instance, std::vector<ExecutorAddr>{Base}))
+    if (auto Err = callChecked<rt::SPSSimpleRemoteMemoryMapReleaseSignature>(
+            EPC, Release, rt::SimpleExecutorMemoryManagerReleaseWrapperName, Result, Instance,
+            std::vector<ExecutorAddr>{Base}))
       return joinErrors(std::move(Err), std::move(Result));
     return Result;
   };
@@ -104,51 +107,37 @@ Error BatchedTransfer::writeInputs(ArrayRef<InputPlan> Inputs, ExecutorAddr &Av,
   return Writes.empty() ? Error::success() : EPC.getMemoryAccess().writeBuffers(Writes);
 }
 
-// Validates each returned descriptor, reads every output's span in one call
-// and packs the values into host buffers.
+// Checks each returned descriptor, reads every output's span in one call,
+// checks what came back and packs the values into host buffers.
 Error BatchedTransfer::readOutputs(std::vector<char> &Rv, HostOutputs &Outputs,
                                    LaunchStats &Stats) {
-  std::vector<MemrefDesc> Descs;
-  std::vector<MemrefLayout> Layouts;
-  std::vector<ExecutorAddrRange> Spans;
-  char *Cursor = Rv.data();
-  for (size_t I = 0; I < Outputs.size(); ++I) {
-    Descs.emplace_back(Cursor, Outputs[I].Rank);
-    Cursor += MemrefDesc::byteSize(Outputs[I].Rank);
-    auto L = layoutOf(Descs.back(), Outputs[I].ElemSize, {"output", I});
-    if (!L)
-      return L.takeError();
-    Layouts.push_back(*L);
-    if (L->Elements)
-      Spans.push_back({ExecutorAddr::fromPtr(Descs.back().aligned()) +
-                           L->FirstElement * int64_t(Outputs[I].ElemSize),
-                       ExecutorAddrDiff(L->SpanBytes)});
-  }
+  auto Outs = decodeReturned(Rv, Outputs.specs());
+  if (!Outs)
+    return Outs.takeError();
+  std::vector<ExecutorAddrRange> Spans = spansToRead(*Outs);
   MemoryAccess::ReadBuffersResult Read;
   if (!Spans.empty()) {
-    auto R = EPC.getMemoryAccess().readBuffers(Spans);
+    auto R = readBuffersChecked(EPC, Spans);
     if (!R)
       return R.takeError();
     Read = std::move(*R);
   }
+  if (auto Err = checkRead(Read, Spans))
+    return Err;
   size_t Next = 0;
   for (size_t I = 0; I < Outputs.size(); ++I) {
-    std::vector<int64_t> Sizes(Descs[I].rank());
-    for (size_t K = 0; K < Sizes.size(); ++K)
-      Sizes[K] = Descs[I].size(K);
-    auto Buf = Outputs.allocate(I, Sizes);
+    const ReturnedOutput &O = (*Outs)[I];
+    auto Buf = Outputs.allocate(I, O.sizes());
     if (!Buf)
       return Buf.takeError();
-    if (!Layouts[I].Elements)
+    if (!O.Layout.Elements)
       continue;
-    MemrefDesc Local = Descs[I];
-    Local.setAligned(Read[Next++].data());
-    Local.setOffset(Descs[I].offset() - Layouts[I].FirstElement);
-    packAll(Local, Outputs[I].ElemSize, Layouts[I], Buf->data());
+    if (auto Err = unpackOutput(O, I, Read[Next++], *Buf))
+      return Err;
     // Executor serializes; host copies out of the message, out of the
     // decoded vector, and into the host buffer.
-    Stats.ExecutorCopyBytes += Layouts[I].SpanBytes;
-    Stats.HostCopyBytes += 2 * Layouts[I].SpanBytes + Layouts[I].Bytes;
+    Stats.ExecutorCopyBytes += O.Layout.SpanBytes;
+    Stats.HostCopyBytes += 2 * O.Layout.SpanBytes + O.Layout.Bytes;
   }
   return Error::success();
 }
@@ -166,8 +155,8 @@ Error BatchedTransfer::launch(ExecutorAddr Entry, ArrayRef<InputPlan> Inputs, Ho
     Ranks.push_back(Outputs[I].Rank);
   Expected<std::tuple<std::vector<char>, uint64_t>> Result(
       (std::tuple<std::vector<char>, uint64_t>()));
-  if (auto Err = EPC.callSPSWrapper<SPSBatchedInvokeSig>(S.Invoke, Result, Entry, Av, Ranks,
-                                                         Pool.base(), Pool.reserved()))
+  if (auto Err = callChecked<SPSBatchedInvokeSig>(EPC, S.Invoke, BatchedInvokeName, Result, Entry,
+                                                  Av, Ranks, Pool.base(), Pool.reserved()))
     return Err;
   if (!Result)
     return Result.takeError();
@@ -182,7 +171,7 @@ Error BatchedTransfer::launch(ExecutorAddr Entry, ArrayRef<InputPlan> Inputs, Ho
 }
 
 Error BatchedTransfer::close() {
-  Error Err = EPC.callSPSWrapper<SPSBatchedReleaseSig>(S.Release);
+  Error Err = callChecked<SPSBatchedReleaseSig>(EPC, S.Release, BatchedReleaseName);
   return joinErrors(std::move(Err), Pool.release());
 }
 

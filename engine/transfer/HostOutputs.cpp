@@ -42,7 +42,7 @@ HostOutputs::~HostOutputs() {
   }
 }
 
-Expected<MutableArrayRef<char>> HostOutputs::allocate(size_t I, ArrayRef<int64_t> Sizes) {
+Expected<uint64_t> HostOutputs::bytesOf(size_t I, ArrayRef<int64_t> Sizes) const {
   const MemrefArg &Out = Outputs[I];
   if (Sizes.size() != Out.Rank)
     return createStringError(inconvertibleErrorCode(),
@@ -53,6 +53,15 @@ Expected<MutableArrayRef<char>> HostOutputs::allocate(size_t I, ArrayRef<int64_t
     if (S < 0 || __builtin_mul_overflow(Bytes, uint64_t(S), &Bytes))
       return createStringError(inconvertibleErrorCode(),
                                "output %zu: executor returned an invalid shape", I);
+  return Bytes;
+}
+
+Expected<MutableArrayRef<char>> HostOutputs::allocate(size_t I, ArrayRef<int64_t> Sizes) {
+  auto Counted = bytesOf(I, Sizes);
+  if (!Counted)
+    return Counted.takeError();
+  uint64_t Bytes = *Counted;
+  const MemrefArg &Out = Outputs[I];
   wire::MemrefDesc D(Out.Desc, Out.Rank);
   for (size_t K = 0; K < Sizes.size(); ++K)
     D.setSize(K, Sizes[K]);

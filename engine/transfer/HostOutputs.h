@@ -31,7 +31,12 @@ public:
   HostOutputs &operator=(const HostOutputs &) = delete;
 
   size_t size() const { return Outputs.size(); }
+  llvm::ArrayRef<MemrefArg> specs() const { return Outputs; }
   const MemrefArg &operator[](size_t I) const { return Outputs[I]; }
+
+  // The bytes of output I's dense values if it has shape Sizes, which must
+  // be of its rank.
+  llvm::Expected<uint64_t> bytesOf(size_t I, llvm::ArrayRef<int64_t> Sizes) const;
 
   // Records output I's shape and returns a buffer for its dense values.
   llvm::Expected<llvm::MutableArrayRef<char>> allocate(size_t I, llvm::ArrayRef<int64_t> Sizes);

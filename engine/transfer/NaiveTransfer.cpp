@@ -3,6 +3,8 @@
 #include "NaiveTransfer.h"
 
 #include "../wire/Protocol.h"
+#include "CheckedCall.h"
+#include "OutputReplies.h"
 
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ExecutionEngine/Orc/MemoryAccess.h"
@@ -21,11 +23,14 @@ namespace {
 class Launch {
 public:
   Launch(ExecutorProcessControl &EPC, const UpstreamServices &S) : EPC(EPC), S(S) {}
+  // A launch that failed already returned its own error, which matters
+  // more; freeing what is left is best effort (a gone connection frees it).
   ~Launch() { consumeError(freeAll()); }
 
   Expected<ExecutorAddr> alloc(uint64_t Bytes) {
     ExecutorAddr A;
-    if (auto Err = EPC.callSPSWrapper<SPSAllocSig>(S.Alloc, A, std::max<uint64_t>(Bytes, 1)))
+    if (auto Err =
+            callChecked<SPSAllocSig>(EPC, S.Alloc, AllocName, A, std::max<uint64_t>(Bytes, 1)))
       return Err;
     if (!A)
       return createStringError(std::errc::not_enough_memory,
@@ -42,13 +47,16 @@ public:
   }
 
   Expected<std::vector<uint8_t>> read(ExecutorAddr From, uint64_t Bytes) {
-    auto R = EPC.getMemoryAccess().readBuffers({ExecutorAddrRange(From, ExecutorAddrDiff(Bytes))});
+    ExecutorAddrRange Span(From, ExecutorAddrDiff(Bytes));
+    auto R = readBuffersChecked(EPC, Span);
     if (!R)
       return R.takeError();
+    if (auto Err = checkRead(*R, Span))
+      return Err;
     return std::move(R->front());
   }
 
-  Error free(ExecutorAddr A) { return EPC.callSPSWrapper<SPSFreeSig>(S.Free, A); }
+  Error free(ExecutorAddr A) { return callChecked<SPSFreeSig>(EPC, S.Free, FreeName, A); }
 
   Error freeAll() {
     Error Err = Error::success();
@@ -84,45 +92,31 @@ ArrayRef<char> denseValues(const InputPlan &In, std::vector<char> &Scratch) {
   return Scratch;
 }
 
-// Reads the values Remote (a local copy of a returned descriptor) describes
-// and packs them into output I's host buffer.
-Error fetchOutput(Launch &L, const MemrefDesc &Remote, size_t I, HostOutputs &Outputs,
+// Reads output I's values, as the executor returned it, into its host
+// buffer.
+Error fetchOutput(Launch &L, const ReturnedOutput &O, size_t I, HostOutputs &Outputs,
                   LaunchStats &Stats) {
-  size_t ElemSize = Outputs[I].ElemSize;
-  auto Layout = layoutOf(Remote, ElemSize, {"output", I});
-  if (!Layout)
-    return Layout.takeError();
-  std::vector<int64_t> Sizes(Remote.rank());
-  for (size_t K = 0; K < Remote.rank(); ++K)
-    Sizes[K] = Remote.size(K);
-  auto Buf = Outputs.allocate(I, Sizes);
-  if (!Buf || Layout->Elements == 0)
+  auto Buf = Outputs.allocate(I, O.sizes());
+  if (!Buf || O.Layout.Elements == 0)
     return Buf.takeError();
-  auto First = ExecutorAddr::fromPtr(Remote.aligned()) + Layout->FirstElement * int64_t(ElemSize);
-  auto Span = L.read(First, Layout->SpanBytes);
+  auto Span = L.read(O.Span.Start, O.Layout.SpanBytes);
   if (!Span)
     return Span.takeError();
-  // The same view, rebased onto the local copy of the span it covers.
-  std::vector<char> LocalDesc(static_cast<char *>(Remote.base()),
-                              static_cast<char *>(Remote.base()) +
-                                  MemrefDesc::byteSize(Remote.rank()));
-  MemrefDesc Local(LocalDesc.data(), Remote.rank());
-  Local.setAligned(Span->data());
-  Local.setOffset(Remote.offset() - Layout->FirstElement);
-  packAll(Local, ElemSize, *Layout, Buf->data());
-  Stats.HostCopyBytes += 2 * Layout->SpanBytes + Layout->Bytes;
-  Stats.ExecutorCopyBytes += Layout->SpanBytes;
+  if (auto Err = unpackOutput(O, I, *Span, *Buf))
+    return Err;
+  Stats.HostCopyBytes += 2 * O.Layout.SpanBytes + O.Layout.Bytes;
+  Stats.ExecutorCopyBytes += O.Layout.SpanBytes;
   return Error::success();
 }
 
 // Frees each buffer the kernel returned, once: never an input's, never a
 // constant global.
-Error freeReturned(Launch &L, ArrayRef<MemrefDesc> Returned, ArrayRef<ExecutorAddr> Inputs) {
+Error freeReturned(Launch &L, ArrayRef<ReturnedOutput> Returned, ArrayRef<ExecutorAddr> Inputs) {
   DenseSet<uint64_t> Freed;
   for (ExecutorAddr A : Inputs)
     Freed.insert(A.getValue());
-  for (const MemrefDesc &D : Returned) {
-    uint64_t Owner = reinterpret_cast<uint64_t>(D.allocated());
+  for (const ReturnedOutput &O : Returned) {
+    uint64_t Owner = reinterpret_cast<uint64_t>(O.desc().allocated());
     if (Owner && Owner != ConstantGlobalMarker && Freed.insert(Owner).second)
       if (auto Err = L.free(ExecutorAddr(Owner)))
         return Err;
@@ -179,22 +173,22 @@ Error NaiveTransfer::launch(ExecutorAddr Entry, ArrayRef<InputPlan> Inputs, Host
   auto Rv = L.alloc(RvBytes);
   if (!Rv)
     return Rv.takeError();
-  if (auto Err = EPC.callSPSWrapper<SPSInvokeSig>(S.Invoke, Entry, std::vector{*Rv, *Av}))
+  if (auto Err = callChecked<SPSInvokeSig>(EPC, S.Invoke, InvokeName, Entry, std::vector{*Rv, *Av}))
     return Err;
   auto ReturnedBytes = L.read(*Rv, RvBytes);
   if (!ReturnedBytes)
     return ReturnedBytes.takeError();
+  auto Returned =
+      decodeReturned({reinterpret_cast<const char *>(ReturnedBytes->data()), ReturnedBytes->size()},
+                     Outputs.specs());
+  if (!Returned)
+    return Returned.takeError();
 
   // Read every output before freeing any: outputs may share a buffer.
-  std::vector<MemrefDesc> Returned;
-  char *Cursor = reinterpret_cast<char *>(ReturnedBytes->data());
-  for (size_t I = 0; I < Outputs.size(); ++I) {
-    Returned.emplace_back(Cursor, Outputs[I].Rank);
-    Cursor += MemrefDesc::byteSize(Outputs[I].Rank);
-    if (auto Err = fetchOutput(L, Returned.back(), I, Outputs, Stats))
+  for (size_t I = 0; I < Outputs.size(); ++I)
+    if (auto Err = fetchOutput(L, (*Returned)[I], I, Outputs, Stats))
       return Err;
-  }
-  if (auto Err = freeReturned(L, Returned, InputValues))
+  if (auto Err = freeReturned(L, *Returned, InputValues))
     return Err;
   return L.freeAll();
 }

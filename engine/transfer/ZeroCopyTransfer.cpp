@@ -3,7 +3,9 @@
 #include "ZeroCopyTransfer.h"
 
 #include "../wire/Protocol.h"
+#include "CheckedCall.h"
 #include "PhaseClock.h"
+#include "ZeroCopyResult.h"
 
 #include <sys/uio.h>
 
@@ -21,21 +23,23 @@ SlabPool::Backend slabBackend(ExecutorProcessControl &EPC, ExecutorAddr Reserve,
   SlabPool::Backend B;
   B.Reserve = [&EPC, Reserve](uint64_t Bytes) -> Expected<ExecutorAddr> {
     Expected<ExecutorAddr> Base((ExecutorAddr()));
-    if (auto Err = EPC.callSPSWrapper<SPSSlabReserveSig>(Reserve, Base, Bytes))
+    if (auto Err = callChecked<SPSSlabReserveSig>(EPC, Reserve, SlabReserveName, Base, Bytes))
       return Err;
     return Base;
   };
   B.Release = [&EPC, Release](ExecutorAddr Base, uint64_t) -> Error {
     Error Result = Error::success();
-    if (auto Err = EPC.callSPSWrapper<SPSSlabReleaseSig>(Release, Result, Base))
+    if (auto Err = callChecked<SPSSlabReleaseSig>(EPC, Release, SlabReleaseName, Result, Base))
       return joinErrors(std::move(Err), std::move(Result));
     return Result;
   };
   return B;
 }
 
-Error malformedResult(const Twine &What) {
-  return createStringError(inconvertibleErrorCode(), "malformed launch result: " + What);
+Error notWaiting(uint64_t SeqNo) {
+  return createStringError(inconvertibleErrorCode(),
+                           "malformed launch result: no launch %llu is waiting",
+                           (unsigned long long)SeqNo);
 }
 
 } // namespace
@@ -43,6 +47,8 @@ Error malformedResult(const Twine &What) {
 // The launching thread may return, and its Waiting go, as soon as it sees
 // Finished: W is not touched after that.
 void ZeroCopyTransfer::resolve(Waiting &W, Error Err) {
+  // Still the success it was made with: W is resolved once, by whoever took
+  // it from Current.
   consumeError(std::move(W.Result));
   W.Result = std::move(Err);
   {
@@ -61,7 +67,8 @@ Expected<std::unique_ptr<ZeroCopyTransfer>> ZeroCopyTransfer::Create(ExecutorPro
           {{Enable, ZeroCopyEnableName}, {Reserve, SlabReserveName}, {Release, SlabReleaseName}}))
     return Err;
   uint32_t Version = 0;
-  if (auto Err = EPC.callSPSWrapper<SPSZeroCopyEnableSig>(Enable, Version, ZeroCopyVersion))
+  if (auto Err = callChecked<SPSZeroCopyEnableSig>(EPC, Enable, ZeroCopyEnableName, Version,
+                                                   ZeroCopyVersion))
     return Err;
   if (Version != ZeroCopyVersion)
     return createStringError(inconvertibleErrorCode(),
@@ -146,21 +153,25 @@ Error ZeroCopyTransfer::sendAndWait(Waiting &W, LaunchStats &Stats) {
     Current = &W;
   }
   auto Send = PhaseClock::now();
-  if (auto Err = T.sendWithPayload(PayloadOpcode::Launch, W.SeqNo, Work.Plan, Work.Parts)) {
-    // Unless the reader already failed it on disconnect, fail it here.
-    if (take(W.SeqNo)) {
-      consumeError(std::move(W.Result));
-      return Err;
-    }
-    consumeError(std::move(Err));
-  } else {
-    Stats.Phases.SendNs += nsSince(Send);
+  Error SendErr = T.sendWithPayload(PayloadOpcode::Launch, W.SeqNo, Work.Plan, Work.Parts);
+  if (SendErr && take(W.SeqNo)) {
+    // Nobody resolved W: its Result is still the success it was made with.
+    consumeError(std::move(W.Result));
+    return SendErr;
   }
+  if (!SendErr)
+    Stats.Phases.SendNs += nsSince(Send);
   T.readUntil([&W] { return W.Finished.load(); });
   // Usually done already; if the connection broke, the reader thread
   // resolves W as it ends the session.
   std::unique_lock<std::mutex> Lock(M);
   Resolved.wait(Lock, [&W] { return W.Finished.load(); });
+  if (SendErr) {
+    // The reader failed W with "connection lost" on the disconnect the
+    // failed send caused; the send's error says why.
+    consumeError(std::move(W.Result));
+    return SendErr;
+  }
   return std::move(W.Result);
 }
 
@@ -177,39 +188,19 @@ ZeroCopyTransfer::Waiting *ZeroCopyTransfer::take(uint64_t SeqNo) {
 // buffer for it.
 Error ZeroCopyTransfer::placeOutputs(Waiting &W, ArrayRef<char> Plan, uint64_t PayloadBytes,
                                      std::vector<iovec> &Dst) {
-  std::string Error;
-  std::vector<ZeroCopyOutput> &Outs = Work.Results;
-  Outs.clear(); // SPS appends to the sequences it decodes into
-  uint64_t CopyInNs, KernelNs, CopyOutNs, Copied;
-  sps::SPSInputBuffer IB(Plan.data(), Plan.size());
-  if (!SPSZeroCopyResult::deserialize(IB, Error, Outs, CopyInNs, KernelNs, CopyOutNs, Copied))
-    return malformedResult("undecodable plan");
-  if (!Error.empty()) {
-    W.RemoteError = std::move(Error);
-    return PayloadBytes ? malformedResult("an error with a payload") : llvm::Error::success();
+  ZeroCopyResult &R = Work.Result;
+  if (auto Err = decodeZeroCopyResult(Plan, PayloadBytes, *W.Outputs, R, Dst))
+    return Err;
+  if (!R.RemoteError.empty()) {
+    W.RemoteError = std::move(R.RemoteError);
+    return Error::success();
   }
-  HostOutputs &Outputs = *W.Outputs;
-  if (Outs.size() != Outputs.size())
-    return malformedResult(Twine(Outs.size()) + " outputs, expected " + Twine(Outputs.size()));
-  uint64_t Total = 0;
-  for (size_t I = 0; I < Outs.size(); ++I) {
-    auto Buf = Outputs.allocate(I, std::get<0>(Outs[I]));
-    if (!Buf)
-      return Buf.takeError();
-    if (Buf->size() != std::get<1>(Outs[I]))
-      return malformedResult("output " + Twine(I) + " has the wrong byte count");
-    if (!Buf->empty())
-      Dst.push_back({Buf->data(), Buf->size()});
-    Total += Buf->size();
-  }
-  if (Total != PayloadBytes)
-    return malformedResult("payload of " + Twine(PayloadBytes) + " bytes for " + Twine(Total));
   PhaseTimes &P = W.Stats->Phases;
-  P.CopyInNs += CopyInNs;
-  P.KernelNs += KernelNs;
-  P.CopyOutNs += CopyOutNs;
-  W.Stats->ExecutorCopyBytes += Copied;
-  return llvm::Error::success();
+  P.CopyInNs += R.CopyInNs;
+  P.KernelNs += R.KernelNs;
+  P.CopyOutNs += R.CopyOutNs;
+  W.Stats->ExecutorCopyBytes += R.ExecutorCopyBytes;
+  return Error::success();
 }
 
 Expected<std::vector<iovec>> ZeroCopyTransfer::place(PayloadOpcode OpC, uint64_t SeqNo,
@@ -220,7 +211,7 @@ Expected<std::vector<iovec>> ZeroCopyTransfer::place(PayloadOpcode OpC, uint64_t
     W = Current;
   }
   if (OpC != PayloadOpcode::LaunchResult || !W || W->SeqNo != SeqNo)
-    return malformedResult("no launch " + Twine(SeqNo) + " is waiting");
+    return notWaiting(SeqNo);
   W->Landing = PhaseClock::now();
   std::vector<iovec> Dst;
   if (auto Err = placeOutputs(*W, Plan, PayloadBytes, Dst))
@@ -232,6 +223,9 @@ void ZeroCopyTransfer::finish(PayloadOpcode, uint64_t SeqNo, shared::WrapperFunc
                               Error Err) {
   Waiting *W = take(SeqNo);
   if (!W) {
+    // A result no launch waits for (place() refused it, which is Err): its
+    // payload was drained and the stream is still framed; there is nobody
+    // to tell.
     consumeError(std::move(Err));
     return;
   }

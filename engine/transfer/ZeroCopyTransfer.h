@@ -17,6 +17,7 @@
 #include "PhaseClock.h"
 #include "SlabPool.h"
 #include "Transfer.h"
+#include "ZeroCopyResult.h"
 
 #include "llvm/ExecutionEngine/Orc/ExecutorProcessControl.h"
 
@@ -67,7 +68,7 @@ private:
     std::vector<char> Plan;
     std::vector<wire::MemrefPacker> Packers;
     std::vector<wire::PayloadPart> Parts;
-    std::vector<wire::ZeroCopyOutput> Results;
+    ZeroCopyResult Result;
   };
 
   ZeroCopyTransfer(wire::SocketTransport &T, SlabPool::Backend B, uint64_t Initial, uint64_t Cap)

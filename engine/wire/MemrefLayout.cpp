@@ -2,6 +2,8 @@
 
 #include "MemrefLayout.h"
 
+#include "llvm/Support/FormatVariadic.h"
+
 #include <algorithm>
 
 using namespace llvm;
@@ -27,6 +29,37 @@ Error span(const MemrefDesc &D, MemrefName Name, int64_t &Lo, int64_t &Hi) {
     if (__builtin_add_overflow(End, Extent, &End))
       return layoutError(Name, "offset and strides overflow the address range");
   }
+  return Error::success();
+}
+
+// Base + Offset without wrapping around the address space.
+bool addressAt(uintptr_t Base, int64_t Offset, uintptr_t &At) {
+  if (Offset >= 0)
+    return !__builtin_add_overflow(Base, uint64_t(Offset), &At);
+  return !__builtin_sub_overflow(Base, uint64_t(-(Offset + 1)) + 1, &At);
+}
+
+// Elements Lo to Hi: their count and bytes fit an int64_t (so does every
+// partial offset the packer forms, each between the sums of the negative and
+// of the positive extents), and so do the byte offsets of both ends, which
+// must address memory without wrapping around.
+Error checkSpan(const MemrefDesc &D, size_t ElemSize, int64_t Lo, int64_t Hi, MemrefLayout &L,
+                MemrefName Name) {
+  uint64_t SpanElems = uint64_t(Hi) - uint64_t(Lo);
+  if (__builtin_add_overflow(SpanElems, 1, &SpanElems) ||
+      __builtin_mul_overflow(SpanElems, ElemSize, &L.SpanBytes) ||
+      L.SpanBytes > uint64_t(INT64_MAX))
+    return layoutError(Name, "the span of its elements (offsets " + Twine(Lo) + " to " + Twine(Hi) +
+                                 ") overflows");
+  int64_t LoBytes, End, EndBytes;
+  uintptr_t From, To;
+  uintptr_t Base = reinterpret_cast<uintptr_t>(D.aligned());
+  if (__builtin_mul_overflow(Lo, int64_t(ElemSize), &LoBytes) ||
+      __builtin_add_overflow(Hi, 1, &End) ||
+      __builtin_mul_overflow(End, int64_t(ElemSize), &EndBytes) ||
+      !addressAt(Base, LoBytes, From) || !addressAt(Base, EndBytes, To))
+    return layoutError(Name, "addressed range overflows (element offsets " + Twine(Lo) + " to " +
+                                 Twine(Hi) + " from " + formatv("{0:x}", Base) + ")");
   return Error::success();
 }
 
@@ -77,11 +110,8 @@ Expected<MemrefLayout> layoutOf(const MemrefDesc &D, size_t ElemSize, MemrefName
   int64_t Lo, Hi;
   if (auto Err = span(D, Name, Lo, Hi))
     return Err;
-  uint64_t SpanElems = uint64_t(Hi) - uint64_t(Lo) + 1;
-  int64_t LoBytes;
-  if (__builtin_mul_overflow(SpanElems, ElemSize, &L.SpanBytes) ||
-      __builtin_mul_overflow(Lo, int64_t(ElemSize), &LoBytes))
-    return layoutError(Name, "addressed range overflows");
+  if (auto Err = checkSpan(D, ElemSize, Lo, Hi, L, Name))
+    return Err;
   L.FirstElement = Lo;
   L.Dense = isDense(D);
   return L;

@@ -2,6 +2,8 @@
 
 #include "SocketTransport.h"
 
+#include "SpsCheck.h"
+
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -36,9 +38,10 @@ void encodeHeader(char *H, uint64_t MsgSize, SimpleRemoteEPCOpcode OpC, uint64_t
   support::endian::write64le(H + 24, TagAddr.getValue());
 }
 
-// Writes all of Iov, resuming after partial writes. MSG_NOSIGNAL: a dead peer
-// must surface as an error, not as SIGPIPE in the embedding process.
-int sendAll(int Fd, iovec *Iov, int Count) {
+// Writes all of Iov, resuming after partial writes, and adds what went out
+// to Written. MSG_NOSIGNAL: a dead peer must surface as an error, not as
+// SIGPIPE in the embedding process.
+int sendAll(int Fd, iovec *Iov, int Count, uint64_t &Written) {
   while (Count > 0) {
     msghdr Msg{};
     Msg.msg_iov = Iov;
@@ -49,6 +52,7 @@ int sendAll(int Fd, iovec *Iov, int Count) {
         continue;
       return errno;
     }
+    Written += N;
     while (Count > 0 && static_cast<size_t>(N) >= Iov->iov_len) {
       N -= Iov->iov_len;
       ++Iov;
@@ -130,10 +134,11 @@ Error SocketTransport::sendMessage(SimpleRemoteEPCOpcode OpC, uint64_t SeqNo, Ex
   if (Call)
     Requests.fetch_add(1, std::memory_order_relaxed);
   Sending.store(true, std::memory_order_relaxed);
-  int Err = sendAll(Fd, Iov, ArgBytes.empty() ? 1 : 2);
+  uint64_t Written = 0;
+  int Err = sendAll(Fd, Iov, ArgBytes.empty() ? 1 : 2, Written);
   Sending.store(false, std::memory_order_relaxed);
   if (Err)
-    return lostWhileSending("sending a message", Err);
+    return lostWhileSending("sending a message", Err, Written, MsgSize);
   Sent.fetch_add(1, std::memory_order_relaxed);
   BytesOut.fetch_add(MsgSize, std::memory_order_relaxed);
   return Error::success();
@@ -269,9 +274,12 @@ void SocketTransport::noteHangup(SimpleRemoteEPCOpcode OpC,
                                  const shared::WrapperFunctionBuffer &Args) {
   if (OpC != SimpleRemoteEPCOpcode::Hangup)
     return;
+  using Ser = shared::SPSArgList<shared::SPSError>;
+  if (!spsWellFormed<Ser>(Args.data(), Args.size()))
+    return; // no reason that can be read: the hangup still ends the session
   shared::detail::SPSSerializableError Info;
   shared::SPSInputBuffer IB(Args.data(), Args.size());
-  if (shared::SPSArgList<shared::SPSError>::deserialize(IB, Info) && Info.HasError) {
+  if (Ser::deserialize(IB, Info) && Info.HasError) {
     std::lock_guard<std::mutex> Lock(HangupMutex);
     Hangup = Info.ErrMsg;
   }
@@ -306,7 +314,7 @@ void SocketTransport::endReading(Error Err) {
     if (!Ended)
       EndError = Err ? toString(std::move(Err)) : std::string();
     else
-      consumeError(std::move(Err));
+      consumeError(std::move(Err)); // the end came first and was said; this follows from it
   }
   disconnect();
 }
@@ -334,12 +342,31 @@ void SocketTransport::readUntil(function_ref<bool()> Done) {
 // The peer announced a message too large to take. Tell it why before going,
 // and take in (and drop) what it is still sending for a while: closing with
 // unread data would reset the connection and lose the explanation.
-// A peer that reset or closed the connection is gone for good: say so to
-// everyone who asks (disconnected()), not only to this sender.
-Error SocketTransport::lostWhileSending(const char *What, int Errno) {
-  if (Errno == EPIPE || Errno == ECONNRESET)
-    disconnect();
-  return sysError(What, Errno);
+// A peer that reset or closed the connection is gone for good, and after
+// part of a message the peer would read whatever comes next as its rest: in
+// both cases end the connection and say so to everyone who asks
+// (disconnected(), closeReason()), not only to this sender. A send that
+// failed before its first byte leaves the stream framed and the session up.
+Error SocketTransport::lostWhileSending(const char *What, int Errno, uint64_t Written,
+                                        uint64_t MsgSize) {
+  if (Written == 0 && Errno != EPIPE && Errno != ECONNRESET)
+    return sysError(What, Errno);
+  std::string Why = formatv("{0} failed after {1} of its {2} bytes: {3}; this end closed the "
+                            "connection",
+                            What, Written, MsgSize, std::strerror(Errno))
+                        .str();
+  {
+    std::lock_guard<std::mutex> Lock(HangupMutex);
+    if (Closed.empty())
+      Closed = Why;
+  }
+  disconnect();
+  return createStringError(std::error_code(Errno, std::generic_category()), Why);
+}
+
+std::string SocketTransport::closeReason() const {
+  std::lock_guard<std::mutex> Lock(HangupMutex);
+  return Closed;
 }
 
 Error SocketTransport::refuse(Error Why) {
@@ -348,7 +375,10 @@ Error SocketTransport::refuse(Error Why) {
   {
     std::lock_guard<std::mutex> Lock(SendMutex);
     iovec V{Frame.data(), Frame.size()};
-    sendAll(Fd, &V, 1); // best effort: the peer may be gone already
+    uint64_t Written = 0;
+    // Best effort: the peer may be gone already, and the connection ends
+    // below whatever happens.
+    (void)sendAll(Fd, &V, 1, Written);
   }
   ::shutdown(Fd, SHUT_WR);
   discardFor(Refused, std::chrono::seconds(5));
@@ -486,25 +516,26 @@ Error SocketTransport::readPayloadMessage(Head &H, uint64_t MsgSize) {
   return Error::success();
 }
 
-int SocketTransport::sendParts(SmallVectorImpl<iovec> &Iov, ArrayRef<PayloadPart> Parts) {
+int SocketTransport::sendParts(SmallVectorImpl<iovec> &Iov, ArrayRef<PayloadPart> Parts,
+                               uint64_t &Written) {
   for (const PayloadPart &P : Parts) {
     if (!P.Packer) {
       if (P.Bytes)
         Iov.push_back({const_cast<char *>(P.Data), size_t(P.Bytes)});
       continue;
     }
-    if (int Err = sendAll(Fd, Iov.data(), Iov.size()))
+    if (int Err = sendAll(Fd, Iov.data(), Iov.size(), Written))
       return Err;
     Iov.clear();
     if (!Chunk)
       Chunk.reset(static_cast<char *>(mi_malloc(ChunkSize)));
     while (!P.Packer->done()) {
       iovec One{Chunk.get(), P.Packer->pack(Chunk.get(), ChunkSize)};
-      if (int Err = sendAll(Fd, &One, 1))
+      if (int Err = sendAll(Fd, &One, 1, Written))
         return Err;
     }
   }
-  return sendAll(Fd, Iov.data(), Iov.size());
+  return sendAll(Fd, Iov.data(), Iov.size(), Written);
 }
 
 Error SocketTransport::sendWithPayload(PayloadOpcode OpC, uint64_t SeqNo, ArrayRef<char> Plan,
@@ -528,10 +559,11 @@ Error SocketTransport::sendWithPayload(PayloadOpcode OpC, uint64_t SeqNo, ArrayR
   if (OpC == PayloadOpcode::Launch)
     Requests.fetch_add(1, std::memory_order_relaxed);
   Sending.store(true, std::memory_order_relaxed);
-  int Err = sendParts(Iov, Parts);
+  uint64_t Written = 0;
+  int Err = sendParts(Iov, Parts, Written);
   Sending.store(false, std::memory_order_relaxed);
   if (Err)
-    return lostWhileSending("sending a payload message", Err);
+    return lostWhileSending("sending a payload message", Err, Written, MsgSize);
   Sent.fetch_add(1, std::memory_order_relaxed);
   BytesOut.fetch_add(MsgSize, std::memory_order_relaxed);
   return Error::success();

@@ -114,7 +114,8 @@ public:
 
   // Sends Plan and then the Parts in order as one payload message, from the
   // caller's memory: scatter-gather for plain parts, a bounded scratch chunk
-  // for packed ones.
+  // for packed ones. A failed send (of either kind) either sent nothing and
+  // left the connection up, or ended the connection (disconnected()).
   llvm::Error sendWithPayload(PayloadOpcode OpC, uint64_t SeqNo, llvm::ArrayRef<char> Plan,
                               llvm::ArrayRef<PayloadPart> Parts);
 
@@ -136,6 +137,10 @@ public:
   // Why the peer hung up, when it said so (its Hangup message carried an
   // error); empty otherwise.
   std::string hangupReason() const;
+  // Why this end closed the connection, when a send failed after part of a
+  // message went out (or found the peer gone); empty otherwise.
+  std::string closeReason() const;
+  uint64_t maxMessageSize() const { return Opts.MaxMessageSize; }
 
 private:
   SocketTransport(llvm::orc::SimpleRemoteEPCTransportClient &Client, int Fd, TransportOptions Opts)
@@ -144,7 +149,7 @@ private:
   void readLoop();
   llvm::Error refuse(llvm::Error Why);
   void discardFor(uint64_t Bytes, std::chrono::milliseconds Limit);
-  llvm::Error lostWhileSending(const char *What, int Errno);
+  llvm::Error lostWhileSending(const char *What, int Errno, uint64_t Written, uint64_t MsgSize);
   llvm::Error readOnDemand(bool &Eof);
   void endReading(llvm::Error Err);
   llvm::Error readMessage(bool &Eof);
@@ -161,7 +166,8 @@ private:
   llvm::Error readPayloadMessage(Head &H, uint64_t MsgSize);
   llvm::Error readInto(llvm::MutableArrayRef<iovec> Dst);
   llvm::Error drain(uint64_t Bytes);
-  int sendParts(llvm::SmallVectorImpl<iovec> &Iov, llvm::ArrayRef<PayloadPart> Parts);
+  int sendParts(llvm::SmallVectorImpl<iovec> &Iov, llvm::ArrayRef<PayloadPart> Parts,
+                uint64_t &Written);
   void noteHangup(llvm::orc::SimpleRemoteEPCOpcode OpC,
                   const llvm::orc::shared::WrapperFunctionBuffer &Args);
 
@@ -192,7 +198,7 @@ private:
   std::unique_ptr<char, MiFree> Chunk; // packing scratch, made on first use
   std::atomic<uint64_t> Requests{0}, Sent{0}, Received{0}, BytesOut{0}, BytesIn{0};
   mutable std::mutex HangupMutex;
-  std::string Hangup;
+  std::string Hangup, Closed;
 };
 
 // Encodes a complete Hangup frame carrying Message, ready to be written to the

@@ -149,6 +149,9 @@ const Overflow Overflows[] = {
     {"overflows the address range", {INT64_MAX / 2}, {-4}, 1},
     {"byte size overflows", {INT64_MAX / 2}, {1}, 4},
     {"element count overflows", {INT64_MAX / 2, 8}, {8, 1}, 1},
+    // Offsets 0 to INT64_MAX, then INT64_MIN: a span of 2^64 elements, which
+    // wrapped to none.
+    {"the span of its elements", {2, 2}, {INT64_MAX, INT64_MIN}, 1},
 };
 
 TEST_P(LimitTest, OverflowingDescriptorsAreRefusedWithoutARoundTrip) {

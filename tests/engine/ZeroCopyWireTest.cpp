@@ -48,7 +48,10 @@ struct Reply {
 // whatever plan it is given and hands back the reply as it came.
 class RawClient final : public wire::PayloadHandler {
 public:
-  static Expected<std::unique_ptr<RawClient>> connect(const std::string &Address);
+  // Enables zero-copy launches as a host speaking HostVersion; only a
+  // client speaking the executor's version checks the answer.
+  static Expected<std::unique_ptr<RawClient>> connect(const std::string &Address,
+                                                      uint32_t HostVersion = wire::ZeroCopyVersion);
   ~RawClient() override;
 
   Expected<ExecutorAddr> link(const std::string &File, const std::string &Entry);
@@ -68,9 +71,12 @@ public:
 
 private:
   RawClient() = default;
-  Error enableZeroCopy();
+  Error enableZeroCopy(uint32_t HostVersion);
+
+public:
   ExecutorProcessControl &epc() { return ES->getExecutorProcessControl(); }
 
+private:
   std::unique_ptr<ExecutionSession> ES;
   wire::SocketTransport *Transport = nullptr;
   std::unique_ptr<CodeLinker> Linker;
@@ -84,7 +90,8 @@ private:
   Reply Current;
 };
 
-Expected<std::unique_ptr<RawClient>> RawClient::connect(const std::string &Address) {
+Expected<std::unique_ptr<RawClient>> RawClient::connect(const std::string &Address,
+                                                        uint32_t HostVersion) {
   auto Fd = connectTcp(Address, std::chrono::seconds(10));
   if (!Fd)
     return Fd.takeError();
@@ -101,12 +108,12 @@ Expected<std::unique_ptr<RawClient>> RawClient::connect(const std::string &Addre
   if (!L)
     return L.takeError();
   C->Linker = std::move(*L);
-  if (auto Err = C->enableZeroCopy())
+  if (auto Err = C->enableZeroCopy(HostVersion))
     return Err;
   return C;
 }
 
-Error RawClient::enableZeroCopy() {
+Error RawClient::enableZeroCopy(uint32_t HostVersion) {
   ExecutorAddr Enable;
   if (auto Err = epc().getBootstrapSymbols({{Enable, wire::ZeroCopyEnableName},
                                             {Reserve, wire::SlabReserveName},
@@ -114,10 +121,9 @@ Error RawClient::enableZeroCopy() {
     return Err;
   Transport->setPayloadHandler(this);
   uint32_t Version = 0;
-  if (auto Err =
-          epc().callSPSWrapper<wire::SPSZeroCopyEnableSig>(Enable, Version, wire::ZeroCopyVersion))
+  if (auto Err = epc().callSPSWrapper<wire::SPSZeroCopyEnableSig>(Enable, Version, HostVersion))
     return Err;
-  return Version == wire::ZeroCopyVersion
+  return Version == wire::ZeroCopyVersion || HostVersion != wire::ZeroCopyVersion
              ? Error::success()
              : failure("executor speaks zero-copy version " + Twine(Version));
 }
@@ -303,6 +309,59 @@ TEST_F(ZeroCopyWireTest, DestinationsOutsideTheSlabsAreRefusedAndTheSessionGoesO
     EXPECT_TRUE(refused(mapAt(Dest), Dest));
     EXPECT_TRUE(ranCorrectly(mapAt(Slab)));
   }
+}
+
+// A host of another version is refused: each launch gets an error reply
+// that says so, and the entry never runs.
+TEST(ZeroCopyVersionTest, AHostOfAnotherVersionIsRefused) {
+  ExecutorProcess Exec;
+  ASSERT_TRUE(Exec.start());
+  auto C = RawClient::connect(Exec.address(), wire::ZeroCopyVersion + 1);
+  ASSERT_TRUE(bool(C)) << toString(C.takeError());
+  auto Entry = (*C)->link("map", "map_r1_e4");
+  ASSERT_TRUE(bool(Entry)) << toString(Entry.takeError());
+  auto Slab = (*C)->reserveSlab(SlabBytes);
+  ASSERT_TRUE(bool(Slab)) << toString(Slab.takeError());
+  std::vector<wire::ZeroCopyInput> Ins = {{4, {4}, *Slab, 16}};
+  auto R = (*C)->launch(*Entry, Ins, {{1, 4}}, {reinterpret_cast<const char *>(Values.data()), 16});
+  ASSERT_TRUE(bool(R)) << toString(R.takeError());
+  std::string Says = "zero-copy launches were refused: the host speaks version " +
+                     std::to_string(wire::ZeroCopyVersion + 1) + ", this executor " +
+                     std::to_string(wire::ZeroCopyVersion);
+  EXPECT_NE(R->Error.find(Says), std::string::npos) << R->Error;
+  EXPECT_TRUE(R->Outputs.empty());
+}
+
+// SPS bytes whose first sequence announces Count elements and carries none.
+std::vector<char> hugeSequence(std::vector<char> Prefix, uint64_t Count) {
+  char Bytes[8];
+  support::endian::write64le(Bytes, Count);
+  Prefix.insert(Prefix.end(), Bytes, Bytes + 8);
+  return Prefix;
+}
+
+// A request announcing 2^61 output ranks (or asset bytes) in a few bytes
+// made the executor's decoder reserve them and its connection process die.
+// Now it is an error reply, and the same connection answers the next call.
+TEST_F(ZeroCopyWireTest, HugeCountsInARequestAreRefusedAndTheConnectionLives) {
+  std::vector<pid_t> Before, After;
+  ASSERT_TRUE(Exec.waitForConnections(1, Before, std::chrono::seconds(10)));
+  ExecutorAddr Batched, Store;
+  ASSERT_FALSE(bool(Client->epc().getBootstrapSymbols(
+      {{Batched, wire::BatchedInvokeName}, {Store, wire::StoreAssetName}})));
+  // entry, av, then the ranks' count.
+  std::vector<char> Invoke = hugeSequence(std::vector<char>(16, 1), uint64_t(1) << 61);
+  std::vector<char> Asset = hugeSequence({}, uint64_t(1) << 61);
+  // The batched service's result carries an error, which says why.
+  auto R = Client->epc().callWrapper(Batched, Invoke);
+  std::string Reply(R.data(), R.size());
+  EXPECT_TRUE(!Reply.empty() && Reply[0] == 0) << "an error value";
+  EXPECT_NE(Reply.find("malformed request"), std::string::npos) << Reply;
+  // Storing an asset answers a status, where the refusal cannot be said.
+  EXPECT_EQ(Client->epc().callWrapper(Store, Asset).size(), 0u);
+  EXPECT_TRUE(ranCorrectly(mapAt(Slab)));
+  ASSERT_TRUE(Exec.waitForConnections(1, After, std::chrono::seconds(10)));
+  EXPECT_EQ(After, Before) << "the same connection process serves on";
 }
 
 } // namespace

@@ -1,0 +1,148 @@
+//===- ReadableMemory.cpp - Finding memory a send would fault on ----------===//
+
+#include "ReadableMemory.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <atomic>
+#include <cerrno>
+#include <mutex>
+#include <pthread.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+using namespace llvm;
+
+namespace catalyst::remote::wire {
+
+namespace {
+
+// Reads one byte of each page it is given, 1024 pages (IOV_MAX) per system
+// call, and remembers the first page that could not be read.
+// getpid() is a system call per launch; the executor forks a process per
+// connection, so the cached value is renewed in each child.
+pid_t ownPid() {
+  static std::atomic<pid_t> Pid{0};
+  static std::once_flag Once;
+  std::call_once(Once, [] { ::pthread_atfork(nullptr, nullptr, [] { Pid = ::getpid(); }); });
+  pid_t P = Pid.load(std::memory_order_relaxed);
+  if (P == 0)
+    Pid = P = ::getpid();
+  return P;
+}
+
+class PageProbe {
+public:
+  explicit PageProbe(uintptr_t PageSize) : Mask(~(PageSize - 1)) {}
+
+  // Probes the page holding Addr unless it was the last one added.
+  void add(uintptr_t Addr) {
+    uintptr_t Page = Addr & Mask;
+    if (Page == Last || Bad)
+      return;
+    Last = Page;
+    Remote[Count++] = {reinterpret_cast<void *>(Page), 1};
+    if (Count == Batch)
+      flush();
+  }
+
+  // The first unreadable page, or 0 when every page added could be read.
+  uintptr_t finish() {
+    flush();
+    return Bad;
+  }
+
+private:
+  static constexpr size_t Batch = 1024;
+
+  void flush() {
+    if (Count == 0 || Bad)
+      return;
+    char Sink[Batch];
+    iovec Local{Sink, Count};
+    ssize_t Read = ::process_vm_readv(ownPid(), &Local, 1, Remote, Count, 0);
+    // Each remote piece is one byte, so a partial read stops at the first
+    // unreadable page. Any error but EFAULT (ENOSYS, EPERM under seccomp,
+    // ENOMEM) is no verdict on the memory: nothing more can be probed.
+    if (Read >= 0 && size_t(Read) < Count)
+      Bad = reinterpret_cast<uintptr_t>(Remote[Read].iov_base);
+    else if (Read < 0 && errno == EFAULT)
+      Bad = reinterpret_cast<uintptr_t>(Remote[0].iov_base);
+    Count = 0;
+  }
+
+  uintptr_t Mask;
+  uintptr_t Last = 0;
+  uintptr_t Bad = 0;
+  size_t Count = 0;
+  iovec Remote[Batch];
+};
+
+uintptr_t pageSize() {
+  static const uintptr_t Size = uintptr_t(::sysconf(_SC_PAGESIZE));
+  return Size;
+}
+
+// MADV_POPULATE_READ (Linux 5.14) checks a whole range in one call, half
+// the cost of process_vm_readv for one page: it fails where a read would
+// fault. It also fails on mappings it cannot populate (device memory), and
+// on kernels without it, so a failure only sends the range to the precise
+// probe, which decides.
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22
+#endif
+bool populatesReadable(uintptr_t First, uintptr_t End, uintptr_t Page) {
+  uintptr_t Start = First & ~(Page - 1);
+  return ::madvise(reinterpret_cast<void *>(Start), End - Start, MADV_POPULATE_READ) == 0;
+}
+
+// Adds the first and last byte of every element, in row-major order.
+void addElements(PageProbe &P, const MemrefDesc &D, size_t ElemSize, uint64_t Elements) {
+  int64_t Index[MaxRank] = {};
+  uintptr_t Base = reinterpret_cast<uintptr_t>(D.aligned());
+  for (uint64_t E = 0; E < Elements; ++E) {
+    // layoutOf bounded every element's offset, in elements and in bytes.
+    int64_t Off = D.offset();
+    for (size_t K = 0; K < D.rank(); ++K)
+      Off += Index[K] * D.stride(K);
+    uintptr_t Addr = Base + uintptr_t(Off * int64_t(ElemSize));
+    P.add(Addr);
+    P.add(Addr + ElemSize - 1);
+    for (size_t K = D.rank(); K-- > 0;) {
+      if (++Index[K] < D.size(K))
+        break;
+      Index[K] = 0;
+    }
+  }
+}
+
+} // namespace
+
+Error checkReadable(const MemrefDesc &D, size_t ElemSize, const MemrefLayout &L, MemrefName Name) {
+  if (L.Elements == 0)
+    return Error::success();
+  uintptr_t Page = pageSize();
+  uintptr_t First =
+      reinterpret_cast<uintptr_t>(D.aligned()) + uintptr_t(L.FirstElement * int64_t(ElemSize));
+  uintptr_t End = First + L.SpanBytes; // layoutOf: no wrap
+  uint64_t SpanPages = (End - 1) / Page - First / Page + 1;
+  PageProbe P(Page);
+  if (!L.Dense && L.Elements < SpanPages / 2) {
+    addElements(P, D, ElemSize, L.Elements);
+  } else if (populatesReadable(First, End, Page)) {
+    return Error::success();
+  } else {
+    for (uint64_t I = 0; I < SpanPages; ++I)
+      P.add(I ? (First & ~(Page - 1)) + I * Page : First);
+  }
+  uintptr_t Bad = P.finish();
+  if (!Bad)
+    return Error::success();
+  return createStringError(inconvertibleErrorCode(),
+                           Twine(Name.Role) + " " + Twine(Name.Index) + ": memory at " +
+                               formatv("{0:x}", Bad) + " is not readable (its values span " +
+                               Twine(L.SpanBytes) + " bytes from " + formatv("{0:x}", First) + ")");
+}
+
+} // namespace catalyst::remote::wire

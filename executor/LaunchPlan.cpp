@@ -1,0 +1,71 @@
+//===- LaunchPlan.cpp - Decoding a zero-copy launch request ---------------===//
+
+#include "LaunchPlan.h"
+
+#include "../engine/wire/MemrefLayout.h"
+#include "../engine/wire/SpsCheck.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace llvm;
+using namespace llvm::orc;
+
+namespace catalyst::remote::executor {
+
+using namespace wire;
+
+namespace {
+
+// Bounds a plan may not exceed, whatever it announces.
+constexpr uint64_t MaxMemrefs = 1 << 16;
+
+Error checkInput(size_t I, const ZeroCopyInput &In, SlabCheck InSlabs) {
+  auto &[ElemSize, Sizes, Dest, Bytes] = In;
+  uint64_t Expected = ElemSize;
+  bool Ok = ElemSize > 0 && Sizes.size() <= MaxRank;
+  for (int64_t S : Sizes)
+    Ok = Ok && S >= 0 && !__builtin_mul_overflow(Expected, uint64_t(S), &Expected);
+  if (!Ok || Expected != Bytes)
+    return badLaunchRequest("input " + Twine(I) + " has an inconsistent shape");
+  if (Bytes && !InSlabs(Dest.toPtr<char *>(), Bytes))
+    return badLaunchRequest("input " + Twine(I) + ": destination " +
+                            formatv("{0:x}", Dest.getValue()) + " (" + Twine(Bytes) +
+                            " bytes) is outside this session's slabs");
+  return Error::success();
+}
+
+} // namespace
+
+Error badLaunchRequest(const Twine &What) {
+  return createStringError(inconvertibleErrorCode(), "bad launch request: " + What);
+}
+
+Error decodeLaunchPlan(ArrayRef<char> Plan, uint64_t PayloadBytes, SlabCheck InSlabs,
+                       LaunchPlan &Out) {
+  // SPS appends to the sequences it decodes into.
+  Out.Inputs.clear();
+  Out.Outputs.clear();
+  sps::SPSInputBuffer IB(Plan.data(), Plan.size());
+  if (!spsWellFormed<SPSZeroCopyPlan>(Plan.data(), Plan.size()) ||
+      !SPSZeroCopyPlan::deserialize(IB, Out.Entry, Out.Inputs, Out.Outputs))
+    return badLaunchRequest("malformed plan");
+  if (!Out.Entry || Out.Inputs.size() > MaxMemrefs || Out.Outputs.size() > MaxMemrefs)
+    return badLaunchRequest("no entry, or too many memrefs");
+  uint64_t Total = 0;
+  for (size_t I = 0; I < Out.Inputs.size(); ++I) {
+    if (auto Err = checkInput(I, Out.Inputs[I], InSlabs))
+      return Err;
+    if (__builtin_add_overflow(Total, std::get<3>(Out.Inputs[I]), &Total))
+      return badLaunchRequest("input sizes overflow");
+  }
+  if (Total != PayloadBytes)
+    return badLaunchRequest("inputs total " + Twine(Total) + " bytes, the payload " +
+                            Twine(PayloadBytes));
+  for (auto &[Rank, ElemSize] : Out.Outputs)
+    if (Rank > MaxRank || ElemSize == 0)
+      return badLaunchRequest("an output has rank " + Twine(Rank) + ", element size " +
+                              Twine(ElemSize));
+  return Error::success();
+}
+
+} // namespace catalyst::remote::executor

@@ -1,0 +1,39 @@
+//===- LaunchPlan.h - Decoding a zero-copy launch request -------*- C++ -*-===//
+//
+// The plan of a zero-copy launch comes from the host and says where the
+// payload that follows it goes: every count, shape and destination is
+// checked before a byte of the payload is placed. Pure (bytes in, a checked
+// plan or an error out) so that it can be fuzzed without a connection.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CATALYST_REMOTE_EXECUTOR_LAUNCHPLAN_H
+#define CATALYST_REMOTE_EXECUTOR_LAUNCHPLAN_H
+
+#include "../engine/wire/Protocol.h"
+
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/Support/Error.h"
+
+namespace catalyst::remote::executor {
+
+struct LaunchPlan {
+  llvm::orc::ExecutorAddr Entry;
+  std::vector<wire::ZeroCopyInput> Inputs;
+  std::vector<wire::LaunchOutputSpec> Outputs;
+};
+
+// Whether Bytes at P lie inside this session's slabs.
+using SlabCheck = llvm::function_ref<bool(const char *P, uint64_t Bytes)>;
+
+// Decodes Plan into Out (replacing what it held) and checks it against the
+// PayloadBytes that follow it: input shapes consistent with their byte
+// counts, destinations inside the slabs, output ranks and element sizes.
+llvm::Error decodeLaunchPlan(llvm::ArrayRef<char> Plan, uint64_t PayloadBytes, SlabCheck InSlabs,
+                             LaunchPlan &Out);
+
+llvm::Error badLaunchRequest(const llvm::Twine &What);
+
+} // namespace catalyst::remote::executor
+
+#endif

@@ -1,0 +1,230 @@
+//===- HostilePeerTest.cpp - A session against an executor that lies ------===//
+//
+// The executor here is this test process: ORC's own EPC server over the
+// engine's transport, with the memory manager and the upstream services a
+// real executor has, so a session connects, links concat.o into it and
+// launches. Its output services lie on demand: an empty or short read, a
+// read announcing 2^61 buffers, a descriptor whose span wraps, a batched
+// descriptor area of the wrong size. Each launch fails with an error that
+// says what was wrong, its output stays zeroed, and the host lives.
+//
+//===----------------------------------------------------------------------===//
+
+#include "EngineHarness.h"
+#include "Kernels.h"
+#include "wire/Protocol.h"
+#include "wire/SocketTransport.h"
+
+#include "llvm/ExecutionEngine/Orc/Shared/OrcRTBridge.h"
+#include "llvm/ExecutionEngine/Orc/TargetProcess/DefaultHostBootstrapValues.h"
+#include "llvm/ExecutionEngine/Orc/TargetProcess/SimpleExecutorMemoryManager.h"
+#include "llvm/ExecutionEngine/Orc/TargetProcess/SimpleRemoteEPCServer.h"
+#include "llvm/Support/Endian.h"
+
+#include <atomic>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <thread>
+#include <unistd.h>
+
+using namespace catalyst::remote;
+using namespace catalyst::remote::test;
+using namespace llvm;
+using namespace llvm::orc;
+using namespace llvm::orc::shared;
+
+namespace {
+
+enum class Lie { None, EmptyRead, ShortRead, HugeRead, WrappingSpan, ShortDescriptors };
+std::atomic<Lie> Lying{Lie::None};
+
+WrapperFunctionBuffer hugeCount() {
+  char Bytes[8];
+  support::endian::write64le(Bytes, uint64_t(1) << 61);
+  return WrapperFunctionBuffer::copyFrom(Bytes, 8);
+}
+
+using ReadSig = SPSSequence<SPSSequence<uint8_t>>(SPSSequence<SPSExecutorAddrRange>);
+
+CWrapperFunctionBuffer readBuffers(const char *Data, size_t Size) {
+  Lie L = Lying.load();
+  if (L == Lie::HugeRead)
+    return hugeCount().release();
+  auto Read = [L](std::vector<ExecutorAddrRange> Rs) {
+    std::vector<std::vector<uint8_t>> Out;
+    for (const ExecutorAddrRange &R : Rs)
+      Out.emplace_back(R.Start.toPtr<uint8_t *>(), R.End.toPtr<uint8_t *>());
+    if (L == Lie::EmptyRead)
+      Out.clear();
+    if (L == Lie::ShortRead)
+      for (auto &B : Out)
+        B.pop_back();
+    return Out;
+  };
+  return WrapperFunction<ReadSig>::handle(Data, Size, Read).release();
+}
+
+CWrapperFunctionBuffer alloc(const char *Data, size_t Size) {
+  return WrapperFunction<wire::SPSAllocSig>::handle(
+             Data, Size, [](uint64_t Bytes) { return ExecutorAddr::fromPtr(std::malloc(Bytes)); })
+      .release();
+}
+
+CWrapperFunctionBuffer release(const char *Data, size_t Size) {
+  return WrapperFunction<wire::SPSFreeSig>::handle(
+             Data, Size, [](ExecutorAddr A) { std::free(A.toPtr<void *>()); })
+      .release();
+}
+
+// Runs the entry; then, when lying, makes its rank-1 output's span wrap.
+CWrapperFunctionBuffer invoke(const char *Data, size_t Size) {
+  auto Run = [](ExecutorAddr Entry, std::vector<ExecutorAddr> RvAv) {
+    Entry.toPtr<void (*)(void *, void *)>()(RvAv[0].toPtr<void *>(), RvAv[1].toPtr<void *>());
+    if (Lying.load() == Lie::WrappingSpan) {
+      int64_t *Rv = RvAv[0].toPtr<int64_t *>();
+      Rv[3] = 2;         // size
+      Rv[4] = INT64_MAX; // stride
+    }
+  };
+  return WrapperFunction<wire::SPSInvokeSig>::handle(Data, Size, Run).release();
+}
+
+CWrapperFunctionBuffer storeAsset(const char *Data, size_t Size) {
+  return WrapperFunction<wire::SPSStoreAssetSig>::handle(
+             Data, Size, [](ArrayRef<char>, std::string) { return int32_t(0); })
+      .release();
+}
+
+// A descriptor area one slot short, whatever the ranks asked for.
+CWrapperFunctionBuffer batchedInvoke(const char *Data, size_t Size) {
+  auto Short = [](ExecutorAddr, ExecutorAddr, std::vector<uint64_t> Ranks, ExecutorAddr,
+                  uint64_t) -> Expected<std::tuple<std::vector<char>, uint64_t>> {
+    uint64_t Bytes = 0;
+    for (uint64_t R : Ranks)
+      Bytes += wire::MemrefDesc::byteSize(R);
+    return std::make_tuple(std::vector<char>(Bytes - 8), uint64_t(0));
+  };
+  return WrapperFunction<wire::SPSBatchedInvokeSig>::handle(Data, Size, Short).release();
+}
+
+CWrapperFunctionBuffer batchedRelease(const char *Data, size_t Size) {
+  return WrapperFunction<wire::SPSBatchedReleaseSig>::handle(Data, Size, [] {}).release();
+}
+
+Error setup(SimpleRemoteEPCServer::Setup &S) {
+  S.setDispatcher(std::make_unique<SimpleRemoteEPCServer::ThreadDispatcher>());
+  S.bootstrapSymbols() = SimpleRemoteEPCServer::defaultBootstrapSymbols();
+  addDefaultBootstrapValuesForHostProcess(S.bootstrapMap(), S.bootstrapSymbols());
+  S.services().push_back(std::make_unique<rt_bootstrap::SimpleExecutorMemoryManager>());
+  auto &Sym = S.bootstrapSymbols();
+  Sym[rt::MemoryReadBuffersWrapperName] = ExecutorAddr::fromPtr(&readBuffers);
+  Sym[wire::AllocName] = ExecutorAddr::fromPtr(&alloc);
+  Sym[wire::FreeName] = ExecutorAddr::fromPtr(&release);
+  Sym[wire::InvokeName] = ExecutorAddr::fromPtr(&invoke);
+  Sym[wire::StoreAssetName] = ExecutorAddr::fromPtr(&storeAsset);
+  Sym[wire::BatchedInvokeName] = ExecutorAddr::fromPtr(&batchedInvoke);
+  Sym[wire::BatchedReleaseName] = ExecutorAddr::fromPtr(&batchedRelease);
+  std::vector<char> Version(SPSArgList<wire::SPSProtocolValue>::size(wire::ProtocolVersion));
+  SPSOutputBuffer OB(Version.data(), Version.size());
+  if (!SPSArgList<wire::SPSProtocolValue>::serialize(OB, wire::ProtocolVersion))
+    return createStringError(inconvertibleErrorCode(), "cannot encode the protocol version");
+  S.bootstrapMap()[wire::ProtocolKey] = std::move(Version);
+  return Error::success();
+}
+
+// Serves one connection on a loopback port, on a thread of its own.
+class LyingExecutor {
+public:
+  ::testing::AssertionResult start() {
+    sockaddr_in A{};
+    A.sin_family = AF_INET;
+    A.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t Len = sizeof(A);
+    Listener = socket(AF_INET, SOCK_STREAM, 0);
+    if (Listener < 0 || bind(Listener, reinterpret_cast<sockaddr *>(&A), Len) != 0 ||
+        listen(Listener, 1) != 0 || getsockname(Listener, reinterpret_cast<sockaddr *>(&A), &Len))
+      return ::testing::AssertionFailure() << "cannot listen: " << strerror(errno);
+    Address = "127.0.0.1:" + std::to_string(ntohs(A.sin_port));
+    Server = std::thread([this] { serve(); });
+    return ::testing::AssertionSuccess();
+  }
+  ~LyingExecutor() {
+    Lying = Lie::None;
+    if (Listener >= 0)
+      shutdown(Listener, SHUT_RDWR);
+    if (Server.joinable())
+      Server.join();
+    close(Listener);
+  }
+  std::string Address;
+
+private:
+  void serve() {
+    int Fd = accept(Listener, nullptr, nullptr);
+    if (Fd < 0)
+      return;
+    auto S =
+        SimpleRemoteEPCServer::Create<wire::SocketTransport>(setup, Fd, wire::TransportOptions());
+    if (!S) {
+      ADD_FAILURE() << toString(S.takeError());
+      return;
+    }
+    if (auto Err = (*S)->waitForDisconnect())
+      ADD_FAILURE() << "the lying executor's session: " << toString(std::move(Err));
+  }
+
+  int Listener = -1;
+  std::thread Server;
+};
+
+struct Case {
+  Strategy S;
+  Lie L;
+  const char *Says;
+};
+
+void PrintTo(const Case &C, std::ostream *OS) {
+  *OS << strategyTestName(C.S) << " expecting '" << C.Says << "'";
+}
+
+class HostilePeerTest : public ::testing::TestWithParam<Case> {};
+
+TEST_P(HostilePeerTest, TheLaunchFailsSayingWhatWasWrong) {
+  LyingExecutor Exec;
+  ASSERT_TRUE(Exec.start());
+  {
+    auto S = openWithConcat(Exec.Address, GetParam().S);
+    ASSERT_TRUE(S);
+    std::mt19937_64 Rng(9);
+    auto Ins = byteInputs({64}, Rng);
+    if (GetParam().S == Strategy::Naive) {
+      ASSERT_TRUE(concatMatches(*S, Ins)) << "honest at first";
+    }
+    Lying = GetParam().L;
+    Desc Out(1, 1);
+    Out.poison();
+    std::vector<MemrefArg> Args = {{Ins[0]->D.data(), 1, 1}};
+    std::string Msg =
+        errorText(S->launch({remoteEntry("concat_1"), "concat.o", Args, {{Out.data(), 1, 1}}}));
+    EXPECT_NE(Msg.find(GetParam().Says), std::string::npos) << Msg;
+    EXPECT_TRUE(Out.allZero());
+    Lying = Lie::None;
+  }
+}
+
+const Case Cases[] = {
+    {Strategy::Naive, Lie::EmptyRead, "malformed reply from the executor: 0 buffers read for 1"},
+    {Strategy::Naive, Lie::ShortRead, "buffer 0 holds 39 bytes for a span of 40"},
+    {Strategy::Naive, Lie::HugeRead, "malformed reply from the executor to read memory"},
+    {Strategy::Naive, Lie::WrappingSpan,
+     "output 0: the span of its elements (offsets 0 to 9223372036854775807) overflows"},
+    {Strategy::Batched, Lie::ShortDescriptors, "32 bytes of output descriptors, expected 40"},
+};
+
+INSTANTIATE_TEST_SUITE_P(Lies, HostilePeerTest, ::testing::ValuesIn(Cases),
+                         [](const ::testing::TestParamInfo<Case> &I) {
+                           return std::string(strategyTestName(I.param.S)) + "_" +
+                                  std::to_string(I.index);
+                         });
+
+} // namespace

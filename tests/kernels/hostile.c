@@ -1,0 +1,36 @@
+/*===- hostile.c - Kernels whose outputs cannot be sent as they are -------===*\
+ *
+ * Both return one rank-1 output of 1-byte elements, whatever their inputs.
+ * big_output() returns 2 MiB, more than an executor started with
+ * `--max-message 1` may send. unreadable_output() returns 8 KiB whose first
+ * page is readable and whose second is PROT_NONE: a send from it would fail
+ * after the first page. Its `allocated` is MLIR's constant-global marker, so
+ * no one frees the mapping.
+ *
+\*===----------------------------------------------------------------------===*/
+
+#include "kernel_abi.h"
+
+#include <sys/mman.h>
+
+void ENTRY(big_output)(void *rv, void *av) {
+  int64_t size = 2 << 20;
+  char *buf = mr_alloc(size);
+  if (!buf)
+    return;
+  for (int64_t i = 0; i < size; ++i)
+    buf[i] = (char)i;
+  mr_set_dense(mr_output(rv, 0), 1, buf, &size);
+}
+
+void ENTRY(unreadable_output)(void *rv, void *av) {
+  int64_t size = 8192;
+  char *buf = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (buf == MAP_FAILED)
+    return;
+  memset(buf, 1, 4096);
+  mprotect(buf + 4096, 4096, PROT_NONE);
+  memref_t *out = mr_output(rv, 0);
+  mr_set_dense(out, 1, buf, &size);
+  out->allocated = CONSTANT_GLOBAL_MARKER;
+}
