@@ -47,12 +47,14 @@ Expected<std::vector<Returned>> inspect(ArrayRef<LaunchOutputSpec> Specs, char *
   return Outs;
 }
 
-// Frees what the kernel handed back, once: never slab memory (inputs) and
-// never a constant global.
-void freeReturned(ArrayRef<Returned> Outs) {
+// Frees what the kernel handed back in Rv, once, whether or not its
+// descriptors passed inspection: never slab memory (inputs) and never a
+// constant global.
+void freeReturned(ArrayRef<LaunchOutputSpec> Specs, char *Rv) {
   SmallPtrSet<void *, 8> Freed;
-  for (const Returned &O : Outs) {
-    void *P = O.Desc.allocated();
+  for (auto [Rank, ElemSize] : Specs) {
+    void *P = MemrefDesc(Rv, Rank).allocated();
+    Rv += MemrefDesc::byteSize(Rank);
     if (!P || reinterpret_cast<uintptr_t>(P) == ConstantGlobalMarker ||
         Slabs::get().contains(static_cast<char *>(P), 1))
       continue;
@@ -221,15 +223,17 @@ void ZeroCopyService::run(uint64_t SeqNo) {
   auto Ran = Clock::now();
 
   auto Outs = inspect(Current.Outputs, Work.Rv.data());
-  if (!Outs)
+  if (!Outs) {
+    freeReturned(Current.Outputs, Work.Rv.data());
     return replyError(SeqNo, Outs.takeError());
+  }
   uint64_t Packed = collectOutputs(*Outs);
   auto Plan = encodeResult("", Work.Shapes, nsBetween(Current.Arrived, Start),
                            nsBetween(Start, Ran), nsBetween(Ran, Clock::now()), Packed);
   Error Err = checkResultSize(Plan.size());
   if (!Err)
     Err = Transport->sendWithPayload(PayloadOpcode::LaunchResult, SeqNo, Plan, Work.Parts);
-  freeReturned(*Outs);
+  freeReturned(Current.Outputs, Work.Rv.data());
   // A send that failed part way ended the connection: nothing more may go.
   if (Err && Transport->disconnected())
     errs() << "catalyst-remote-executor: the result of launch " << SeqNo

@@ -109,18 +109,45 @@ Error fetchOutput(Launch &L, const ReturnedOutput &O, size_t I, HostOutputs &Out
   return Error::success();
 }
 
+// The buffers the kernel says it allocated, read from the descriptors it
+// returned whether or not they are valid (as far as Rv holds them): they
+// are the executor's to free either way.
+std::vector<uint64_t> ownersOf(ArrayRef<char> Rv, const HostOutputs &Outputs) {
+  std::vector<uint64_t> Owners;
+  size_t At = 0;
+  for (size_t I = 0; I < Outputs.size(); ++I) {
+    size_t Bytes = MemrefDesc::byteSize(Outputs[I].Rank);
+    if (Rv.size() - At < Bytes)
+      break;
+    MemrefDesc D(const_cast<char *>(Rv.data() + At), Outputs[I].Rank); // only read
+    Owners.push_back(reinterpret_cast<uint64_t>(D.allocated()));
+    At += Bytes;
+  }
+  return Owners;
+}
+
 // Frees each buffer the kernel returned, once: never an input's, never a
 // constant global.
-Error freeReturned(Launch &L, ArrayRef<ReturnedOutput> Returned, ArrayRef<ExecutorAddr> Inputs) {
+Error freeReturned(Launch &L, ArrayRef<uint64_t> Owners, ArrayRef<ExecutorAddr> Inputs) {
   DenseSet<uint64_t> Freed;
   for (ExecutorAddr A : Inputs)
     Freed.insert(A.getValue());
-  for (const ReturnedOutput &O : Returned) {
-    uint64_t Owner = reinterpret_cast<uint64_t>(O.desc().allocated());
+  for (uint64_t Owner : Owners)
     if (Owner && Owner != ConstantGlobalMarker && Freed.insert(Owner).second)
       if (auto Err = L.free(ExecutorAddr(Owner)))
         return Err;
-  }
+  return Error::success();
+}
+
+// Checks the returned descriptors and reads every output before any buffer
+// is freed: outputs may share one.
+Error fetchOutputs(Launch &L, ArrayRef<char> Rv, HostOutputs &Outputs, LaunchStats &Stats) {
+  auto Returned = decodeReturned(Rv, Outputs.specs());
+  if (!Returned)
+    return Returned.takeError();
+  for (size_t I = 0; I < Outputs.size(); ++I)
+    if (auto Err = fetchOutput(L, (*Returned)[I], I, Outputs, Stats))
+      return Err;
   return Error::success();
 }
 
@@ -178,17 +205,12 @@ Error NaiveTransfer::launch(ExecutorAddr Entry, ArrayRef<InputPlan> Inputs, Host
   auto ReturnedBytes = L.read(*Rv, RvBytes);
   if (!ReturnedBytes)
     return ReturnedBytes.takeError();
-  auto Returned =
-      decodeReturned({reinterpret_cast<const char *>(ReturnedBytes->data()), ReturnedBytes->size()},
-                     Outputs.specs());
-  if (!Returned)
-    return Returned.takeError();
-
-  // Read every output before freeing any: outputs may share a buffer.
-  for (size_t I = 0; I < Outputs.size(); ++I)
-    if (auto Err = fetchOutput(L, (*Returned)[I], I, Outputs, Stats))
-      return Err;
-  if (auto Err = freeReturned(L, *Returned, InputValues))
+  ArrayRef<char> Returned(reinterpret_cast<const char *>(ReturnedBytes->data()),
+                          ReturnedBytes->size());
+  // What the kernel allocated is freed even when its outputs are refused.
+  Error Err = fetchOutputs(L, Returned, Outputs, Stats);
+  Err = joinErrors(std::move(Err), freeReturned(L, ownersOf(Returned, Outputs), InputValues));
+  if (Err)
     return Err;
   return L.freeAll();
 }

@@ -106,7 +106,9 @@ protected:
   struct Resident {
     int64_t Host, Executor;
   };
-  Resident resident() const { return {residentKiB(::getpid()), residentKiB(Connection)}; }
+  Resident resident() const {
+    return {residentKiB(::getpid()), residentKiB(Connection)};
+  }
 
   // Runs Warm rounds, then 10 * Warm more, and expects neither side to
   // grow by MarginKiB or more over the latter.
@@ -128,24 +130,6 @@ protected:
 
   pid_t Connection = -1;
 };
-
-// The failures whose memory each mode frees today. Two paths leave the
-// kernel's output buffers in the connection process when a launch fails
-// after the kernel ran: the zero-copy service when it refuses an output
-// (executor/ZeroCopyService.cpp, run()), and the naive transfer when the
-// host fails reading or placing any output (engine/transfer/NaiveTransfer.cpp,
-// launch()). Both leak a full output per launch; FailedLaunchesFreeWhatTheKernelReturned
-// below is the check for them, disabled until they are mended.
-unsigned freedFailures(Mode M) {
-  switch (M) {
-  case Mode::ZeroCopy:
-    return BadDescriptor | RefusedByHost;
-  case Mode::Batched:
-    return AllFailures;
-  default:
-    return BadDescriptor;
-  }
-}
 
 // Rounds of small launches before measuring (ten times as many are
 // measured): as many as take a second or two. Naive launches make 14 round
@@ -169,7 +153,7 @@ int warmRounds(Mode M) {
 TEST_P(MemoryTest, LargeLaunchesLeaveNothingBehind) {
   std::mt19937_64 Rng(11);
   auto In = makeInput(Layout::Dense, {MiB}, 1, Rng);
-  expectFlat(*In, 10, 25, 8 * 1024, freedFailures(GetParam()));
+  expectFlat(*In, 10, 25, 8 * 1024, AllFailures);
 }
 
 // Rounds of a few hundred bytes, thousands of them (hundreds with naive
@@ -180,14 +164,7 @@ TEST_P(MemoryTest, LargeLaunchesLeaveNothingBehind) {
 TEST_P(MemoryTest, SmallLaunchesLeaveNothingBehind) {
   std::mt19937_64 Rng(12);
   auto In = makeInput(Layout::Dense, {256}, 1, Rng);
-  expectFlat(*In, warmRounds(GetParam()), 100, 192, freedFailures(GetParam()));
-}
-
-// Every failure in every mode: see freedFailures.
-TEST_P(MemoryTest, DISABLED_FailedLaunchesFreeWhatTheKernelReturned) {
-  std::mt19937_64 Rng(13);
-  auto In = makeInput(Layout::Dense, {MiB}, 1, Rng);
-  expectFlat(*In, 10, 25, 8 * 1024, AllFailures);
+  expectFlat(*In, warmRounds(GetParam()), 100, 192, AllFailures);
 }
 
 // The control: a kernel that leaks 1 MiB per launch must show, so the probe

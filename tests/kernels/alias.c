@@ -19,7 +19,7 @@ void ENTRY(alias_split)(void *rv, void *av) {
   int64_t n = mr_sizes(in)[0];
   int32_t *buf = mr_alloc((size_t)n * 4);
   for (int64_t i = 0; i < n; ++i)
-    buf[i] = 7 * *(int32_t *)mr_at(in, 1, 4, &i);
+    buf[i] = (int32_t)(7u * *(uint32_t *)mr_at(in, 1, 4, &i)); /* wraps, defined */
   int64_t tail_size[1] = {n - n / 2}, head_size[1] = {n / 2};
   memref_t *tail = mr_output(rv, 0);
   memref_t *head = mr_output(rv, mr_slots(1));

@@ -22,6 +22,6 @@ void ENTRY(constant)(void *rv, void *av) {
   int64_t n = mr_sizes(in)[0];
   int32_t *buf = mr_alloc((size_t)n * 4);
   for (int64_t i = 0; i < n; ++i)
-    buf[i] = 2 * *(int32_t *)mr_at(in, 1, 4, &i);
+    buf[i] = (int32_t)(2u * *(uint32_t *)mr_at(in, 1, 4, &i)); /* wraps, defined */
   mr_set_dense(mr_output(rv, mr_slots(2)), 1, buf, mr_sizes(in));
 }

@@ -59,7 +59,7 @@ static void total(memref_t *out, memref_t *bytes, memref_t *wide) {
   for (int64_t i = 0; i < mr_sizes(wide)[0]; ++i) {
     int64_t low;
     memcpy(&low, mr_at(wide, 1, 16, &i), 8);
-    *buf += low;
+    *buf = (int64_t)((uint64_t)*buf + (uint64_t)low); /* wraps, defined */
   }
   mr_set_dense(out, 0, buf, NULL);
 }
