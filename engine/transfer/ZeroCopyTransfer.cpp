@@ -51,10 +51,11 @@ void ZeroCopyTransfer::resolve(Waiting &W, Error Err) {
   // it from Current.
   consumeError(std::move(W.Result));
   W.Result = std::move(Err);
-  {
-    std::lock_guard<std::mutex> Lock(M);
-    W.Finished = true;
-  }
+  // Notified under M: the launching thread, which may close the session and
+  // destroy this transfer once it sees Finished, takes M before it returns,
+  // so the condition variable outlives the notification.
+  std::lock_guard<std::mutex> Lock(M);
+  W.Finished = true;
   Resolved.notify_all();
 }
 
