@@ -11,6 +11,7 @@
 #include "catalyst/remote/Session.h"
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -97,6 +98,19 @@ void copyStats(const LaunchStats &S, catalyst_remote_launch_stats &Out) {
          P.CopyInNs,          P.KernelNs,  P.CopyOutNs,     P.ReceiveNs,     P.RewriteNs};
 }
 
+// A duration in milliseconds from the environment variable Name, if set.
+llvm::Error durationFromEnvironment(const char *Name, std::chrono::milliseconds &Out) {
+  const char *Text = std::getenv(Name);
+  if (!Text || !*Text)
+    return llvm::Error::success();
+  uint64_t Ms = 0;
+  if (llvm::StringRef(Text).getAsInteger(10, Ms) || Ms > (uint64_t(1) << 40))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "%s='%s' is not a number of milliseconds", Name, Text);
+  Out = std::chrono::milliseconds(Ms);
+  return llvm::Error::success();
+}
+
 // Options an embedder sets through the environment.
 llvm::Expected<SessionOptions> optionsFromEnvironment(const OutputAllocator &Outputs) {
   SessionOptions Opts;
@@ -115,6 +129,10 @@ llvm::Expected<SessionOptions> optionsFromEnvironment(const OutputAllocator &Out
   } else if (const char *Secret = std::getenv("CATALYST_REMOTE_TOKEN")) {
     Opts.Secret = Secret;
   }
+  if (auto Err = durationFromEnvironment("CATALYST_REMOTE_LIVENESS_MS", Opts.LivenessTimeout))
+    return Err;
+  if (auto Err = durationFromEnvironment("CATALYST_REMOTE_LAUNCH_TIMEOUT_MS", Opts.LaunchTimeout))
+    return Err;
   const char *Profile = std::getenv("CATALYST_REMOTE_PROFILE");
   Opts.Profile = Profile && *Profile && std::strcmp(Profile, "0") != 0;
   return Opts;

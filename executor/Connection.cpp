@@ -7,6 +7,7 @@
 #include "Assets.h"
 #include "BudgetedMemoryManager.h"
 #include "CrashReporter.h"
+#include "Heartbeat.h"
 #include "Log.h"
 #include "MemoryBudget.h"
 #include "WorkerPool.h"
@@ -101,6 +102,7 @@ int serveConnection(int Fd, const std::string &Peer, const ConnectionOptions &Op
   TOpts.OnReaderStart = [&Transport, &Options] {
     prepareThreadForCrashes();
     armCrashReporter(*Transport);
+    Heartbeat::get().attach(*Transport);
     if (!Options.Services.UpstreamOnly)
       ZeroCopyService::get().attach(*Transport);
   };

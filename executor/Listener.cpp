@@ -3,6 +3,7 @@
 #include "Listener.h"
 
 #include "../engine/wire/Handshake.h"
+#include "../engine/wire/Keepalive.h"
 #include "Assets.h"
 #include "Log.h"
 
@@ -157,6 +158,7 @@ void reapChildren(bool Block = false) {
   ::close(WakeFds[1]);
   int One = 1;
   ::setsockopt(Conn, IPPROTO_TCP, TCP_NODELAY, &One, sizeof(One));
+  wire::enableKeepalive(Conn);
   ::_exit(serveConnection(Conn, Peer, Options, Challenge));
 }
 

@@ -13,6 +13,7 @@
 #include "../engine/wire/SpsCheck.h"
 #include "Assets.h"
 #include "BatchedService.h"
+#include "Heartbeat.h"
 #include "Slabs.h"
 #include "ZeroCopyService.h"
 
@@ -65,6 +66,11 @@ Expected<std::vector<char>> callWrapper(ExecutorAddr Fn, ArrayRef<char> Args) {
 
 // Answers with this executor's version whatever the host's: a host of
 // another version learns that it was refused from the answer.
+uint32_t enableLiveness(uint32_t IntervalMs) {
+  Heartbeat::get().enable(std::chrono::milliseconds(IntervalMs));
+  return wire::LivenessVersion;
+}
+
 uint32_t enableZeroCopy(uint32_t HostVersion) {
   ZeroCopyService::get().enable(HostVersion);
   return wire::ZeroCopyVersion;
@@ -100,6 +106,8 @@ void addServices(StringMap<ExecutorAddr> &Symbols, StringMap<std::vector<char>> 
     return;
   Symbols[wire::CallWrapperName] =
       ExecutorAddr::fromPtr(&serve<wire::SPSCallWrapperSig, callWrapper>);
+  Symbols[wire::LivenessEnableName] =
+      ExecutorAddr::fromPtr(&serve<wire::SPSLivenessEnableSig, enableLiveness>);
   Symbols[wire::ZeroCopyEnableName] =
       ExecutorAddr::fromPtr(&serve<wire::SPSZeroCopyEnableSig, enableZeroCopy>);
   Symbols[wire::SlabReserveName] =

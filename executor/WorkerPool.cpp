@@ -3,6 +3,7 @@
 #include "WorkerPool.h"
 
 #include "CrashReporter.h"
+#include "Heartbeat.h"
 
 namespace catalyst::remote::executor {
 
@@ -48,6 +49,7 @@ void WorkerPool::run() {
       Work = std::move(Queue.front());
       Queue.pop_front();
     }
+    Heartbeat::Busy Working;
     Work();
   }
 }

@@ -4,6 +4,7 @@
 
 #include "../engine/wire/MemrefLayout.h"
 #include "../engine/wire/ReadableMemory.h"
+#include "Heartbeat.h"
 #include "Slabs.h"
 
 #include "llvm/ADT/SmallPtrSet.h"
@@ -217,6 +218,7 @@ uint64_t ZeroCopyService::collectOutputs(ArrayRef<Returned> Outs) {
 }
 
 void ZeroCopyService::run(uint64_t SeqNo) {
+  Heartbeat::Busy Working;
   buildArguments();
   auto Start = Clock::now();
   Current.Entry.toPtr<void (*)(void *, void *)>()(Work.Rv.data(), Work.Args.data());

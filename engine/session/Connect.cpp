@@ -2,6 +2,8 @@
 
 #include "Connect.h"
 
+#include "../wire/Keepalive.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -106,6 +108,7 @@ Expected<int> connectTcp(StringRef Address, std::chrono::milliseconds Timeout) {
     return connectError(Address, std::strerror(LastErr));
   int One = 1;
   ::setsockopt(Fd, IPPROTO_TCP, TCP_NODELAY, &One, sizeof(One));
+  wire::enableKeepalive(Fd);
   return Fd;
 }
 

@@ -15,6 +15,7 @@
 #include "CodeLinker.h"
 #include "Connect.h"
 #include "LaunchQueue.h"
+#include "LaunchWatchdog.h"
 #include "TaskPool.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -129,11 +130,14 @@ public:
 
   Error connect();
   Error startEpc(int Fd);
+  Error startLiveness();
   Error chooseTransfer();
   Expected<std::unique_ptr<Transfer>> makeTransfer(Strategy S);
   Error sendAsset(StringRef Path);
   Expected<std::vector<char>> callWrapper(ExecutorAddr Fn, ArrayRef<char> Args);
   Error launch(const LaunchCall &Call);
+  Error runLaunch(ExecutorAddr Entry, ArrayRef<InputPlan> Inputs, HostOutputs &Outputs,
+                  LaunchStats &S);
   Error explain(Error Err, const Twine &What);
   void settle();
   Error close();
@@ -150,6 +154,9 @@ public:
 
   // Launches share the session's slab, so they take turns.
   std::mutex LaunchMutex;
+  // Made by the first launch with a deadline (under LaunchMutex); closes the
+  // transport when one passes, so close() ends it before the transport.
+  std::unique_ptr<LaunchWatchdog> Watchdog;
   SessionStats Stats; // guarded by LaunchMutex
 
   mutable std::mutex M;
@@ -175,11 +182,9 @@ Error Session::Impl::connect() {
   }
   setReadDeadline(*Fd, By);
   Error Err = startEpc(*Fd);
-  if (!Err) {
-    clearReadDeadline(Transport->fd());
-    return Error::success();
-  }
-  if (std::chrono::steady_clock::now() < By)
+  if (!Err)
+    Err = startLiveness();
+  if (!Err || std::chrono::steady_clock::now() < By)
     return Err;
   return createStringError(inconvertibleErrorCode(),
                            "cannot open a session with %s: the executor did not complete the "
@@ -217,6 +222,33 @@ Error Session::Impl::startEpc(int Fd) {
   ES->setErrorReporter(
       [Linker = Linker.get()](Error Err) { Linker->noteReportedError(std::move(Err)); });
   return chooseTransfer();
+}
+
+// Asks the executor for heartbeats while it works on a request, and from
+// then on bounds every wait for a reply by the liveness timeout (which
+// replaces the handshake's deadline on the socket). An executor without
+// heartbeats (Catalyst's own) is waited for as long as it takes.
+Error Session::Impl::startLiveness() {
+  auto &EPC = ES->getExecutorProcessControl();
+  auto It = EPC.getBootstrapSymbolsMap().find(wire::LivenessEnableName);
+  if (Opts.LivenessTimeout.count() <= 0 || It == EPC.getBootstrapSymbolsMap().end()) {
+    clearReadDeadline(Transport->fd());
+    return Error::success();
+  }
+  // Several heartbeats fit in the timeout: one late beat is not a death.
+  auto Interval =
+      std::max<std::chrono::milliseconds>(Opts.LivenessTimeout / 4, std::chrono::milliseconds(1));
+  uint32_t Version = 0;
+  if (auto Err = callChecked<wire::SPSLivenessEnableSig>(EPC, It->second, wire::LivenessEnableName,
+                                                         Version, uint32_t(Interval.count())))
+    return Err;
+  if (Version != wire::LivenessVersion)
+    return createStringError(
+        inconvertibleErrorCode(),
+        "the executor at %s sends heartbeats of version %u, this host reads %u", Address.c_str(),
+        Version, wire::LivenessVersion);
+  Transport->setReplyTimeout(Opts.LivenessTimeout);
+  return Error::success();
 }
 
 Error Session::Impl::chooseTransfer() {
@@ -313,9 +345,9 @@ Error Session::Impl::sendAsset(StringRef Path) {
   if (!Stored || *Stored)
     return Stored.takeError();
   int32_t Rc = -1;
-  if (auto Err = callChecked<wire::SPSStoreAssetSig>(ES->getExecutorProcessControl(),
-                                                     Upstream.StoreAsset, wire::StoreAssetName, Rc,
-                                                     Bytes, Name))
+  if (auto Err =
+          callChecked<wire::SPSStoreAssetSig>(ES->getExecutorProcessControl(), Upstream.StoreAsset,
+                                              wire::StoreAssetName, Rc, Bytes, Name))
     return Err;
   if (Rc != 0)
     return createStringError(inconvertibleErrorCode(),
@@ -396,6 +428,25 @@ static Error checkOutputs(const LaunchCall &Call) {
   return checkInto(Call.Into, Outputs.size());
 }
 
+// The transfer's launch, under the launch deadline when there is one.
+Error Session::Impl::runLaunch(ExecutorAddr Entry, ArrayRef<InputPlan> Inputs, HostOutputs &Outputs,
+                               LaunchStats &S) {
+  if (Opts.LaunchTimeout.count() <= 0)
+    return Active->launch(Entry, Inputs, Outputs, S);
+  if (!Watchdog)
+    Watchdog = std::make_unique<LaunchWatchdog>([this, Limit = Opts.LaunchTimeout] {
+      Transport->closeWith(formatv("a launch did not finish within {0} ms "
+                                   "(SessionOptions::LaunchTimeout); this end closed the "
+                                   "connection, which ends the executor's connection process",
+                                   Limit.count())
+                               .str());
+    });
+  Watchdog->arm(LaunchWatchdog::Clock::now() + Opts.LaunchTimeout);
+  Error Err = Active->launch(Entry, Inputs, Outputs, S);
+  Watchdog->disarm();
+  return Err;
+}
+
 Error Session::Impl::launch(const LaunchCall &Call) {
   std::lock_guard<std::mutex> Lock(LaunchMutex);
   LaunchStats S;
@@ -418,7 +469,7 @@ Error Session::Impl::launch(const LaunchCall &Call) {
     return Entry.takeError();
   S.Phases.PlanNs = nsSince(Start);
   auto Before = WireCounters::of(*Transport);
-  if (auto Err = Active->launch(*Entry, *Inputs, Outputs, S))
+  if (auto Err = runLaunch(*Entry, *Inputs, Outputs, S))
     return explain(std::move(Err), "launch of '" + Call.Entry + "' failed");
   auto Rewrite = PhaseClock::now();
   Outputs.commit();
@@ -440,6 +491,7 @@ Error Session::Impl::close() {
     Closed = true;
   }
   Error Err = Async.drain();
+  Watchdog.reset();
   if (Active && Transport && !Transport->disconnected())
     Err = joinErrors(std::move(Err), Active->close());
   Active.reset();

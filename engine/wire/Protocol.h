@@ -53,6 +53,12 @@ using SPSCallWrapperSig = sps::SPSExpected<sps::SPSSequence<char>>(sps::SPSExecu
 inline constexpr const char *ZeroCopyKey = "catalyst_remote_zerocopy";
 inline constexpr uint32_t ZeroCopyVersion = 1;
 inline constexpr const char *ZeroCopyEnableName = "catalyst_remote_zerocopy_enable";
+// Liveness: the host asks the executor for a heartbeat frame (see
+// SocketTransport.h) every interval of work on a request, so that it can
+// tell a busy executor from one that stopped answering.
+inline constexpr const char *LivenessEnableName = "catalyst_remote_liveness_enable";
+using SPSLivenessEnableSig = uint32_t(uint32_t); // interval in ms -> heartbeat version
+inline constexpr uint32_t LivenessVersion = 1;
 using SPSZeroCopyEnableSig = uint32_t(uint32_t); // host version -> executor version
 inline constexpr const char *SlabReserveName = "catalyst_remote_slab_reserve";
 inline constexpr const char *SlabReleaseName = "catalyst_remote_slab_release";

@@ -15,6 +15,7 @@
 #include <mimalloc.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -178,8 +179,58 @@ Error SocketTransport::readExact(char *Dst, size_t Size, bool *CleanEof) {
     if (N == 0)
       return createStringError(inconvertibleErrorCode(),
                                "connection closed by the peer in the middle of a message");
-    return sysError("reading from the connection", errno);
+    return readFailed("reading from the connection", errno);
   }
+  return Error::success();
+}
+
+// SO_RCVTIMEO ends a blocking read with EAGAIN: the peer said nothing for
+// the whole reply timeout. The reader ends the connection on any error; the
+// reason is kept for whoever asks why (closeReason()).
+Error SocketTransport::readFailed(const char *What, int Errno) {
+  if (Errno != EAGAIN && Errno != EWOULDBLOCK)
+    return sysError(What, Errno);
+  std::string Why = formatv("the executor stopped answering: nothing arrived for {0} ms while a "
+                            "reply was due (the liveness timeout); this end closed the connection",
+                            ReplyTimeoutMs.load())
+                        .str();
+  noteClosed(Why);
+  return createStringError(std::error_code(ETIMEDOUT, std::generic_category()), Why);
+}
+
+Error SocketTransport::readHeartbeat(Head &H, uint64_t MsgSize) {
+  if (MsgSize != HeaderSize)
+    return createStringError(inconvertibleErrorCode(), "peer sent a heartbeat of %llu bytes",
+                             (unsigned long long)MsgSize);
+  if (!H.Consumed)
+    if (auto Err = readExact(H.Bytes, HeaderSize, nullptr))
+      return Err;
+  Heartbeats.fetch_add(1, std::memory_order_relaxed);
+  return Error::success();
+}
+
+void SocketTransport::setReplyTimeout(std::chrono::milliseconds Timeout) {
+  ReplyTimeoutMs = Timeout.count();
+  int64_t Us = std::chrono::duration_cast<std::chrono::microseconds>(Timeout).count();
+  timeval Tv{time_t(Us / 1000000), suseconds_t(Us % 1000000)};
+  ::setsockopt(Fd, SOL_SOCKET, SO_RCVTIMEO, &Tv, sizeof(Tv));
+}
+
+Error SocketTransport::sendHeartbeat() {
+  char Header[HeaderSize];
+  encodeHeader(Header, HeaderSize, static_cast<SimpleRemoteEPCOpcode>(HeartbeatOpcode), 0,
+               ExecutorAddr());
+  iovec Iov{Header, HeaderSize};
+  std::lock_guard<std::mutex> Lock(SendMutex);
+  if (Disconnected)
+    return createStringError(inconvertibleErrorCode(), "connection already closed");
+  uint64_t Written = 0;
+  Sending.store(true, std::memory_order_relaxed);
+  int Err = sendAll(Fd, &Iov, 1, Written);
+  Sending.store(false, std::memory_order_relaxed);
+  if (Err)
+    return lostWhileSending("sending a heartbeat", Err, Written, HeaderSize);
+  Heartbeats.fetch_add(1, std::memory_order_relaxed);
   return Error::success();
 }
 
@@ -217,7 +268,7 @@ Error SocketTransport::readHead(Head &H, bool &Eof) {
     if (N < 0 && errno == EINTR)
       continue;
     if (N < 0)
-      return sysError("reading from the connection", errno);
+      return readFailed("reading from the connection", errno);
     // Only part of a header has arrived: wait for the rest by reading it.
     H.Consumed = true;
     return readExact(H.Bytes, HeaderSize, &Eof);
@@ -240,6 +291,8 @@ Error SocketTransport::readMessage(bool &Eof) {
   }
   if (isPayloadOpcode(OpC))
     return readPayloadMessage(H, MsgSize);
+  if (OpC == HeartbeatOpcode)
+    return readHeartbeat(H, MsgSize);
   if (OpC > static_cast<uint64_t>(SimpleRemoteEPCOpcode::LastOpC))
     return createStringError(inconvertibleErrorCode(), "peer sent unknown opcode %llu",
                              (unsigned long long)OpC);
@@ -355,13 +408,21 @@ Error SocketTransport::lostWhileSending(const char *What, int Errno, uint64_t Wr
                             "connection",
                             What, Written, MsgSize, std::strerror(Errno))
                         .str();
-  {
-    std::lock_guard<std::mutex> Lock(HangupMutex);
-    if (Closed.empty())
-      Closed = Why;
-  }
+  noteClosed(Why);
   disconnect();
   return createStringError(std::error_code(Errno, std::generic_category()), Why);
+}
+
+// The first reason this end gave for closing is the one that stands.
+void SocketTransport::noteClosed(StringRef Why) {
+  std::lock_guard<std::mutex> Lock(HangupMutex);
+  if (Closed.empty())
+    Closed = Why.str();
+}
+
+void SocketTransport::closeWith(StringRef Why) {
+  noteClosed(Why);
+  disconnect();
 }
 
 std::string SocketTransport::closeReason() const {
@@ -430,7 +491,7 @@ Error SocketTransport::readInto(MutableArrayRef<iovec> Dst) {
     if (N < 0 && errno == EINTR)
       continue;
     if (N < 0)
-      return sysError("reading a payload", errno);
+      return readFailed("reading a payload", errno);
     if (N == 0)
       return createStringError(inconvertibleErrorCode(),
                                "connection closed by the peer in the middle of a payload");

@@ -56,6 +56,12 @@ struct TransportOptions {
 // the socket. Only sent to a peer that advertised the extension.
 enum class PayloadOpcode : uint64_t { Launch = 0x40, LaunchResult = 0x41 };
 
+// Also this project's own: a header alone, which an executor sends while it
+// works on a request for long (a kernel that runs for minutes), to a host
+// that asked for them, so that the host can tell a busy executor from one
+// that stopped answering. The receiving transport consumes it.
+inline constexpr uint64_t HeartbeatOpcode = 0x42;
+
 inline bool isPayloadOpcode(uint64_t OpC) {
   return OpC == uint64_t(PayloadOpcode::Launch) || OpC == uint64_t(PayloadOpcode::LaunchResult);
 }
@@ -119,6 +125,19 @@ public:
   llvm::Error sendWithPayload(PayloadOpcode OpC, uint64_t SeqNo, llvm::ArrayRef<char> Plan,
                               llvm::ArrayRef<PayloadPart> Parts);
 
+  // Closes the connection from this end, for Why (closeReason()): whatever
+  // waits on it fails.
+  void closeWith(llvm::StringRef Why);
+
+  // Sends a heartbeat frame (see HeartbeatOpcode), between messages.
+  llvm::Error sendHeartbeat();
+
+  // From now on, a read that waits longer than Timeout for the peer's next
+  // byte (zero: forever) ends the connection with an error saying that the
+  // peer stopped answering. Reads happen only while a reply is due, so an
+  // idle session is never ended by it.
+  void setReplyTimeout(std::chrono::milliseconds Timeout);
+
   int fd() const { return Fd; }
   bool disconnected() const { return Disconnected.load(); }
   // True while a message is partly written: a crash handler must not inject
@@ -133,6 +152,8 @@ public:
   uint64_t messagesReceived() const { return Received.load(std::memory_order_relaxed); }
   uint64_t bytesSent() const { return BytesOut.load(std::memory_order_relaxed); }
   uint64_t bytesReceived() const { return BytesIn.load(std::memory_order_relaxed); }
+  // Heartbeats sent or received, kept out of the message counts.
+  uint64_t heartbeats() const { return Heartbeats.load(std::memory_order_relaxed); }
 
   // Why the peer hung up, when it said so (its Hangup message carried an
   // error); empty otherwise.
@@ -154,6 +175,8 @@ private:
   void endReading(llvm::Error Err);
   llvm::Error readMessage(bool &Eof);
   llvm::Error readExact(char *Dst, size_t Size, bool *CleanEof);
+  llvm::Error readFailed(const char *What, int Errno);
+  void noteClosed(llvm::StringRef Why);
   llvm::Error waitForFirstMessage();
   struct Head {
     char Bytes[PeekSize];
@@ -161,6 +184,7 @@ private:
     bool Consumed = false; // the header was read, not peeked
   };
   llvm::Error readHead(Head &H, bool &Eof);
+  llvm::Error readHeartbeat(Head &H, uint64_t MsgSize);
   llvm::Expected<size_t> readPlan(Head &H, uint64_t PlanSize,
                                   llvm::orc::shared::WrapperFunctionBuffer &Plan);
   llvm::Error readPayloadMessage(Head &H, uint64_t MsgSize);
@@ -196,7 +220,8 @@ private:
     void operator()(char *P) const;
   };
   std::unique_ptr<char, MiFree> Chunk; // packing scratch, made on first use
-  std::atomic<uint64_t> Requests{0}, Sent{0}, Received{0}, BytesOut{0}, BytesIn{0};
+  std::atomic<uint64_t> Requests{0}, Sent{0}, Received{0}, BytesOut{0}, BytesIn{0}, Heartbeats{0};
+  std::atomic<int64_t> ReplyTimeoutMs{0}; // for the error text; SO_RCVTIMEO does the timing
   mutable std::mutex HangupMutex;
   std::string Hangup, Closed;
 };

@@ -36,6 +36,16 @@ struct SessionOptions {
   // Connecting, authenticating and the EPC handshake must all finish
   // within this.
   std::chrono::milliseconds HandshakeTimeout{10000};
+  // An executor that sends nothing (no reply, no heartbeat) for this long
+  // while a reply is due is declared dead: the call waiting fails saying so
+  // and the session is closed. A kernel that runs for hours is never cut:
+  // the executor sends heartbeats while it works. Zero waits forever, as
+  // does a session with an executor that sends none (Catalyst's own).
+  std::chrono::milliseconds LivenessTimeout{10000};
+  // A launch that has not finished after this long fails, and since its
+  // kernel cannot be interrupted, its connection is closed, which ends the
+  // executor's connection process too. Zero: no deadline.
+  std::chrono::milliseconds LaunchTimeout{0};
   // The secret shared with the executor (its --token-file), which both ends
   // prove they know without sending it; empty: none. An executor that asks
   // for one is refused without it, and with one, an executor that does not

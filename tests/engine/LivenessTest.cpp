@@ -1,0 +1,157 @@
+//===- LivenessTest.cpp - A stopped executor is not waited for forever ----===//
+//
+// A host waiting for a reply declares the executor dead once nothing (no
+// reply, no heartbeat) has arrived for SessionOptions::LivenessTimeout: the
+// launch fails saying so, its outputs zeroed, and the session is closed.
+// A healthy executor running a long kernel sends heartbeats and is never
+// cut. A launch past SessionOptions::LaunchTimeout fails and takes its
+// connection process with it. The executor here is stopped with SIGSTOP,
+// as a hung machine would be: the connection stays open and says nothing.
+//
+//===----------------------------------------------------------------------===//
+
+#include "EngineHarness.h"
+#include "ExecutorProcess.h"
+#include "Kernels.h"
+
+#include <csignal>
+#include <thread>
+
+using namespace catalyst::remote;
+using namespace catalyst::remote::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+bool mentions(const std::string &Text, const std::string &What) {
+  return Text.find(What) != std::string::npos;
+}
+
+// One launch of sleepy.o: its input (how long to sleep) and its output,
+// poisoned so that a failed launch must zero it.
+struct Sleepy {
+  int64_t Ms;
+  Desc In{1, 8}, Out{1, 8};
+  explicit Sleepy(int64_t Ms) : Ms(Ms) {
+    In.setAllocated(&this->Ms);
+    In.setAligned(&this->Ms);
+    In.setSize(0, 1);
+    In.setStride(0, 1);
+    Out.poison();
+  }
+  Sleepy(const Sleepy &) = delete;
+  Sleepy &operator=(const Sleepy &) = delete;
+};
+
+class LivenessTest : public ::testing::TestWithParam<Strategy> {
+protected:
+  void SetUp() override { ASSERT_TRUE(Exec.start()); }
+  void TearDown() override {
+    // A stopped connection process would outlive the executor's SIGTERM.
+    for (pid_t Pid : Stopped)
+      ::kill(Pid, SIGKILL);
+  }
+
+  std::unique_ptr<Session> open(SessionOptions O) {
+    O.Transfer = GetParam();
+    auto S = openSession(Exec.address(), O);
+    if (S) {
+      EXPECT_FALSE(bool(S->sendBinary(kernelObject("sleepy"), BinaryFormat::Object)));
+    }
+    return S;
+  }
+
+  // Launches sleepy for K.Ms; returns the error text ("" on success) and
+  // how long the launch took.
+  std::string launch(Session &S, Sleepy &K, std::chrono::milliseconds &Took) {
+    MemrefArg In{K.In.data(), 1, 8}, Out{K.Out.data(), 1, 8};
+    auto Start = Clock::now();
+    llvm::Error Err = S.launch({remoteEntry("sleepy"), "sleepy.o", {In}, {Out}});
+    Took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - Start);
+    return Err ? llvm::toString(std::move(Err)) : "";
+  }
+
+  pid_t stopConnection() {
+    std::vector<pid_t> Pids;
+    EXPECT_TRUE(Exec.waitForConnections(1, Pids, 5s));
+    if (Pids.empty())
+      return -1;
+    ::kill(Pids[0], SIGSTOP);
+    Stopped.push_back(Pids[0]);
+    return Pids[0];
+  }
+
+  ExecutorProcess Exec;
+  std::vector<pid_t> Stopped;
+};
+
+TEST_P(LivenessTest, AStoppedExecutorIsDeclaredDeadWithinTheLivenessTimeout) {
+  SessionOptions O;
+  O.LivenessTimeout = 1000ms;
+  auto S = open(O);
+  ASSERT_TRUE(S);
+  stopConnection();
+  Sleepy K(0);
+  std::chrono::milliseconds Took;
+  std::string Msg = launch(*S, K, Took);
+  EXPECT_TRUE(mentions(Msg, "stopped answering")) << Msg;
+  EXPECT_TRUE(mentions(Msg, Exec.address())) << Msg;
+  EXPECT_GE(Took, 900ms);
+  EXPECT_LT(Took, 3000ms);
+  EXPECT_TRUE(K.Out.allZero()) << "a failed launch leaves its outputs zeroed";
+  EXPECT_FALSE(S->connected()) << "the session is closed";
+}
+
+TEST_P(LivenessTest, AKernelLongerThanTheLivenessTimeoutIsNeverCut) {
+  SessionOptions O;
+  O.LivenessTimeout = 400ms;
+  auto S = open(O);
+  ASSERT_TRUE(S);
+  Sleepy K(1500);
+  std::chrono::milliseconds Took;
+  ASSERT_EQ(launch(*S, K, Took), "");
+  int64_t Back = 0;
+  std::memcpy(&Back, K.Out.aligned(), 8);
+  EXPECT_EQ(Back, 1500);
+  std::free(K.Out.allocated());
+  EXPECT_TRUE(S->connected());
+}
+
+TEST_P(LivenessTest, AnIdleSessionOutlivesTheLivenessTimeout) {
+  SessionOptions O;
+  O.LivenessTimeout = 300ms;
+  auto S = open(O);
+  ASSERT_TRUE(S);
+  std::this_thread::sleep_for(900ms);
+  Sleepy K(1);
+  std::chrono::milliseconds Took;
+  EXPECT_EQ(launch(*S, K, Took), "");
+  std::free(K.Out.allocated());
+}
+
+// The kernel cannot be interrupted: the host closes the connection, and the
+// connection process, seeing its host gone, ends itself.
+TEST_P(LivenessTest, ALaunchPastItsDeadlineFailsAndEndsItsConnectionProcess) {
+  SessionOptions O;
+  O.LaunchTimeout = 300ms;
+  auto S = open(O);
+  ASSERT_TRUE(S);
+  Sleepy K(20000);
+  std::chrono::milliseconds Took;
+  std::string Msg = launch(*S, K, Took);
+  EXPECT_TRUE(mentions(Msg, "did not finish within 300 ms")) << Msg;
+  EXPECT_GE(Took, 250ms);
+  EXPECT_LT(Took, 2000ms);
+  EXPECT_TRUE(K.Out.allZero());
+  EXPECT_FALSE(S->connected());
+  std::vector<pid_t> Pids;
+  EXPECT_TRUE(Exec.waitForConnections(0, Pids, 5s)) << "the connection process outlived its host";
+}
+
+INSTANTIATE_TEST_SUITE_P(AllStrategies, LivenessTest,
+                         ::testing::Values(Strategy::ZeroCopy, Strategy::Batched, Strategy::Naive),
+                         [](const auto &Info) { return strategyTestName(Info.param); });
+
+} // namespace
