@@ -3,9 +3,11 @@
 #include "Procfs.h"
 
 #include <cstdlib>
+#include <cstring>
 #include <dirent.h>
 #include <fstream>
 #include <sstream>
+#include <unistd.h>
 
 namespace catalyst::remote::test {
 
@@ -27,6 +29,36 @@ bool readStat(pid_t Pid, StatLine &Out) {
   return static_cast<bool>(Rest >> Out.State >> Out.Parent);
 }
 
+// Children of Parent (per /proc/<pid>/stat) whose state Keep accepts.
+template <typename Pred> std::vector<pid_t> childrenWhere(pid_t Parent, Pred Keep) {
+  std::vector<pid_t> Pids;
+  DIR *Proc = ::opendir("/proc");
+  if (!Proc)
+    return Pids;
+  while (dirent *E = ::readdir(Proc)) {
+    char *End = nullptr;
+    long Pid = std::strtol(E->d_name, &End, 10);
+    StatLine S;
+    if (*End || Pid <= 0 || !readStat(pid_t(Pid), S))
+      continue;
+    if (S.Parent == Parent && Keep(S.State))
+      Pids.push_back(pid_t(Pid));
+  }
+  ::closedir(Proc);
+  return Pids;
+}
+
+// The number after Name ("VmRSS:", "Threads:") in /proc/<pid>/status, or -1.
+int64_t statusField(pid_t Pid, const char *Name) {
+  std::istringstream Status(readFile("/proc/" + std::to_string(Pid) + "/status"));
+  std::string Line;
+  size_t Len = std::strlen(Name);
+  while (std::getline(Status, Line))
+    if (Line.compare(0, Len, Name) == 0)
+      return std::strtoll(Line.c_str() + Len, nullptr, 10);
+  return -1;
+}
+
 } // namespace
 
 std::string readFile(const std::string &Path) {
@@ -39,21 +71,28 @@ std::string readFile(const std::string &Path) {
 }
 
 std::vector<pid_t> childrenOf(pid_t Parent) {
-  std::vector<pid_t> Pids;
-  DIR *Proc = ::opendir("/proc");
-  if (!Proc)
-    return Pids;
-  while (dirent *E = ::readdir(Proc)) {
-    char *End = nullptr;
-    long Pid = std::strtol(E->d_name, &End, 10);
-    StatLine S;
-    if (*End || Pid <= 0 || !readStat(pid_t(Pid), S))
-      continue;
-    if (S.Parent == Parent && S.State != 'Z' && S.State != 'X')
-      Pids.push_back(pid_t(Pid));
-  }
-  ::closedir(Proc);
-  return Pids;
+  return childrenWhere(Parent, [](char State) { return State != 'Z' && State != 'X'; });
+}
+
+std::vector<pid_t> zombiesOf(pid_t Parent) {
+  return childrenWhere(Parent, [](char State) { return State == 'Z'; });
+}
+
+int64_t openFdCount(pid_t Pid) {
+  DIR *Fds = ::opendir(("/proc/" + std::to_string(Pid) + "/fd").c_str());
+  if (!Fds)
+    return -1;
+  int64_t N = 0;
+  while (dirent *E = ::readdir(Fds))
+    if (E->d_name[0] != '.')
+      ++N;
+  ::closedir(Fds);
+  // The directory stream is an open descriptor of this process too.
+  return Pid == ::getpid() ? N - 1 : N;
+}
+
+int64_t threadCount(pid_t Pid) {
+  return statusField(Pid, "Threads:");
 }
 
 bool processAlive(pid_t Pid) {
@@ -62,12 +101,7 @@ bool processAlive(pid_t Pid) {
 }
 
 int64_t residentKiB(pid_t Pid) {
-  std::istringstream Status(readFile("/proc/" + std::to_string(Pid) + "/status"));
-  std::string Line;
-  while (std::getline(Status, Line))
-    if (Line.rfind("VmRSS:", 0) == 0)
-      return std::strtoll(Line.c_str() + 6, nullptr, 10);
-  return -1;
+  return statusField(Pid, "VmRSS:");
 }
 
 } // namespace catalyst::remote::test

@@ -20,6 +20,15 @@ bool processAlive(pid_t Pid);
 // VmRSS of Pid in KiB, or -1 when unreadable.
 int64_t residentKiB(pid_t Pid);
 
+// Zombie processes whose parent is Parent: children it has not reaped.
+std::vector<pid_t> zombiesOf(pid_t Parent);
+
+// Entries in /proc/<pid>/fd (open file descriptors), or -1 when unreadable.
+int64_t openFdCount(pid_t Pid);
+
+// Threads of Pid (the Threads line of /proc/<pid>/status), or -1.
+int64_t threadCount(pid_t Pid);
+
 // The whole file, or "" when it cannot be read.
 std::string readFile(const std::string &Path);
 
