@@ -22,7 +22,6 @@
 // run, to see a bound fail: host-rss, host-fd, host-thread, exec-rss,
 // exec-fd, exec-thread (into every connection process), host-output,
 // open-session.
-// CATALYST_REMOTE_SOAK_ALL_FAULTS=1 runs the failures left out below (KnownLeaksFixed).
 //
 //===----------------------------------------------------------------------===//
 
@@ -54,17 +53,6 @@ using Clock = std::chrono::steady_clock;
 
 constexpr int64_t KiB = 1024;
 constexpr int64_t MiB = 1024 * KiB;
-
-// TODO(output leaks): two known bugs leave the kernel's output buffers in
-// the connection process when a launch fails after the kernel ran:
-//  - zerocopy, Fault::InvalidOutput: executor/ZeroCopyService.cpp run()
-//    returns on an invalid output before freeing what the kernel returned;
-//  - naive, Fault::RefusedByHost and Fault::InvalidOutput:
-//    engine/transfer/NaiveTransfer.cpp launch() returns before freeing the
-//    returned buffers when an output fails.
-// Each leaks a whole output per launch (FailedBytes). Set this to true once
-// both are mended, so every strategy runs every fault.
-constexpr bool KnownLeaksFixed = false;
 
 // --- Bounds --------------------------------------------------------------
 //
@@ -157,20 +145,9 @@ const char *faultName(Fault F) {
   return "?";
 }
 
-bool envFlag(const char *Name) {
-  const char *V = std::getenv(Name);
-  return V && *V && std::string(V) != "0";
-}
-
-std::vector<Fault> faultsFor(Strategy S) {
-  bool All = KnownLeaksFixed || envFlag("CATALYST_REMOTE_SOAK_ALL_FAULTS");
-  std::vector<Fault> Faults = {Fault::BadDescriptor, Fault::MissingEntry};
-  if (All || S != Strategy::Naive)
-    Faults.push_back(Fault::RefusedByHost);
-  if (All || S == Strategy::Batched)
-    Faults.push_back(Fault::InvalidOutput);
-  return Faults;
-}
+// Every strategy frees what a failed launch had allocated, on both sides.
+constexpr Fault AllFaults[] = {Fault::BadDescriptor, Fault::MissingEntry, Fault::RefusedByHost,
+                               Fault::InvalidOutput};
 
 double soakScale() {
   const char *V = std::getenv("CATALYST_REMOTE_SOAK_SCALE");
@@ -383,7 +360,7 @@ protected:
         ASSERT_TRUE(mapLaunch(*Small[K], *Tiny, I % TinyCheckEvery == 0)) << Strat << " " << I;
       report(Report, "tiny_8B", Strat, N, Start);
 
-      std::vector<Fault> Faults = faultsFor(AllStrategies[K]);
+      std::vector<Fault> Faults(std::begin(AllFaults), std::end(AllFaults));
       N = Count(FailedLaunches, 25 * int64_t(Faults.size()));
       Start = Clock::now();
       for (int64_t I = 0; I < N; ++I)
