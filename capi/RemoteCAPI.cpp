@@ -58,7 +58,9 @@ public:
   std::mutex M;
   std::map<int64_t, std::shared_ptr<Session>> Sessions;
   std::map<std::string, int64_t> ByAddress;
-  std::map<int64_t, std::pair<std::shared_ptr<Session>, uint64_t>> Tokens;
+  // A token does not keep its session: one closed before the await makes
+  // the await fail, saying so.
+  std::map<int64_t, std::pair<std::weak_ptr<Session>, uint64_t>> Tokens;
   int64_t NextHandle = 1;
   int64_t NextToken = 1;
   OutputAllocator Outputs;
@@ -311,7 +313,7 @@ CATALYST_REMOTE_API int64_t __catalyst__remote__launch_async_memrefs(
 
 CATALYST_REMOTE_API void __catalyst__remote__await(int64_t token) {
   auto &R = Registry::get();
-  std::pair<std::shared_ptr<Session>, uint64_t> Pending;
+  std::pair<std::weak_ptr<Session>, uint64_t> Pending;
   {
     std::lock_guard<std::mutex> Lock(R.M);
     auto It = R.Tokens.find(token);
@@ -320,7 +322,11 @@ CATALYST_REMOTE_API void __catalyst__remote__await(int64_t token) {
     Pending = std::move(It->second);
     R.Tokens.erase(It);
   }
-  failed(Pending.first->await(Pending.second), "await");
+  std::shared_ptr<Session> S = Pending.first.lock();
+  if (!S)
+    return fail("await: the session of launch token " + std::to_string(token) +
+                " was closed before the launch was awaited");
+  failed(S->await(Pending.second), "await");
 }
 
 CATALYST_REMOTE_API int32_t __catalyst__remote__call_wrapper(int64_t session, const char *symbol,

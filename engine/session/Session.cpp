@@ -34,6 +34,7 @@
 
 #include <chrono>
 #include <map>
+#include <shared_mutex>
 #include <unistd.h>
 
 using namespace llvm;
@@ -141,30 +142,39 @@ public:
   Error explain(Error Err, const Twine &What);
   void settle();
   Error close();
+  Error tearDown();
+  // Null, with the reason in Err, when the session is closed; else the
+  // shared hold on the connection every call works under.
+  std::shared_lock<std::shared_mutex> hold(Error &Err);
 
+  // Set by open, read-only afterwards.
   std::string Address;
   SessionOptions Opts;
+  catalyst::remote::Strategy Chosen = Strategy::Naive;
+
+  // The connection and what works over it, from open until close, which
+  // tears them down holding Life exclusively; every call that uses them
+  // holds it shared (hold()) and first checks Closed.
+  std::shared_mutex Life;
   std::unique_ptr<ExecutionSession> ES;
   wire::SocketTransport *Transport = nullptr;
   TaskPool *Tasks = nullptr; // owned by the EPC, like Transport
   std::unique_ptr<CodeLinker> Linker;
   UpstreamServices Upstream;
   std::unique_ptr<Transfer> Active;
-  catalyst::remote::Strategy Chosen = Strategy::Naive;
-
-  // Launches share the session's slab, so they take turns.
-  std::mutex LaunchMutex;
   // Made by the first launch with a deadline (under LaunchMutex); closes the
   // transport when one passes, so close() ends it before the transport.
   std::unique_ptr<LaunchWatchdog> Watchdog;
+  std::atomic<bool> Closed{false}; // set once, by the one close() that runs
+
+  // Launches share the session's slab, so they take turns.
+  std::mutex LaunchMutex;
   SessionStats Stats; // guarded by LaunchMutex
 
-  mutable std::mutex M;
   // Held across a send, so that two sends of one name cannot cross.
   std::mutex AssetMutex;
-  StringMap<SentAsset> Assets; // by file name, as the executor keeps them
-  LaunchQueue Async;
-  std::atomic<bool> Closed{false};
+  StringMap<SentAsset> Assets; // by file name, as the executor keeps them, under AssetMutex
+  LaunchQueue Async;           // locks its own
 };
 
 Error Session::Impl::connect() {
@@ -483,18 +493,36 @@ Error Session::Impl::launch(const LaunchCall &Call) {
   return Error::success();
 }
 
+// Closing is safe from any thread at any time: queued async launches run
+// to completion first, a call in flight on another thread is ended by
+// closing the connection under it, and the teardown waits until no call
+// holds the connection.
 Error Session::Impl::close() {
-  {
-    std::lock_guard<std::mutex> Lock(M);
-    if (Closed)
-      return Error::success();
-    Closed = true;
-  }
+  if (Closed)
+    return Error::success();
   Error Err = Async.drain();
+  if (Closed.exchange(true)) {
+    // Another thread's close() tears down: returns once it has.
+    std::unique_lock<std::shared_mutex> Wait(Life);
+    return Err;
+  }
+  std::unique_lock<std::shared_mutex> Exclusive(Life, std::try_to_lock);
+  if (!Exclusive) {
+    if (Transport)
+      Transport->closeWith("the session was closed while a call was in flight");
+    Exclusive.lock();
+  }
+  return joinErrors(std::move(Err), tearDown());
+}
+
+// Under Life, exclusively. The transfer goes after the EPC has ended, which
+// stops the reader thread that calls into it, and before the EPC object
+// (and its transport, which the transfer refers to) is destroyed.
+Error Session::Impl::tearDown() {
   Watchdog.reset();
+  Error Err = Error::success();
   if (Active && Transport && !Transport->disconnected())
-    Err = joinErrors(std::move(Err), Active->close());
-  Active.reset();
+    Err = Active->close();
   // A connection the executor already ended was reported by the call that
   // found it gone; closing what is left of it is not a new failure.
   bool Lost = Transport && Transport->disconnected();
@@ -505,11 +533,21 @@ Error Session::Impl::close() {
     else
       Err = joinErrors(std::move(Err), std::move(EndErr));
   }
+  Active.reset();
   Linker.reset();
   ES.reset();
   Transport = nullptr; // both went with the EPC
   Tasks = nullptr;
   return Err;
+}
+
+std::shared_lock<std::shared_mutex> Session::Impl::hold(Error &Err) {
+  std::shared_lock<std::shared_mutex> Held(Life);
+  if (!Closed && Transport && !Transport->disconnected())
+    return Held;
+  Err =
+      createStringError(inconvertibleErrorCode(), "the session with %s is closed", Address.c_str());
+  return {};
 }
 
 Session::Session(std::unique_ptr<Impl> I) : I(std::move(I)) {}
@@ -543,17 +581,18 @@ SessionStats Session::stats() const {
 }
 
 bool Session::connected() const {
-  return !I->Closed && I->Transport && !I->Transport->disconnected();
-}
-
-static Error closedError(StringRef Address) {
-  return createStringError(inconvertibleErrorCode(), "the session with %s is closed",
-                           Address.str().c_str());
+  Error Closed = Error::success();
+  bool Up = bool(I->hold(Closed));
+  // Whether the session is up is the answer; why it is not is not asked.
+  consumeError(std::move(Closed));
+  return Up;
 }
 
 Error Session::sendBinary(StringRef Path, BinaryFormat Format) {
-  if (!connected())
-    return closedError(I->Address);
+  Error Closed = Error::success();
+  auto Held = I->hold(Closed);
+  if (!Held)
+    return Closed;
   switch (Format) {
   case BinaryFormat::Object: {
     Error Err = I->Linker->addObject(Path);
@@ -571,8 +610,10 @@ Error Session::sendBinary(StringRef Path, BinaryFormat Format) {
 }
 
 Expected<std::vector<char>> Session::callWrapper(StringRef Symbol, ArrayRef<char> Args) {
-  if (!connected())
-    return closedError(I->Address);
+  Error Closed = Error::success();
+  auto Held = I->hold(Closed);
+  if (!Held)
+    return Closed;
   auto Fn = I->Linker->lookup("", Symbol);
   if (!Fn)
     return Fn.takeError();
@@ -583,9 +624,11 @@ Expected<std::vector<char>> Session::callWrapper(StringRef Symbol, ArrayRef<char
 }
 
 Error Session::launch(const LaunchCall &Call) {
-  if (!connected()) {
+  Error Closed = Error::success();
+  auto Held = I->hold(Closed);
+  if (!Held) {
     HostOutputs Zeroed(Call.Outputs, {});
-    return closedError(I->Address);
+    return Closed;
   }
   return I->launch(Call);
 }

@@ -143,6 +143,34 @@ TEST_F(SessionTest, AnOpenThatHangsDoesNotStallOtherSessions) {
   Stuck.join();
 }
 
+// A launch queued when its session is closed is joined by the close; a
+// token does not keep its session, so awaiting it afterwards reports a
+// failure through the handler (which, by default, would abort) and returns.
+TEST_F(SessionTest, AwaitAfterCloseFailsThroughTheHandler) {
+  ASSERT_NO_FATAL_FAILURE(startAndOpen());
+  ASSERT_NO_FATAL_FAILURE(sendKernel("map"));
+  std::mt19937_64 Rng(21);
+  auto In = makeInput(Layout::Dense, {3, 4}, 8, Rng);
+  Outputs Out({{2, 8}});
+  void *InDesc = In->D.data();
+  size_t Rank = 2, Elem = 8;
+  auto OutDescs = Out.descs();
+  int64_t Token = __catalyst__remote__launch_async_memrefs(
+      Session.get(), remoteEntry("map_r2_e8").c_str(), "map.o", 1, &InDesc, &Rank, &Elem, 1,
+      OutDescs.data(), &Rank, &Elem);
+  ASSERT_GT(Token, 0) << FailureLog::last();
+  EXPECT_EQ(__catalyst__remote__close(Session.get()), 0) << FailureLog::last();
+  Session.reset();
+  Outputs Expected({{2, 8}});
+  runLocal(hostEntry("map", "map_r2_e8"), {&In->D}, Expected);
+  EXPECT_TRUE(sameOutputs(Out, Expected)) << "close joined the queued launch";
+  size_t Before = FailureLog::count();
+  __catalyst__remote__await(Token);
+  EXPECT_EQ(FailureLog::count(), Before + 1);
+  EXPECT_NE(FailureLog::last().find("was closed before the launch was awaited"), std::string::npos)
+      << FailureLog::last();
+}
+
 TEST_F(SessionTest, MalformedAddressesAreErrors) {
   for (const char *Address : {"", "no-port-here", "127.0.0.1:", "[::1:80"}) {
     size_t Before = FailureLog::count();

@@ -35,6 +35,10 @@ std::string errorText(llvm::Error Err) {
   return Err ? llvm::toString(std::move(Err)) : "";
 }
 
+std::string messageOf(llvm::Error Err) {
+  return Err ? llvm::toString(std::move(Err)) : "";
+}
+
 std::vector<std::unique_ptr<Input>> byteInputs(const std::vector<int64_t> &Lengths,
                                                std::mt19937_64 &Rng) {
   std::vector<std::unique_ptr<Input>> Ins;

@@ -32,6 +32,9 @@ std::unique_ptr<Session> openWithConcat(const std::string &Address, Strategy S,
 // Expects Err to be an error and returns its text ("" on success).
 std::string errorText(llvm::Error Err);
 
+// Err's text, or "" on success; expects nothing.
+std::string messageOf(llvm::Error Err);
+
 // One-dimensional byte inputs of the given lengths, randomly filled.
 std::vector<std::unique_ptr<Input>> byteInputs(const std::vector<int64_t> &Lengths,
                                                std::mt19937_64 &Rng);

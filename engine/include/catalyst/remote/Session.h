@@ -5,7 +5,12 @@
 // kernel objects into the executor, stores assets there, calls executor
 // functions, and launches kernels on memref arguments.
 //
-// Methods may be called from several threads at once.
+// Methods may be called from several threads at once, close() included:
+// launches take turns (they share the session's executor memory); a call in
+// flight when another thread closes the session completes or fails saying
+// the session was closed, and every call after it fails so. An executor
+// that stops answering while a reply is due is declared dead after
+// SessionOptions::LivenessTimeout, which closes the session.
 //
 //===----------------------------------------------------------------------===//
 
@@ -66,7 +71,8 @@ public:
   uint64_t launchAsync(const LaunchCall &Call);
   llvm::Error await(uint64_t Ticket);
 
-  // Joins the session's async work and ends the connection. Idempotent.
+  // Joins the session's async work (queued launches run first) and ends the
+  // connection; a call in flight on another thread fails. Idempotent.
   llvm::Error close();
 
   class Impl;
