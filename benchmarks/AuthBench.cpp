@@ -10,6 +10,9 @@
 //                        ping-pong of the same run, is the round trips added
 //   auth/launch/8B       an 8 B zerocopy launch on an authenticated session
 //                        against the same on a plain one: ratio_to_plain
+//   liveness/launch/8B   the same on a session with heartbeats and a reply
+//                        timeout (the default) against one without
+//                        (LivenessTimeout 0): what liveness costs a launch
 //
 //===----------------------------------------------------------------------===//
 
@@ -120,26 +123,42 @@ void runLaunch(benchmark::State &State, BenchEnv &Env) {
     return fail(State, Auth.takeError());
   if (auto Err = (*Auth)->sendBinary(ForwardKernel, BinaryFormat::Object))
     return fail(State, std::move(Err));
-  Session &Plain = *Env.Sessions.at(Strategy::ZeroCopy);
+  compareTinyLaunches(State, *Env.Sessions.at(Strategy::ZeroCopy), **Auth, "authenticated_us");
+}
+
+// Without heartbeats: a session that asks for none, on the same executor.
+void runUnwatched(benchmark::State &State, BenchEnv &Env) {
+  SessionOptions O = zeroCopy();
+  O.LivenessTimeout = std::chrono::milliseconds(0);
+  auto Unwatched = Session::open(Env.Address, O);
+  if (!Unwatched)
+    return fail(State, Unwatched.takeError());
+  if (auto Err = (*Unwatched)->sendBinary(ForwardKernel, BinaryFormat::Object))
+    return fail(State, std::move(Err));
+  compareTinyLaunches(State, **Unwatched, *Env.Sessions.at(Strategy::ZeroCopy), "liveness_us");
+}
+
+} // namespace
+
+void compareTinyLaunches(benchmark::State &State, Session &Plain, Session &Other,
+                         const char *OtherCounter) {
   char In[8] = {};
-  std::vector<double> OnPlain, OnAuth;
+  std::vector<double> OnPlain, OnOther;
   for (auto _ : State) {
-    for (Session *S : {&Plain, Auth->get()}) {
+    for (Session *S : {&Plain, &Other}) {
       MemrefR1 Out;
       auto Start = Clock::now();
       if (auto Err = launchR1(*S, "forward_1_r1", ForwardKernel, In, 8, 1, Out))
         return fail(State, std::move(Err));
-      (S == &Plain ? OnPlain : OnAuth).push_back(secondsSince(Start));
+      (S == &Plain ? OnPlain : OnOther).push_back(secondsSince(Start));
       std::free(Out.Allocated);
     }
-    State.SetIterationTime(OnAuth.back());
+    State.SetIterationTime(OnOther.back());
   }
   State.counters["plain_us"] = median(OnPlain) * 1e6;
-  State.counters["authenticated_us"] = median(OnAuth) * 1e6;
-  State.counters["ratio_to_plain"] = median(OnAuth) / median(OnPlain);
+  State.counters[OtherCounter] = median(OnOther) * 1e6;
+  State.counters["ratio_to_plain"] = median(OnOther) / median(OnPlain);
 }
-
-} // namespace
 
 void registerAuthBenchmarks(BenchEnv &Env) {
   benchmark::RegisterBenchmark("auth/open", [&Env](benchmark::State &S) { runOpen(S, Env); })
@@ -147,6 +166,11 @@ void registerAuthBenchmarks(BenchEnv &Env) {
       ->Unit(benchmark::kMicrosecond)
       ->Iterations(100);
   benchmark::RegisterBenchmark("auth/launch/8B", [&Env](benchmark::State &S) { runLaunch(S, Env); })
+      ->UseManualTime()
+      ->Unit(benchmark::kMicrosecond)
+      ->Iterations(1000);
+  benchmark::RegisterBenchmark("liveness/launch/8B",
+                               [&Env](benchmark::State &S) { runUnwatched(S, Env); })
       ->UseManualTime()
       ->Unit(benchmark::kMicrosecond)
       ->Iterations(1000);
