@@ -4,6 +4,7 @@
 
 #include "Secret.h"
 #include "SocketTransport.h"
+#include "SpsCheck.h"
 
 #include "llvm/ExecutionEngine/Orc/Shared/SimpleRemoteEPCUtils.h"
 #include "llvm/Support/Endian.h"
@@ -221,7 +222,13 @@ Error awaitSetup(int Fd, Deadline By) {
                                  Setup.OpC, Setup.Size)
                              .str());
   std::vector<char> Whole(Setup.Size);
-  return peekFully(Fd, Whole.data(), Whole.size(), By);
+  if (auto Err = peekFully(Fd, Whole.data(), Whole.size(), By))
+    return Err;
+  // ORC decodes it next, trusting its counts (see SpsCheck.h).
+  using Info = shared::SPSArgList<shared::SPSSimpleRemoteEPCExecutorInfo>;
+  if (!spsWellFormed<Info>(Whole.data() + HeaderSize, Whole.size() - HeaderSize))
+    return protocolError("the executor's setup message is malformed");
+  return Error::success();
 }
 
 } // namespace

@@ -338,4 +338,19 @@ TEST(AuthTest, AnExecutorSilentAfterItsSetupMessageCannotHoldOpen) {
   EXPECT_LT(Took, 1500ms);
 }
 
+// A setup message whose counts its bytes cannot hold (a target triple of
+// 2^60 characters in 16 bytes) is refused before ORC decodes it, which
+// would reserve for the count first and take the host down.
+TEST(AuthTest, AMalformedSetupMessageIsRefused) {
+  FakeExecutor Liar([](int Fd) {
+    std::vector<char> Body(16, 0);
+    llvm::support::endian::write64le(Body.data(), uint64_t(1) << 60);
+    sendAll(Fd, frame(0, Body));
+    closedByPeer(Fd);
+  });
+  std::chrono::milliseconds Took;
+  std::string Msg = openError(Liar.Address, {}, Took);
+  EXPECT_TRUE(mentions(Msg, "setup message is malformed")) << Msg;
+}
+
 } // namespace
