@@ -1,0 +1,66 @@
+//===- KernelDeathTest.cpp - Every way a kernel can die is named ----------===//
+//
+// A kernel that dies takes its connection process with it, whichever thread
+// runs it (the reader thread under zerocopy, a worker under batched and
+// naive). The host's error names the signal, at once; the executor goes on
+// serving new sessions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "EngineHarness.h"
+#include "ExecutorProcess.h"
+#include "Kernels.h"
+
+using namespace catalyst::remote;
+using namespace catalyst::remote::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+struct Death {
+  const char *Entry;
+  const char *Named; // what the error must say
+};
+
+constexpr Death Deaths[] = {
+    {"die_segv", "signal 11 (Segmentation fault)"},
+    {"die_bus", "signal 7 (Bus error)"},
+    {"die_fpe", "signal 8 (Floating point exception)"},
+    {"die_ill", "signal 4 (Illegal instruction)"},
+    {"die_abort", "signal 6 (Aborted)"},
+    {"die_stack", "signal 11 (Segmentation fault)"},
+};
+
+class KernelDeathTest : public ::testing::TestWithParam<std::tuple<Strategy, Death>> {};
+
+TEST_P(KernelDeathTest, TheHostsErrorNamesTheSignal) {
+  auto [S, D] = GetParam();
+  ExecutorProcess Exec;
+  ASSERT_TRUE(Exec.start());
+  SessionOptions O;
+  O.Transfer = S;
+  auto Sess = openSession(Exec.address(), O);
+  ASSERT_TRUE(Sess);
+  ASSERT_EQ(messageOf(Sess->sendBinary(kernelObject("deaths"), BinaryFormat::Object)), "");
+  Desc Out(1, 1);
+  Out.poison();
+  auto Start = std::chrono::steady_clock::now();
+  std::string Msg =
+      messageOf(Sess->launch({remoteEntry(D.Entry), "deaths.o", {}, {{Out.data(), 1, 1}}}));
+  EXPECT_LT(std::chrono::steady_clock::now() - Start, 5s);
+  EXPECT_NE(Msg.find(D.Named), std::string::npos) << Msg;
+  EXPECT_TRUE(Out.allZero());
+  EXPECT_FALSE(Sess->connected());
+  EXPECT_TRUE(openWithConcat(Exec.address(), S)) << "the executor serves on";
+}
+
+INSTANTIATE_TEST_SUITE_P(AllStrategies, KernelDeathTest,
+                         ::testing::Combine(::testing::Values(Strategy::ZeroCopy, Strategy::Batched,
+                                                              Strategy::Naive),
+                                            ::testing::ValuesIn(Deaths)),
+                         [](const auto &Info) {
+                           return std::string(strategyTestName(std::get<0>(Info.param))) + "_" +
+                                  std::get<1>(Info.param).Entry;
+                         });
+
+} // namespace
