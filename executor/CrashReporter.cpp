@@ -17,12 +17,12 @@ namespace {
 constexpr int FatalSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
 constexpr int NumFatal = sizeof(FatalSignals) / sizeof(FatalSignals[0]);
 
-const wire::SocketTransport *Armed = nullptr;
+wire::SocketTransport *Armed = nullptr;
 std::string Frames[NumFatal];
 
 void onFatalSignal(int Sig) {
   for (int I = 0; I < NumFatal; ++I) {
-    if (FatalSignals[I] != Sig || !Armed || Armed->sending())
+    if (FatalSignals[I] != Sig || !Armed || !Armed->claimStream())
       continue;
     const char *P = Frames[I].data();
     size_t Left = Frames[I].size();
@@ -52,7 +52,7 @@ void prepareThreadForCrashes() {
   ::sigaltstack(&SS, nullptr);
 }
 
-void armCrashReporter(const wire::SocketTransport &Transport) {
+void armCrashReporter(wire::SocketTransport &Transport) {
   for (int I = 0; I < NumFatal; ++I) {
     Frames[I] = wire::encodeHangupFrame("the kernel crashed the executor's connection process " +
                                         std::to_string(::getpid()) + " with signal " +

@@ -17,7 +17,7 @@ class SocketTransport;
 namespace catalyst::remote::executor {
 
 // Arms handlers for fatal signals in this (connection) process.
-void armCrashReporter(const wire::SocketTransport &Transport);
+void armCrashReporter(wire::SocketTransport &Transport);
 
 // Gives the calling thread a stack for the handlers, so that a kernel that
 // overflows its own stack is still reported. Call on every thread that may

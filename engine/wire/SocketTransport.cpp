@@ -134,10 +134,11 @@ Error SocketTransport::sendMessage(SimpleRemoteEPCOpcode OpC, uint64_t SeqNo, Ex
   // this call started must not be charged for it.
   if (Call)
     Requests.fetch_add(1, std::memory_order_relaxed);
-  Sending.store(true, std::memory_order_relaxed);
+  if (!beginSend())
+    return goingDown();
   uint64_t Written = 0;
   int Err = sendAll(Fd, Iov, ArgBytes.empty() ? 1 : 2, Written);
-  Sending.store(false, std::memory_order_relaxed);
+  Sending.store(false, std::memory_order_release);
   if (Err)
     return lostWhileSending("sending a message", Err, Written, MsgSize);
   Sent.fetch_add(1, std::memory_order_relaxed);
@@ -225,9 +226,10 @@ Error SocketTransport::sendHeartbeat() {
   if (Disconnected)
     return createStringError(inconvertibleErrorCode(), "connection already closed");
   uint64_t Written = 0;
-  Sending.store(true, std::memory_order_relaxed);
+  if (!beginSend())
+    return goingDown();
   int Err = sendAll(Fd, &Iov, 1, Written);
-  Sending.store(false, std::memory_order_relaxed);
+  Sending.store(false, std::memory_order_release);
   if (Err)
     return lostWhileSending("sending a heartbeat", Err, Written, HeaderSize);
   Heartbeats.fetch_add(1, std::memory_order_relaxed);
@@ -411,6 +413,23 @@ Error SocketTransport::lostWhileSending(const char *What, int Errno, uint64_t Wr
   noteClosed(Why);
   disconnect();
   return createStringError(std::error_code(Errno, std::generic_category()), Why);
+}
+
+// Senders take turns under SendMutex; the only other claimant is a crash
+// handler (claimStream()), after which nothing may be sent.
+bool SocketTransport::beginSend() {
+  bool Free = false;
+  return Sending.compare_exchange_strong(Free, true, std::memory_order_acquire);
+}
+
+// A send that is never ended.
+bool SocketTransport::claimStream() {
+  return beginSend();
+}
+
+Error SocketTransport::goingDown() {
+  return createStringError(inconvertibleErrorCode(),
+                           "the process is going down: a crash report holds the connection");
 }
 
 // The first reason this end gave for closing is the one that stands.
@@ -619,10 +638,11 @@ Error SocketTransport::sendWithPayload(PayloadOpcode OpC, uint64_t SeqNo, ArrayR
     return createStringError(inconvertibleErrorCode(), "connection already closed");
   if (OpC == PayloadOpcode::Launch)
     Requests.fetch_add(1, std::memory_order_relaxed);
-  Sending.store(true, std::memory_order_relaxed);
+  if (!beginSend())
+    return goingDown();
   uint64_t Written = 0;
   int Err = sendParts(Iov, Parts, Written);
-  Sending.store(false, std::memory_order_relaxed);
+  Sending.store(false, std::memory_order_release);
   if (Err)
     return lostWhileSending("sending a payload message", Err, Written, MsgSize);
   Sent.fetch_add(1, std::memory_order_relaxed);

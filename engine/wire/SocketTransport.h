@@ -140,9 +140,10 @@ public:
 
   int fd() const { return Fd; }
   bool disconnected() const { return Disconnected.load(); }
-  // True while a message is partly written: a crash handler must not inject
-  // a frame into the middle of one.
-  bool sending() const { return Sending.load(std::memory_order_relaxed); }
+  // For a crash handler: takes the stream for good, unless a message is
+  // partly written (then false: a frame injected now would land in its
+  // middle). Lock-free, so async-signal-safe; every send after it fails.
+  bool claimStream();
 
   // Calls this end started: each is one round trip.
   uint64_t requestsSent() const { return Requests.load(std::memory_order_relaxed); }
@@ -171,6 +172,8 @@ private:
   llvm::Error refuse(llvm::Error Why);
   void discardFor(uint64_t Bytes, std::chrono::milliseconds Limit);
   llvm::Error lostWhileSending(const char *What, int Errno, uint64_t Written, uint64_t MsgSize);
+  bool beginSend();
+  static llvm::Error goingDown();
   llvm::Error readOnDemand(bool &Eof);
   void endReading(llvm::Error Err);
   llvm::Error readMessage(bool &Eof);
