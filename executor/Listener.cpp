@@ -173,6 +173,9 @@ void acceptOne(Listener &L, std::vector<Listener> &All, const ServeOptions &Opti
     return;
   }
   std::string PeerName = numericAddress(reinterpret_cast<sockaddr *>(&Peer), Len);
+  // A connection that just ended may not have been reaped yet (its SIGCHLD
+  // can arrive after this wake-up): it no longer counts.
+  reapChildren();
   if (Children.size() >= Options.MaxConnections) {
     std::string Why = "executor at capacity: " + std::to_string(Options.MaxConnections) +
                       " sessions (--max-connections)";

@@ -1,6 +1,7 @@
 //===- FailureTest.cpp - Launches that must fail, and say why -------------===//
 
 #include "CapiHarness.h"
+#include "Text.h"
 
 #include <thread>
 
@@ -9,10 +10,6 @@ using namespace catalyst::remote::test;
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-bool mentions(const std::string &Message, const std::string &What) {
-  return Message.find(What) != std::string::npos;
-}
 
 class FailureTest : public ModeTest {
 protected:

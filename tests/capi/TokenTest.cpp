@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CapiHarness.h"
+#include "Text.h"
 #include "TokenFile.h"
 
 #include <sys/stat.h>
@@ -14,10 +15,6 @@
 using namespace catalyst::remote::test;
 
 namespace {
-
-bool mentions(const std::string &Text, const std::string &What) {
-  return Text.find(What) != std::string::npos;
-}
 
 class TokenTest : public CapiTest {
 protected:

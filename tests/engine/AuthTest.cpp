@@ -11,6 +11,7 @@
 #include "EngineHarness.h"
 #include "ExecutorProcess.h"
 #include "Procfs.h"
+#include "Text.h"
 #include "TokenFile.h"
 #include "session/Connect.h"
 #include "wire/Handshake.h"
@@ -31,10 +32,6 @@ using namespace std::chrono_literals;
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-bool mentions(const std::string &Text, const std::string &What) {
-  return Text.find(What) != std::string::npos;
-}
 
 ExecutorOptions withToken(const TokenFile &T, std::vector<std::string> More = {}) {
   ExecutorOptions O;

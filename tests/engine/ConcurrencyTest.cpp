@@ -11,6 +11,7 @@
 #include "EngineHarness.h"
 #include "ExecutorProcess.h"
 #include "Kernels.h"
+#include "Text.h"
 
 #include <atomic>
 #include <thread>
@@ -22,10 +23,6 @@ using namespace std::chrono_literals;
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-bool mentions(const std::string &Text, const std::string &What) {
-  return Text.find(What) != std::string::npos;
-}
 
 class ConcurrencyTest : public ::testing::TestWithParam<Strategy> {
 protected:

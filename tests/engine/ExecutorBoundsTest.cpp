@@ -12,6 +12,7 @@
 #include "EngineHarness.h"
 #include "ExecutorProcess.h"
 #include "Kernels.h"
+#include "Text.h"
 #include "TokenFile.h"
 
 #include <fcntl.h>
@@ -28,10 +29,6 @@ using namespace std::chrono_literals;
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-bool mentions(const std::string &Text, const std::string &What) {
-  return Text.find(What) != std::string::npos;
-}
 
 // Starts a non-blocking connect to the executor's loopback port.
 int connectSilently(const std::string &Address) {

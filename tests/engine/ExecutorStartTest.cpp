@@ -10,6 +10,7 @@
 #include "Command.h"
 #include "ExecutorProcess.h"
 #include "Procfs.h"
+#include "Text.h"
 #include "TokenFile.h"
 
 #include <fstream>
@@ -18,10 +19,6 @@
 using namespace catalyst::remote::test;
 
 namespace {
-
-bool mentions(const std::string &Text, const std::string &What) {
-  return Text.find(What) != std::string::npos;
-}
 
 CommandResult runExecutor(std::vector<std::string> Args) {
   Args.insert(Args.begin(), executorPath());

@@ -12,6 +12,7 @@
 #include "ExecutorProcess.h"
 #include "Kernels.h"
 #include "Sockets.h"
+#include "Text.h"
 
 #include <climits>
 
@@ -21,10 +22,6 @@ using namespace catalyst::remote::test;
 namespace {
 
 constexpr int64_t MiB = 1 << 20;
-
-bool mentions(const std::string &Text, const std::string &What) {
-  return Text.find(What) != std::string::npos;
-}
 
 // Launches concat on Ins, expecting a failure; returns its text.
 std::string failedConcat(Session &S, const std::vector<std::unique_ptr<Input>> &Ins) {

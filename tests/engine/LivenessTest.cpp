@@ -13,6 +13,7 @@
 #include "EngineHarness.h"
 #include "ExecutorProcess.h"
 #include "Kernels.h"
+#include "Text.h"
 
 #include <csignal>
 #include <thread>
@@ -24,10 +25,6 @@ using namespace std::chrono_literals;
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-bool mentions(const std::string &Text, const std::string &What) {
-  return Text.find(What) != std::string::npos;
-}
 
 // One launch of sleepy.o: its input (how long to sleep) and its output,
 // poisoned so that a failed launch must zero it.

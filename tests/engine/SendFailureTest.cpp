@@ -12,6 +12,7 @@
 #include "ExecutorProcess.h"
 #include "Kernels.h"
 #include "Sockets.h"
+#include "Text.h"
 
 #include <sys/mman.h>
 
@@ -19,10 +20,6 @@ using namespace catalyst::remote;
 using namespace catalyst::remote::test;
 
 namespace {
-
-bool mentions(const std::string &Text, const std::string &What) {
-  return Text.find(What) != std::string::npos;
-}
 
 // A session of strategy S with concat.o and hostile.o linked.
 std::unique_ptr<Session> openHostile(const std::string &Address, Strategy S) {
