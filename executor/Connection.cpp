@@ -69,13 +69,14 @@ void endOnTerminate(int Fd) {
 } // namespace
 
 int serveConnection(int Fd, const std::string &Peer, const ConnectionOptions &Options,
-                    const wire::Nonce &Challenge) {
+                    const wire::Nonce &Challenge, ConnectionRecord &Record) {
   std::string Label = "catalyst-remote-executor[" + std::to_string(::getpid()) + "] " + Peer;
   endOnTerminate(Fd);
   if (!Options.Secret.empty()) {
     auto By = std::chrono::steady_clock::now() + Options.HandshakeTimeout;
     if (auto Err = wire::authenticateHost(Fd, Options.Secret, Challenge, By)) {
       LogLine() << Label << ": refused: " << toString(std::move(Err));
+      Record.Ended = true;
       ::close(Fd);
       return 1;
     }
@@ -88,6 +89,7 @@ int serveConnection(int Fd, const std::string &Peer, const ConnectionOptions &Op
   wire::SocketTransport *Transport = nullptr;
   wire::TransportOptions TOpts;
   TOpts.MaxMessageSize = Options.MaxMessageSize;
+  TOpts.SendingFlag = &Record.Sending;
   // Without a secret, a peer that never speaks is dropped, and nothing is
   // set up for it but the EPC server itself.
   if (Options.Secret.empty())
@@ -120,6 +122,7 @@ int serveConnection(int Fd, const std::string &Peer, const ConnectionOptions &Op
       Status = 1;
     }
   }
+  Record.Ended = true;
   if (Initialized)
     runRuntimeHook("__catalyst__rt__finalize");
   removeAssets();

@@ -6,6 +6,7 @@
 #include "../engine/wire/Secret.h"
 #include "Services.h"
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -29,10 +30,20 @@ struct ConnectionOptions {
 // EPC server on it until the host hangs up, between the plugins'
 // __catalyst__rt__initialize/__catalyst__rt__finalize, and removes the
 // connection's assets. Returns the process exit status.
+// What a connection process leaves for its listener, in memory they share,
+// to be read after the process is gone: whether it ended its session itself
+// (else it died: a kernel called exit() or _exit(), or a signal killed it),
+// and whether it died with a message partly written (then nothing more may
+// be sent on the connection).
+struct ConnectionRecord {
+  std::atomic<bool> Ended{false};
+  std::atomic<bool> Sending{false};
+};
+
 // Challenge is the nonce to authenticate the host with, drawn for this
-// connection.
+// connection; Record is shared with the listener.
 int serveConnection(int Fd, const std::string &Peer, const ConnectionOptions &Options,
-                    const wire::Nonce &Challenge);
+                    const wire::Nonce &Challenge, ConnectionRecord &Record);
 
 } // namespace catalyst::remote::executor
 

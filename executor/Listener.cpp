@@ -15,11 +15,13 @@
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
+#include <map>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <new>
 #include <poll.h>
-#include <set>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -121,7 +123,52 @@ bool isLoopback(const Listener &L) {
 
 namespace {
 
-std::set<pid_t> Children;
+// A connection process, with the listener's own copy of its socket (kept
+// to tell the host why the process died, when it could not) and the record
+// it shares with it.
+struct Child {
+  int Fd;
+  ConnectionRecord *Record;
+};
+std::map<pid_t, Child> Children;
+
+ConnectionRecord *newRecord() {
+  void *P = ::mmap(nullptr, sizeof(ConnectionRecord), PROT_READ | PROT_WRITE,
+                   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  return P == MAP_FAILED ? nullptr : new (P) ConnectionRecord();
+}
+
+// Closing a socket with unread bytes resets the connection, and a reset
+// can make the host drop what it had not read yet: the reason it was just
+// sent. So what is left unread (a request the dead process never took) goes
+// first, and the close is an orderly one.
+void release(const Child &C) {
+  char Sink[4096];
+  for (int I = 0; I < 256 && ::recv(C.Fd, Sink, sizeof(Sink), MSG_DONTWAIT) > 0; ++I) {
+  }
+  ::close(C.Fd);
+  C.Record->~ConnectionRecord();
+  ::munmap(C.Record, sizeof(ConnectionRecord));
+}
+
+std::string deathOf(pid_t Pid, int Status) {
+  std::string Who = "the executor's connection process " + std::to_string(Pid);
+  if (WIFSIGNALED(Status))
+    return Who + " was killed by signal " + std::to_string(WTERMSIG(Status)) + " (" +
+           ::strsignal(WTERMSIG(Status)) + ")";
+  return Who + " exited with status " + std::to_string(WEXITSTATUS(Status)) +
+         " while serving its session (as when a kernel calls exit() or _exit())";
+}
+
+// A process that died without ending its session could not tell its host
+// why: the listener does, unless the process died in the middle of a
+// message (a frame now would be read as its rest) or its crash reporter
+// already took the connection (the flag stays set).
+void reportDeath(pid_t Pid, int Status, const Child &C) {
+  if (C.Record->Ended || C.Record->Sending)
+    return;
+  wire::refuseConnection(C.Fd, deathOf(Pid, Status));
+}
 
 void logExit(pid_t Pid, int Status) {
   if (WIFSIGNALED(Status))
@@ -138,17 +185,25 @@ void reapChildren(bool Block = false) {
   pid_t Pid;
   while ((Pid = ::waitpid(-1, &Status, Block ? 0 : WNOHANG)) > 0) {
     Block = false;
-    Children.erase(Pid);
+    if (auto It = Children.find(Pid); It != Children.end()) {
+      reportDeath(Pid, Status, It->second);
+      release(It->second);
+      Children.erase(It);
+    }
     logExit(Pid, Status);
     // A connection process that crashed could not remove its own assets.
     removeAssets(Pid);
   }
-  if (Pid < 0 && errno == ECHILD)
+  if (Pid < 0 && errno == ECHILD) {
+    for (auto &[P, C] : Children)
+      release(C);
     Children.clear();
+  }
 }
 
 [[noreturn]] void runChild(int Conn, const std::string &Peer, std::vector<Listener> &Listeners,
-                           const ConnectionOptions &Options, const wire::Nonce &Challenge) {
+                           const ConnectionOptions &Options, const wire::Nonce &Challenge,
+                           ConnectionRecord &Record) {
   ::prctl(PR_SET_PDEATHSIG, SIGTERM);
   for (int S : {SIGINT, SIGTERM, SIGCHLD})
     std::signal(S, SIG_DFL);
@@ -156,10 +211,14 @@ void reapChildren(bool Block = false) {
     ::close(L.Fd);
   ::close(WakeFds[0]);
   ::close(WakeFds[1]);
+  // Other hosts' connections: holding them would keep them open past their
+  // own processes.
+  for (auto &[P, C] : Children)
+    ::close(C.Fd);
   int One = 1;
   ::setsockopt(Conn, IPPROTO_TCP, TCP_NODELAY, &One, sizeof(One));
   wire::enableKeepalive(Conn);
-  ::_exit(serveConnection(Conn, Peer, Options, Challenge));
+  ::_exit(serveConnection(Conn, Peer, Options, Challenge, Record));
 }
 
 void acceptOne(Listener &L, std::vector<Listener> &All, const ServeOptions &Options) {
@@ -193,29 +252,33 @@ void acceptOne(Listener &L, std::vector<Listener> &All, const ServeOptions &Opti
       ::close(Conn);
       return;
     }
-  pid_t Pid = ::fork();
+  ConnectionRecord *Record = newRecord();
+  pid_t Pid = Record ? ::fork() : -1;
   if (Pid == 0)
-    runChild(Conn, PeerName, All, Options.Connection, Challenge);
-  ::close(Conn);
+    runChild(Conn, PeerName, All, Options.Connection, Challenge, *Record);
   if (Pid < 0) {
     LogLine() << "catalyst-remote-executor: cannot fork for " << PeerName << ": "
               << std::strerror(errno);
+    if (Record)
+      release({Conn, Record});
+    else
+      ::close(Conn);
     return;
   }
-  Children.insert(Pid);
+  Children[Pid] = {Conn, Record};
   LogLine() << "catalyst-remote-executor: " << PeerName << " connected to " << L.Address
             << ", served by process " << Pid;
 }
 
 void stopChildren() {
-  for (pid_t Pid : Children)
+  for (auto &[Pid, C] : Children)
     ::kill(Pid, SIGTERM);
   auto Deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
   while (!Children.empty() && std::chrono::steady_clock::now() < Deadline) {
     reapChildren();
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  for (pid_t Pid : Children)
+  for (auto &[Pid, C] : Children)
     ::kill(Pid, SIGKILL);
   while (!Children.empty())
     reapChildren(/*Block=*/true);

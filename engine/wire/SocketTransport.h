@@ -47,6 +47,10 @@ struct TransportOptions {
   // (at once without a FirstMessageTimeout), before it is read: work that
   // only a peer who spoke deserves.
   std::function<void()> OnFirstMessage;
+  // Where the transport keeps its "a message is partly written" flag, when
+  // someone else must read it (the executor's listener, after this process
+  // died, in memory it shares); the transport's own otherwise.
+  std::atomic<bool> *SendingFlag = nullptr;
 };
 
 // This project's extension to the framing: a message whose payload travels
@@ -166,7 +170,8 @@ public:
 
 private:
   SocketTransport(llvm::orc::SimpleRemoteEPCTransportClient &Client, int Fd, TransportOptions Opts)
-      : Client(Client), Fd(Fd), Opts(Opts) {}
+      : Client(Client), Fd(Fd), Opts(Opts),
+        Sending(Opts.SendingFlag ? *Opts.SendingFlag : OwnSending) {}
 
   void readLoop();
   llvm::Error refuse(llvm::Error Why);
@@ -204,8 +209,9 @@ private:
   std::thread Reader;
   std::mutex SendMutex;
   std::atomic<bool> Disconnected{false};
-  std::atomic<bool> Sending{false};
-  uint64_t Refused = 0; // size of a message refused as too large
+  std::atomic<bool> OwnSending{false};
+  std::atomic<bool> &Sending; // OwnSending or Opts.SendingFlag
+  uint64_t Refused = 0;       // size of a message refused as too large
   std::atomic<PayloadHandler *> Payloads{nullptr};
   // Whoever reads a message holds ReadMutex: the reader thread, or a caller
   // in readUntil. The rest says when the reader thread should read: EPC

@@ -2,14 +2,17 @@
 //
 // A kernel that dies takes its connection process with it, whichever thread
 // runs it (the reader thread under zerocopy, a worker under batched and
-// naive). The host's error names the signal, at once; the executor goes on
-// serving new sessions.
+// naive). The host's error names the signal or the exit status, at once; the
+// executor goes on serving new sessions.
 //
 //===----------------------------------------------------------------------===//
 
 #include "EngineHarness.h"
 #include "ExecutorProcess.h"
 #include "Kernels.h"
+#include "Text.h"
+
+#include <csignal>
 
 using namespace catalyst::remote;
 using namespace catalyst::remote::test;
@@ -29,6 +32,8 @@ constexpr Death Deaths[] = {
     {"die_ill", "signal 4 (Illegal instruction)"},
     {"die_abort", "signal 6 (Aborted)"},
     {"die_stack", "signal 11 (Segmentation fault)"},
+    {"die_exit", "exited with status 3"},
+    {"die__exit", "exited with status 4"},
 };
 
 class KernelDeathTest : public ::testing::TestWithParam<std::tuple<Strategy, Death>> {};
@@ -52,6 +57,23 @@ TEST_P(KernelDeathTest, TheHostsErrorNamesTheSignal) {
   EXPECT_TRUE(Out.allZero());
   EXPECT_FALSE(Sess->connected());
   EXPECT_TRUE(openWithConcat(Exec.address(), S)) << "the executor serves on";
+}
+
+// Killed from outside (as the OOM killer does) between two launches: the
+// process cannot say why, its listener does.
+TEST(KernelDeathTest, AConnectionProcessKilledFromOutsideIsNamed) {
+  ExecutorProcess Exec;
+  ASSERT_TRUE(Exec.start());
+  auto Sess = openWithConcat(Exec.address(), Strategy::ZeroCopy);
+  ASSERT_TRUE(Sess);
+  std::vector<pid_t> Pids;
+  ASSERT_TRUE(Exec.waitForConnections(1, Pids, 5s));
+  ::kill(Pids[0], SIGKILL);
+  ASSERT_TRUE(Exec.waitForConnections(0, Pids, 5s));
+  std::mt19937_64 Rng(5);
+  auto R = concatMatches(*Sess, byteInputs({8}, Rng));
+  ASSERT_FALSE(R);
+  EXPECT_TRUE(mentions(R.message(), "was killed by signal 9 (Killed)")) << R.message();
 }
 
 INSTANTIATE_TEST_SUITE_P(AllStrategies, KernelDeathTest,

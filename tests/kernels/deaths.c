@@ -3,8 +3,9 @@
  * Each entry dies the way a real kernel might: a null store (SIGSEGV), a
  * read of a mapped page past the end of its file (SIGBUS), an integer
  * division by zero (SIGFPE), a trap instruction (SIGILL), abort() (SIGABRT),
- * and a recursion that overflows the thread's stack (SIGSEGV, handled on
- * the alternate stack). The host's error must name the signal.
+ * a recursion that overflows the thread's stack (SIGSEGV, handled on the
+ * alternate stack), exit(3) and _exit(4). The host's error must name the
+ * signal or the exit status.
  *
 \*===----------------------------------------------------------------------===*/
 
@@ -12,6 +13,7 @@
 
 #include <stdio.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 void ENTRY(die_segv)(void *rv, void *av) {
   volatile int *volatile target = NULL;
@@ -35,6 +37,14 @@ void ENTRY(die_ill)(void *rv, void *av) {
 
 void ENTRY(die_abort)(void *rv, void *av) {
   abort();
+}
+
+void ENTRY(die_exit)(void *rv, void *av) {
+  exit(3);
+}
+
+void ENTRY(die__exit)(void *rv, void *av) {
+  _exit(4);
 }
 
 /* Recurses while depth < limit: with a limit no stack can hold (the
