@@ -6,6 +6,7 @@
 
 #include <csignal>
 #include <cstring>
+#include <ctime>
 #include <string>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -20,9 +21,23 @@ constexpr int NumFatal = sizeof(FatalSignals) / sizeof(FatalSignals[0]);
 wire::SocketTransport *Armed = nullptr;
 std::string Frames[NumFatal];
 
+// Another thread may be just done with a message, its last bytes out but
+// its flag not yet cleared: give it up to 10 ms rather than lose the
+// report. A message still partly written after that gets no frame after
+// it (nor from the listener, which sees the flag too).
+bool claimConnection() {
+  for (int Try = 0; Try < 100; ++Try) {
+    if (Armed->claimStream())
+      return true;
+    timespec Pause{0, 100 * 1000};
+    ::nanosleep(&Pause, nullptr); // async-signal-safe, unlike most waits
+  }
+  return false;
+}
+
 void onFatalSignal(int Sig) {
   for (int I = 0; I < NumFatal; ++I) {
-    if (FatalSignals[I] != Sig || !Armed || !Armed->claimStream())
+    if (FatalSignals[I] != Sig || !Armed || !claimConnection())
       continue;
     const char *P = Frames[I].data();
     size_t Left = Frames[I].size();
