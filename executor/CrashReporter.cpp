@@ -55,6 +55,13 @@ void onFatalSignal(int Sig) {
 
 } // namespace
 
+void awaitFrameBoundary() {
+  for (int Try = 0; Armed && Armed->sendInProgress() && Try < 100; ++Try) {
+    timespec Pause{0, 100 * 1000};
+    ::nanosleep(&Pause, nullptr);
+  }
+}
+
 void prepareThreadForCrashes() {
   // Lives as long as the thread; the process ends with its connection.
   constexpr size_t Size = 64 * 1024;

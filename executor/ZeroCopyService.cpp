@@ -4,6 +4,7 @@
 
 #include "../engine/wire/MemrefLayout.h"
 #include "../engine/wire/ReadableMemory.h"
+#include "CrashReporter.h"
 #include "Heartbeat.h"
 #include "Slabs.h"
 
@@ -221,6 +222,7 @@ void ZeroCopyService::run(uint64_t SeqNo) {
   Heartbeat::Busy Working;
   buildArguments();
   auto Start = Clock::now();
+  awaitFrameBoundary();
   Current.Entry.toPtr<void (*)(void *, void *)>()(Work.Rv.data(), Work.Args.data());
   auto Ran = Clock::now();
 

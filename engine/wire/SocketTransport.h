@@ -148,6 +148,8 @@ public:
   // partly written (then false: a frame injected now would land in its
   // middle). Lock-free, so async-signal-safe; every send after it fails.
   bool claimStream();
+  // True while a message is partly written (or the stream was claimed).
+  bool sendInProgress() const { return Sending.load(std::memory_order_acquire); }
 
   // Calls this end started: each is one round trip.
   uint64_t requestsSent() const { return Requests.load(std::memory_order_relaxed); }
