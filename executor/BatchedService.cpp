@@ -11,7 +11,6 @@
 #include "../engine/wire/MemrefLayout.h"
 #include "../engine/wire/Protocol.h"
 #include "../engine/wire/SpsCheck.h"
-#include "CrashReporter.h"
 
 #include "llvm/ADT/SmallPtrSet.h"
 
@@ -65,7 +64,6 @@ Expected<std::tuple<std::vector<char>, uint64_t>> invoke(ExecutorAddr Entry, Exe
     return createStringError(inconvertibleErrorCode(), "null entry address");
   std::vector<char> Rv(RvBytes, 0);
   auto Start = std::chrono::steady_clock::now();
-  awaitFrameBoundary();
   Entry.toPtr<void (*)(void *, void *)>()(Rv.data(), Av.toPtr<void *>());
   uint64_t Ns =
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - Start)

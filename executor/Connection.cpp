@@ -89,7 +89,7 @@ int serveConnection(int Fd, const std::string &Peer, const ConnectionOptions &Op
   wire::SocketTransport *Transport = nullptr;
   wire::TransportOptions TOpts;
   TOpts.MaxMessageSize = Options.MaxMessageSize;
-  TOpts.SendingFlag = &Record.Sending;
+  TOpts.Mark = &Record.Sending;
   // Without a secret, a peer that never speaks is dropped, and nothing is
   // set up for it but the EPC server itself.
   if (Options.Secret.empty())

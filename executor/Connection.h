@@ -4,6 +4,7 @@
 #define CATALYST_REMOTE_EXECUTOR_CONNECTION_H
 
 #include "../engine/wire/Secret.h"
+#include "../engine/wire/SendMark.h"
 #include "Services.h"
 
 #include <atomic>
@@ -26,22 +27,22 @@ struct ConnectionOptions {
   uint64_t MaxReservedBytes = uint64_t(16) << 30;
 };
 
-// Authenticates the host on Fd (owned) when a secret is set, then runs an
-// EPC server on it until the host hangs up, between the plugins'
-// __catalyst__rt__initialize/__catalyst__rt__finalize, and removes the
-// connection's assets. Returns the process exit status.
 // What a connection process leaves for its listener, in memory they share,
 // to be read after the process is gone: whether it ended its session itself
 // (else it died: a kernel called exit() or _exit(), or a signal killed it),
-// and whether it died with a message partly written (then nothing more may
-// be sent on the connection).
+// and where it was in writing a message (a stream cut in a message's middle
+// takes nothing more).
 struct ConnectionRecord {
   std::atomic<bool> Ended{false};
-  std::atomic<bool> Sending{false};
+  wire::SendMark Sending;
 };
 
-// Challenge is the nonce to authenticate the host with, drawn for this
-// connection; Record is shared with the listener.
+// Authenticates the host on Fd (owned) when a secret is set, then runs an
+// EPC server on it until the host hangs up, between the plugins'
+// __catalyst__rt__initialize/__catalyst__rt__finalize, and removes the
+// connection's assets. Returns the process exit status. Challenge is the
+// nonce to authenticate the host with, drawn for this connection; Record is
+// shared with the listener.
 int serveConnection(int Fd, const std::string &Peer, const ConnectionOptions &Options,
                     const wire::Nonce &Challenge, ConnectionRecord &Record);
 

@@ -24,7 +24,7 @@ std::string Frames[NumFatal];
 // Another thread may be just done with a message, its last bytes out but
 // its flag not yet cleared: give it up to 10 ms rather than lose the
 // report. A message still partly written after that gets no frame after
-// it (nor from the listener, which sees the flag too).
+// it (nor from the listener, which finds the stream cut mid-message).
 bool claimConnection() {
   for (int Try = 0; Try < 100; ++Try) {
     if (Armed->claimStream())
@@ -54,13 +54,6 @@ void onFatalSignal(int Sig) {
 }
 
 } // namespace
-
-void awaitFrameBoundary() {
-  for (int Try = 0; Armed && Armed->sendInProgress() && Try < 100; ++Try) {
-    timespec Pause{0, 100 * 1000};
-    ::nanosleep(&Pause, nullptr);
-  }
-}
 
 void prepareThreadForCrashes() {
   // Lives as long as the thread; the process ends with its connection.

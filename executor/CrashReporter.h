@@ -19,13 +19,6 @@ namespace catalyst::remote::executor {
 // Arms handlers for fatal signals in this (connection) process.
 void armCrashReporter(wire::SocketTransport &Transport);
 
-// Call right before a kernel runs: waits (up to 10 ms) until no message is
-// partly written, so that if the kernel kills the process (a signal,
-// exit(), _exit()) its death can be reported on a frame boundary. Another
-// thread's send, all its bytes out but its flag not yet cleared, would
-// otherwise make the report look unsafe.
-void awaitFrameBoundary();
-
 // Gives the calling thread a stack for the handlers, so that a kernel that
 // overflows its own stack is still reported. Call on every thread that may
 // run kernels.

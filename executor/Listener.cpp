@@ -4,6 +4,7 @@
 
 #include "../engine/wire/Handshake.h"
 #include "../engine/wire/Keepalive.h"
+#include "../engine/wire/SendMark.h"
 #include "Assets.h"
 #include "Log.h"
 
@@ -151,50 +152,61 @@ void release(const Child &C) {
   ::munmap(C.Record, sizeof(ConnectionRecord));
 }
 
-std::string deathOf(pid_t Pid, int Status) {
-  std::string Who = "the executor's connection process " + std::to_string(Pid);
-  if (WIFSIGNALED(Status))
-    return Who + " was killed by signal " + std::to_string(WTERMSIG(Status)) + " (" +
-           ::strsignal(WTERMSIG(Status)) + ")";
-  return Who + " exited with status " + std::to_string(WEXITSTATUS(Status)) +
+bool killed(const siginfo_t &End) {
+  return End.si_code != CLD_EXITED;
+}
+
+std::string deathOf(const siginfo_t &End) {
+  std::string Who = "the executor's connection process " + std::to_string(End.si_pid);
+  if (killed(End))
+    return Who + " was killed by signal " + std::to_string(End.si_status) + " (" +
+           ::strsignal(End.si_status) + ")";
+  return Who + " exited with status " + std::to_string(End.si_status) +
          " while serving its session (as when a kernel calls exit() or _exit())";
 }
 
 // A process that died without ending its session could not tell its host
 // why: the listener does, unless the process died in the middle of a
 // message (a frame now would be read as its rest) or its crash reporter
-// already took the connection (the flag stays set).
-void reportDeath(pid_t Pid, int Status, const Child &C) {
-  if (C.Record->Ended || C.Record->Sending)
+// already took the connection (its mark then never ends).
+void reportDeath(const siginfo_t &End, const Child &C) {
+  if (C.Record->Ended || !wire::endsBetweenMessages(C.Fd, C.Record->Sending))
     return;
-  wire::refuseConnection(C.Fd, deathOf(Pid, Status));
+  wire::refuseConnection(C.Fd, deathOf(End));
 }
 
-void logExit(pid_t Pid, int Status) {
-  if (WIFSIGNALED(Status))
-    LogLine() << "catalyst-remote-executor: connection process " << Pid << " was killed by signal "
-              << WTERMSIG(Status) << " (" << ::strsignal(WTERMSIG(Status)) << ")";
-  else if (WIFEXITED(Status) && WEXITSTATUS(Status) != 0)
-    LogLine() << "catalyst-remote-executor: connection process " << Pid << " exited with status "
-              << WEXITSTATUS(Status);
+void logExit(const siginfo_t &End) {
+  if (killed(End))
+    LogLine() << "catalyst-remote-executor: connection process " << End.si_pid
+              << " was killed by signal " << End.si_status << " (" << ::strsignal(End.si_status)
+              << ")";
+  else if (End.si_status != 0)
+    LogLine() << "catalyst-remote-executor: connection process " << End.si_pid
+              << " exited with status " << End.si_status;
 }
 
 // Reaps the connection processes that have ended; with Block, waits for one.
+// A process is reaped only once all is said and done for it (its host told,
+// its socket and assets released): whoever watches it vanish can count on
+// that.
 void reapChildren(bool Block = false) {
-  int Status;
-  pid_t Pid;
-  while ((Pid = ::waitpid(-1, &Status, Block ? 0 : WNOHANG)) > 0) {
-    Block = false;
-    if (auto It = Children.find(Pid); It != Children.end()) {
-      reportDeath(Pid, Status, It->second);
+  siginfo_t End{};
+  int Flags = WEXITED | WNOWAIT | (Block ? 0 : WNOHANG);
+  int Got;
+  while ((Got = ::waitid(P_ALL, 0, &End, Flags)) == 0 && End.si_pid > 0) {
+    Flags |= WNOHANG;
+    if (auto It = Children.find(End.si_pid); It != Children.end()) {
+      reportDeath(End, It->second);
       release(It->second);
       Children.erase(It);
     }
-    logExit(Pid, Status);
+    logExit(End);
     // A connection process that crashed could not remove its own assets.
-    removeAssets(Pid);
+    removeAssets(End.si_pid);
+    ::waitpid(End.si_pid, nullptr, 0);
+    End = siginfo_t{};
   }
-  if (Pid < 0 && errno == ECHILD) {
+  if (Got < 0 && errno == ECHILD) {
     for (auto &[P, C] : Children)
       release(C);
     Children.clear();

@@ -13,7 +13,6 @@
 #include "../engine/wire/SpsCheck.h"
 #include "Assets.h"
 #include "BatchedService.h"
-#include "CrashReporter.h"
 #include "Heartbeat.h"
 #include "Slabs.h"
 #include "ZeroCopyService.h"
@@ -44,7 +43,6 @@ void invokeEntry(ExecutorAddr Entry, std::vector<ExecutorAddr> RvAv) {
     errs() << "catalyst-remote-executor: invoke needs an entry and {rv, av}; ignored\n";
     return;
   }
-  awaitFrameBoundary();
   Entry.toPtr<void (*)(void *, void *)>()(RvAv[0].toPtr<void *>(), RvAv[1].toPtr<void *>());
 }
 

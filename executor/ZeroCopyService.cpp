@@ -4,7 +4,6 @@
 
 #include "../engine/wire/MemrefLayout.h"
 #include "../engine/wire/ReadableMemory.h"
-#include "CrashReporter.h"
 #include "Heartbeat.h"
 #include "Slabs.h"
 
@@ -222,7 +221,6 @@ void ZeroCopyService::run(uint64_t SeqNo) {
   Heartbeat::Busy Working;
   buildArguments();
   auto Start = Clock::now();
-  awaitFrameBoundary();
   Current.Entry.toPtr<void (*)(void *, void *)>()(Work.Rv.data(), Work.Args.data());
   auto Ran = Clock::now();
 

@@ -134,11 +134,11 @@ Error SocketTransport::sendMessage(SimpleRemoteEPCOpcode OpC, uint64_t SeqNo, Ex
   // this call started must not be charged for it.
   if (Call)
     Requests.fetch_add(1, std::memory_order_relaxed);
-  if (!beginSend())
+  if (!beginSend(MsgSize))
     return goingDown();
   uint64_t Written = 0;
   int Err = sendAll(Fd, Iov, ArgBytes.empty() ? 1 : 2, Written);
-  Sending.store(false, std::memory_order_release);
+  endSend(Written);
   if (Err)
     return lostWhileSending("sending a message", Err, Written, MsgSize);
   Sent.fetch_add(1, std::memory_order_relaxed);
@@ -226,10 +226,10 @@ Error SocketTransport::sendHeartbeat() {
   if (Disconnected)
     return createStringError(inconvertibleErrorCode(), "connection already closed");
   uint64_t Written = 0;
-  if (!beginSend())
+  if (!beginSend(HeaderSize))
     return goingDown();
   int Err = sendAll(Fd, &Iov, 1, Written);
-  Sending.store(false, std::memory_order_release);
+  endSend(Written);
   if (Err)
     return lostWhileSending("sending a heartbeat", Err, Written, HeaderSize);
   Heartbeats.fetch_add(1, std::memory_order_relaxed);
@@ -417,14 +417,30 @@ Error SocketTransport::lostWhileSending(const char *What, int Errno, uint64_t Wr
 
 // Senders take turns under SendMutex; the only other claimant is a crash
 // handler (claimStream()), after which nothing may be sent.
-bool SocketTransport::beginSend() {
+// The mark says where the message ends before its first byte goes, so that
+// whoever finds the stream cut can tell whether it went out whole.
+bool SocketTransport::beginSend(uint64_t MsgSize) {
   bool Free = false;
-  return Sending.compare_exchange_strong(Free, true, std::memory_order_acquire);
+  if (!Mark.Busy.compare_exchange_strong(Free, true, std::memory_order_acquire))
+    return false;
+  uint64_t Until =
+      StreamBase == SendMark::Never ? SendMark::Never : StreamBase + Streamed + MsgSize;
+  Mark.Until.store(Until, std::memory_order_release);
+  return true;
 }
 
-// A send that is never ended.
+void SocketTransport::endSend(uint64_t Written) {
+  Streamed += Written;
+  Mark.Busy.store(false, std::memory_order_release);
+}
+
+// A send that is never ended, nor ever complete.
 bool SocketTransport::claimStream() {
-  return beginSend();
+  bool Free = false;
+  if (!Mark.Busy.compare_exchange_strong(Free, true, std::memory_order_acquire))
+    return false;
+  Mark.Until.store(SendMark::Never, std::memory_order_release);
+  return true;
 }
 
 Error SocketTransport::goingDown() {
@@ -638,11 +654,11 @@ Error SocketTransport::sendWithPayload(PayloadOpcode OpC, uint64_t SeqNo, ArrayR
     return createStringError(inconvertibleErrorCode(), "connection already closed");
   if (OpC == PayloadOpcode::Launch)
     Requests.fetch_add(1, std::memory_order_relaxed);
-  if (!beginSend())
+  if (!beginSend(MsgSize))
     return goingDown();
   uint64_t Written = 0;
   int Err = sendParts(Iov, Parts, Written);
-  Sending.store(false, std::memory_order_release);
+  endSend(Written);
   if (Err)
     return lostWhileSending("sending a payload message", Err, Written, MsgSize);
   Sent.fetch_add(1, std::memory_order_relaxed);

@@ -13,6 +13,7 @@
 #define CATALYST_REMOTE_WIRE_SOCKETTRANSPORT_H
 
 #include "MemrefLayout.h"
+#include "SendMark.h"
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ExecutionEngine/Orc/Shared/SimpleRemoteEPCUtils.h"
@@ -47,10 +48,10 @@ struct TransportOptions {
   // (at once without a FirstMessageTimeout), before it is read: work that
   // only a peer who spoke deserves.
   std::function<void()> OnFirstMessage;
-  // Where the transport keeps its "a message is partly written" flag, when
-  // someone else must read it (the executor's listener, after this process
-  // died, in memory it shares); the transport's own otherwise.
-  std::atomic<bool> *SendingFlag = nullptr;
+  // Where the transport marks the message it is writing, when someone else
+  // must read it (the executor's listener, after this process died, in
+  // memory it shares); the transport's own otherwise.
+  SendMark *Mark = nullptr;
 };
 
 // This project's extension to the framing: a message whose payload travels
@@ -148,8 +149,6 @@ public:
   // partly written (then false: a frame injected now would land in its
   // middle). Lock-free, so async-signal-safe; every send after it fails.
   bool claimStream();
-  // True while a message is partly written (or the stream was claimed).
-  bool sendInProgress() const { return Sending.load(std::memory_order_acquire); }
 
   // Calls this end started: each is one round trip.
   uint64_t requestsSent() const { return Requests.load(std::memory_order_relaxed); }
@@ -172,14 +171,15 @@ public:
 
 private:
   SocketTransport(llvm::orc::SimpleRemoteEPCTransportClient &Client, int Fd, TransportOptions Opts)
-      : Client(Client), Fd(Fd), Opts(Opts),
-        Sending(Opts.SendingFlag ? *Opts.SendingFlag : OwnSending) {}
+      : Client(Client), Fd(Fd), Opts(Opts), Mark(Opts.Mark ? *Opts.Mark : OwnMark),
+        StreamBase(Opts.Mark ? streamWritten(Fd).value_or(SendMark::Never) : SendMark::Never) {}
 
   void readLoop();
   llvm::Error refuse(llvm::Error Why);
   void discardFor(uint64_t Bytes, std::chrono::milliseconds Limit);
   llvm::Error lostWhileSending(const char *What, int Errno, uint64_t Written, uint64_t MsgSize);
-  bool beginSend();
+  bool beginSend(uint64_t MsgSize);
+  void endSend(uint64_t Written);
   static llvm::Error goingDown();
   llvm::Error readOnDemand(bool &Eof);
   void endReading(llvm::Error Err);
@@ -211,9 +211,13 @@ private:
   std::thread Reader;
   std::mutex SendMutex;
   std::atomic<bool> Disconnected{false};
-  std::atomic<bool> OwnSending{false};
-  std::atomic<bool> &Sending; // OwnSending or Opts.SendingFlag
-  uint64_t Refused = 0;       // size of a message refused as too large
+  SendMark OwnMark;
+  SendMark &Mark; // OwnMark or Opts.Mark
+  // The stream's streamWritten() count when this transport took it, and
+  // what it wrote since (under SendMutex): where each message ends.
+  const uint64_t StreamBase;
+  uint64_t Streamed = 0;
+  uint64_t Refused = 0; // size of a message refused as too large
   std::atomic<PayloadHandler *> Payloads{nullptr};
   // Whoever reads a message holds ReadMutex: the reader thread, or a caller
   // in readUntil. The rest says when the reader thread should read: EPC

@@ -61,6 +61,7 @@ protected:
     Peer = Fds[1];
     wire::TransportOptions O;
     O.MaxMessageSize = 1 << 20;
+    O.Mark = &Mark;
     auto T = wire::SocketTransport::Create(Client, Fds[0], O);
     ASSERT_TRUE(bool(T)) << toString(T.takeError());
     Transport = std::move(*T);
@@ -72,6 +73,7 @@ protected:
   }
 
   Quiet Client;
+  wire::SendMark Mark; // as the executor keeps it
   std::unique_ptr<wire::SocketTransport> Transport;
   int Peer = -1;
 };
@@ -132,6 +134,47 @@ TEST_F(TransportSendTest, ASendThatFailsPartWayEndsTheConnection) {
       toString(Transport->sendMessage(SimpleRemoteEPCOpcode::CallWrapper, 2, ExecutorAddr(), {}))
           .empty())
       << "nothing more may go";
+}
+
+// The executor's listener tells a connection cut between messages from one
+// cut in a message's middle by the kernel's count of bytes written and the
+// mark the transport leaves: both must agree after every message.
+class SendMarkTest : public TransportSendTest {};
+
+TEST_F(SendMarkTest, TheKernelCountsEveryByteWrittenReadOrNot) {
+  auto Before = wire::streamWritten(Transport->fd());
+  ASSERT_TRUE(Before);
+  std::vector<char> Bytes(100000, 'b');
+  wire::PayloadPart Part{Bytes.data(), Bytes.size(), nullptr};
+  ASSERT_FALSE(bool(Transport->sendWithPayload(wire::PayloadOpcode::Launch, 1, {}, Part)));
+  EXPECT_EQ(wire::streamWritten(Transport->fd()), *Before + 32 + Bytes.size()) << "none read yet";
+  std::vector<char> Half(50000);
+  ASSERT_EQ(recv(Peer, Half.data(), Half.size(), MSG_WAITALL), ssize_t(Half.size()));
+  EXPECT_EQ(wire::streamWritten(Transport->fd()), *Before + 32 + Bytes.size());
+}
+
+TEST_F(SendMarkTest, EachMessageEndsWhereItsMarkSaid) {
+  std::vector<char> Args(777, 'a');
+  for (size_t Size : {size_t(0), size_t(777), size_t(13)}) {
+    ASSERT_FALSE(bool(Transport->sendMessage(SimpleRemoteEPCOpcode::CallWrapper, 1, ExecutorAddr(),
+                                             ArrayRef<char>(Args.data(), Size))));
+    EXPECT_FALSE(Mark.Busy);
+    EXPECT_EQ(Mark.Until.load(), wire::streamWritten(Transport->fd()));
+    // As the listener finds a process that died before it could clear its
+    // flag: the message went out whole.
+    Mark.Busy = true;
+    EXPECT_TRUE(wire::endsBetweenMessages(Transport->fd(), Mark));
+    Mark.Until += 1; // one byte short of its end: a cut message
+    EXPECT_FALSE(wire::endsBetweenMessages(Transport->fd(), Mark));
+    Mark.Until -= 1;
+    Mark.Busy = false;
+  }
+}
+
+TEST_F(SendMarkTest, AClaimedStreamNeverEndsBetweenMessages) {
+  ASSERT_TRUE(Transport->claimStream());
+  EXPECT_FALSE(wire::endsBetweenMessages(Transport->fd(), Mark));
+  EXPECT_FALSE(Transport->claimStream()) << "claimed for good";
 }
 
 } // namespace
