@@ -9,6 +9,7 @@
 #include "../transfer/ZeroCopyTransfer.h"
 #include "../wire/Handshake.h"
 #include "../wire/Protocol.h"
+#include "../wire/ReadTimeout.h"
 #include "../wire/ReadableMemory.h"
 #include "../wire/Secret.h"
 #include "../wire/SocketTransport.h"
@@ -190,7 +191,10 @@ Error Session::Impl::connect() {
     return createStringError(inconvertibleErrorCode(), "cannot open a session with %s: %s",
                              Address.c_str(), toString(std::move(Err)).c_str());
   }
-  setReadDeadline(*Fd, By);
+  // Until the liveness timeout replaces it: the session's setup, the
+  // executor's first replies included, cannot outlast the handshake's
+  // deadline, whoever does the reading.
+  wire::setReadDeadline(*Fd, By);
   Error Err = startEpc(*Fd);
   if (!Err)
     Err = startLiveness();
@@ -213,8 +217,7 @@ Error Session::Impl::startEpc(int Fd) {
   };
   wire::TransportOptions TOpts;
   TOpts.MaxMessageSize = Opts.MaxMessageSize;
-  TOpts.FirstMessageTimeout = Opts.HandshakeTimeout;
-  TOpts.ReadOnDemand = true;
+  TOpts.ReadOnDemand = true; // the setup message is waiting: the handshake saw it
   auto Pool = std::make_unique<TaskPool>();
   Tasks = Pool.get();
   auto EPC = SimpleRemoteEPC::Create<wire::SocketTransport>(std::move(Pool), std::move(S), Fd,
@@ -242,7 +245,7 @@ Error Session::Impl::startLiveness() {
   auto &EPC = ES->getExecutorProcessControl();
   auto It = EPC.getBootstrapSymbolsMap().find(wire::LivenessEnableName);
   if (Opts.LivenessTimeout.count() <= 0 || It == EPC.getBootstrapSymbolsMap().end()) {
-    clearReadDeadline(Transport->fd());
+    wire::clearReadTimeout(Transport->fd());
     return Error::success();
   }
   // Several heartbeats fit in the timeout: one late beat is not a death.

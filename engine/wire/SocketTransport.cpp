@@ -2,6 +2,7 @@
 
 #include "SocketTransport.h"
 
+#include "ReadTimeout.h"
 #include "SpsCheck.h"
 
 #include "llvm/ADT/SmallVector.h"
@@ -212,9 +213,7 @@ Error SocketTransport::readHeartbeat(Head &H, uint64_t MsgSize) {
 
 void SocketTransport::setReplyTimeout(std::chrono::milliseconds Timeout) {
   ReplyTimeoutMs = Timeout.count();
-  int64_t Us = std::chrono::duration_cast<std::chrono::microseconds>(Timeout).count();
-  timeval Tv{time_t(Us / 1000000), suseconds_t(Us % 1000000)};
-  ::setsockopt(Fd, SOL_SOCKET, SO_RCVTIMEO, &Tv, sizeof(Tv));
+  setReadTimeout(Fd, Timeout);
 }
 
 Error SocketTransport::sendHeartbeat() {
