@@ -10,6 +10,7 @@
 #include "Heartbeat.h"
 #include "Log.h"
 #include "MemoryBudget.h"
+#include "Retention.h"
 #include "WorkerPool.h"
 #include "ZeroCopyService.h"
 
@@ -86,6 +87,8 @@ int serveConnection(int Fd, const std::string &Peer, const ConnectionOptions &Op
   if (auto Err = createAssetDirectory())
     LogLine() << Label << ": " << toString(std::move(Err));
   MemoryBudget::get().setCap(Options.MaxReservedBytes);
+  if (auto Err = retainFreedMemory(Options.RetainedBytes))
+    LogLine() << Label << ": " << toString(std::move(Err)) << "; kernels' memory is not kept";
   wire::SocketTransport *Transport = nullptr;
   wire::TransportOptions TOpts;
   TOpts.MaxMessageSize = Options.MaxMessageSize;

@@ -46,6 +46,8 @@ const char *Usage =
     "  --max-slab-mib MIB       executor memory (code and launch slabs) one host may\n"
     "                           reserve (default 16384)\n"
     "  --max-message MIB        largest message accepted from a host (default 8192)\n"
+    "  --retain-mib MIB         memory each connection keeps faulted in for its kernels'\n"
+    "                           next large allocations, once freed (default 1024; 0: none)\n"
     "  --workers N              threads serving each connection (default 4)\n"
     "  --plugin PATH            dlopen a shared library (RTLD_GLOBAL) before serving\n"
     "  --upstream-only          offer only Catalyst's upstream services\n";
@@ -62,9 +64,9 @@ bool parseCount(StringRef Text, unsigned Max, unsigned &Out) {
 }
 
 // A size in MiB, up to 2^40 MiB, so that the byte count cannot overflow.
-bool parseMiB(StringRef Text, uint64_t &Bytes) {
+bool parseMiB(StringRef Text, uint64_t &Bytes, bool ZeroMeansNone = false) {
   uint64_t MiB = 0;
-  if (Text.getAsInteger(10, MiB) || MiB == 0 || MiB > (uint64_t(1) << 40))
+  if (Text.getAsInteger(10, MiB) || (MiB == 0 && !ZeroMeansNone) || MiB > (uint64_t(1) << 40))
     return false;
   Bytes = MiB << 20;
   return true;
@@ -107,6 +109,8 @@ const std::pair<StringRef, Setter> ValueOptions[] = {
      [](StringRef V, Args &A) { return parseMiB(V, A.Serve.Connection.MaxMessageSize); }},
     {"--max-slab-mib",
      [](StringRef V, Args &A) { return parseMiB(V, A.Serve.Connection.MaxReservedBytes); }},
+    {"--retain-mib",
+     [](StringRef V, Args &A) { return parseMiB(V, A.Serve.Connection.RetainedBytes, true); }},
     {"--workers",
      [](StringRef V, Args &A) { return parseCount(V, 1024, A.Serve.Connection.Workers); }},
     {"--max-connections",
