@@ -62,6 +62,14 @@ def wait_until(predicate, timeout, what):
         time.sleep(0.02)
 
 
+PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent():
+    """In the child before exec: a test that crashes leaves no executor."""
+    ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
 class Executor:
     """One executor process, its merged output read line by line."""
 
@@ -76,6 +84,7 @@ class Executor:
             bufsize=1,
             env=env,
             start_new_session=True,
+            preexec_fn=die_with_parent,
         )
         self.lines = []
         self.lock = threading.Lock()
