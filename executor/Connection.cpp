@@ -54,8 +54,10 @@ Error setup(SimpleRemoteEPCServer::Setup &S, const ConnectionOptions &Options) {
 int ConnectionFd = -1;
 
 // SIGTERM (the executor stopping) ends the session like a hangup would, so
-// the runtime is finalized and the assets are removed on the way out.
+// the runtime is finalized and the assets are removed on the way out; so
+// does SIGHUP (the ssh session the executor was started in closing).
 void onTerminate(int) {
+  Heartbeat::noteStopping();
   ::shutdown(ConnectionFd, SHUT_RDWR);
 }
 
@@ -65,6 +67,7 @@ void endOnTerminate(int Fd) {
   SA.sa_handler = onTerminate;
   sigemptyset(&SA.sa_mask);
   ::sigaction(SIGTERM, &SA, nullptr);
+  ::sigaction(SIGHUP, &SA, nullptr);
 }
 
 } // namespace

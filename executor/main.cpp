@@ -33,7 +33,10 @@ const char *Usage =
     "that connects can run any code as this executor's user: outside loopback,\n"
     "require a secret (--token-file). Options take '--flag VALUE' or '--flag=VALUE'.\n"
     "  --bind HOST:PORT         listen here; a bare PORT binds 127.0.0.1; port 0 lets\n"
-    "                           the kernel choose (the bound address is printed on stdout)\n"
+    "                           the kernel choose. Once ready, stdout gets for each\n"
+    "                           address 'Listening on HOST:PORT' (what Catalyst's\n"
+    "                           launcher waits for); a port in use is an error\n"
+    "                           naming it ('Address already in use', exit status 1)\n"
     "  --token-file PATH        every host must prove it knows the secret in PATH (mode\n"
     "                           0600 or stricter), loopback included; the executor\n"
     "                           proves it knows it too\n"
@@ -49,7 +52,8 @@ const char *Usage =
     "  --retain-mib MIB         memory each connection keeps faulted in for its kernels'\n"
     "                           next large allocations, once freed (default 1024; 0: none)\n"
     "  --workers N              threads serving each connection (default 4)\n"
-    "  --plugin PATH            dlopen a shared library (RTLD_GLOBAL) before serving\n"
+    "  --plugin PATH            dlopen a shared library (RTLD_GLOBAL) before serving;\n"
+    "                           may be repeated\n"
     "  --upstream-only          offer only Catalyst's upstream services\n";
 
 struct Args {
@@ -90,8 +94,9 @@ const std::pair<StringRef, Setter> ValueOptions[] = {
      }},
     {"--plugin",
      [](StringRef V, Args &A) {
+       // dlopen("") would hand back the executor itself and load nothing.
        A.Plugins.push_back(V.str());
-       return true;
+       return !V.empty();
      }},
     {"--token-file",
      [](StringRef V, Args &A) {
@@ -244,8 +249,5 @@ int main(int Argc, char **Argv) {
   }
   if (!checkExposure(Listeners, A))
     return 2;
-  for (const Listener &L : Listeners)
-    std::printf("catalyst-remote-executor: listening on %s\n", L.Address.c_str());
-  std::fflush(stdout);
   return serve(std::move(Listeners), A.Serve);
 }
