@@ -123,6 +123,12 @@ llvm::Expected<SessionOptions> optionsFromEnvironment(const OutputAllocator &Out
       return Parsed.takeError();
     Opts.Transfer = *Parsed;
   }
+  if (const char *T = std::getenv("CATALYST_REMOTE_TRANSPORT"); T && *T) {
+    auto Parsed = parseTransport(T);
+    if (!Parsed)
+      return Parsed.takeError();
+    Opts.Transport = *Parsed;
+  }
   if (const char *File = std::getenv("CATALYST_REMOTE_TOKEN_FILE"); File && *File) {
     auto Secret = readTokenFile(File);
     if (!Secret)
@@ -389,6 +395,7 @@ CATALYST_REMOTE_API int32_t __catalyst__remote__stats(int64_t session,
   copyStats(Stats.Last, out->last);
   copyStats(Stats.Total, out->total);
   out->strategy = strategyName(S->strategy());
+  out->transport = transportName(S->transport());
   return 0;
 }
 

@@ -4,6 +4,7 @@
 
 #include "../engine/wire/Handshake.h"
 #include "../engine/wire/SocketTransport.h"
+#include "../engine/wire/UnixSocket.h"
 #include "Assets.h"
 #include "BudgetedMemoryManager.h"
 #include "CrashReporter.h"
@@ -72,8 +73,13 @@ void endOnTerminate(int Fd) {
 
 } // namespace
 
-int serveConnection(int Fd, const std::string &Peer, const ConnectionOptions &Options,
+int serveConnection(int Fd, const std::string &Peer, const ConnectionOptions &Given,
                     const wire::Nonce &Challenge, ConnectionRecord &Record) {
+  ConnectionOptions Options = Given;
+  // A host on the local socket is where the offer leads.
+  bool Local = wire::isUnixSocket(Fd);
+  if (Local)
+    Options.Services.LocalOffer.clear();
   std::string Label = "catalyst-remote-executor[" + std::to_string(::getpid()) + "] " + Peer;
   endOnTerminate(Fd);
   if (!Options.Secret.empty()) {

@@ -4,7 +4,9 @@
 
 #include "../engine/wire/Handshake.h"
 #include "../engine/wire/Keepalive.h"
+#include "../engine/wire/LocalOffer.h"
 #include "../engine/wire/SendMark.h"
+#include "../engine/wire/UnixSocket.h"
 #include "Assets.h"
 #include "Log.h"
 
@@ -56,6 +58,8 @@ Error bindError(StringRef Spec, const Twine &Why) {
 }
 
 std::string numericAddress(const sockaddr *A, socklen_t Len) {
+  if (A->sa_family == AF_UNIX)
+    return "a local process";
   char Host[NI_MAXHOST], Port[NI_MAXSERV];
   if (::getnameinfo(A, Len, Host, sizeof(Host), Port, sizeof(Port),
                     NI_NUMERICHOST | NI_NUMERICSERV) != 0)
@@ -218,6 +222,21 @@ void reapChildren(bool Block = false) {
   }
 }
 
+// A connection whose session ended, or whose host hung up (one that moved
+// to the local socket, and now holds a connection there), is on its way
+// out: it is not served any more.
+bool over(const Child &C) {
+  pollfd P{C.Fd, POLLRDHUP, 0};
+  return C.Record->Ended || (::poll(&P, 1, 0) > 0 && (P.revents & (POLLRDHUP | POLLHUP | POLLERR)));
+}
+
+size_t servedNow() {
+  size_t N = 0;
+  for (auto &[Pid, C] : Children)
+    N += !over(C);
+  return N;
+}
+
 [[noreturn]] void runChild(int Conn, const std::string &Peer, std::vector<Listener> &Listeners,
                            const ConnectionOptions &Options, const wire::Nonce &Challenge,
                            ConnectionRecord &Record) {
@@ -233,9 +252,13 @@ void reapChildren(bool Block = false) {
   // own processes.
   for (auto &[P, C] : Children)
     ::close(C.Fd);
-  int One = 1;
-  ::setsockopt(Conn, IPPROTO_TCP, TCP_NODELAY, &One, sizeof(One));
-  wire::enableKeepalive(Conn);
+  // A local socket has no delayed acknowledgements to avoid, and its peer's
+  // end closes with its process.
+  if (!wire::isUnixSocket(Conn)) {
+    int One = 1;
+    ::setsockopt(Conn, IPPROTO_TCP, TCP_NODELAY, &One, sizeof(One));
+    wire::enableKeepalive(Conn);
+  }
   ::_exit(serveConnection(Conn, Peer, Options, Challenge, Record));
 }
 
@@ -250,10 +273,12 @@ void acceptOne(Listener &L, std::vector<Listener> &All, const ServeOptions &Opti
     return;
   }
   std::string PeerName = numericAddress(reinterpret_cast<sockaddr *>(&Peer), Len);
+  if (Peer.ss_family == AF_UNIX)
+    PeerName = "local process " + std::to_string(wire::peerOf(Conn).Pid);
   // A connection that just ended may not have been reaped yet (its SIGCHLD
   // can arrive after this wake-up): it no longer counts.
   reapChildren();
-  if (Children.size() >= Options.MaxConnections) {
+  if (servedNow() >= Options.MaxConnections) {
     std::string Why = "executor at capacity: " + std::to_string(Options.MaxConnections) +
                       " sessions (--max-connections)";
     wire::refuseConnection(Conn, Why);
@@ -321,9 +346,32 @@ void announce(const std::vector<Listener> &Listeners) {
   std::fflush(stdout);
 }
 
+// Adds the local socket to Listeners, and the offer naming it to what
+// connection processes tell their hosts. Without it hosts use TCP, so a
+// failure is a warning.
+void listenLocally(std::vector<Listener> &Listeners, ServeOptions &Options) {
+  std::string Name;
+  auto Fd = wire::listenLocal(Name);
+  auto Boot = wire::thisBootId();
+  if (!Fd || !Boot) {
+    Error Err = joinErrors(Fd ? Error::success() : Fd.takeError(),
+                           Boot ? Error::success() : Boot.takeError());
+    LogLine() << "catalyst-remote-executor: warning: not offering shared memory to hosts on this "
+                 "machine: "
+              << toString(std::move(Err));
+    if (Fd)
+      ::close(*Fd);
+    return;
+  }
+  Listeners.push_back({*Fd, "local socket @" + Name});
+  Options.Connection.Services.LocalOffer =
+      wire::encodeLocalOffer({Name, *Boot, uint32_t(::getpid())});
+}
+
 } // namespace
 
-int serve(std::vector<Listener> Listeners, const ServeOptions &Options) {
+int serve(std::vector<Listener> Listeners, const ServeOptions &Given) {
+  ServeOptions Options = Given;
   if (::pipe2(WakeFds, O_CLOEXEC | O_NONBLOCK) != 0) {
     LogLine() << "catalyst-remote-executor: pipe: " << std::strerror(errno);
     return 1;
@@ -340,6 +388,9 @@ int serve(std::vector<Listener> Listeners, const ServeOptions &Options) {
     return 1;
   }
   announce(Listeners);
+  // An upstream-only executor has nothing to offer there.
+  if (Options.LocalSocket && !Options.Connection.Services.UpstreamOnly)
+    listenLocally(Listeners, Options);
   std::vector<pollfd> Polled;
   for (auto &L : Listeners)
     Polled.push_back({L.Fd, POLLIN, 0});

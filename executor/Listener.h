@@ -33,9 +33,12 @@ bool isLoopback(const Listener &L);
 
 struct ServeOptions {
   ConnectionOptions Connection;
-  // Connections served at once, authenticated or not; more are refused
-  // with a message saying so.
+  // Connections served at once, authenticated or not, over TCP and the
+  // local socket together; more are refused with a message saying so.
   unsigned MaxConnections = 64;
+  // Also listen on an abstract Unix socket and offer it, with shared
+  // memory, to hosts on this machine (wire/LocalOffer.h).
+  bool LocalSocket = true;
 };
 
 // Once it is ready to serve, prints on stdout, for each listener,

@@ -9,6 +9,7 @@
 
 #include "Services.h"
 
+#include "../engine/wire/LocalOffer.h"
 #include "../engine/wire/Protocol.h"
 #include "../engine/wire/SpsCheck.h"
 #include "Assets.h"
@@ -123,6 +124,8 @@ void addServices(StringMap<ExecutorAddr> &Symbols, StringMap<std::vector<char>> 
   SPSArgList<wire::SPSProtocolValue>::serialize(OB, wire::ProtocolVersion);
   BootstrapMap[wire::ProtocolKey] = Version;
   BootstrapMap[wire::ZeroCopyKey] = std::move(Version);
+  if (!Options.LocalOffer.empty())
+    BootstrapMap[wire::LocalOfferKey] = Options.LocalOffer;
 }
 
 } // namespace catalyst::remote::executor

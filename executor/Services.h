@@ -19,6 +19,9 @@ namespace catalyst::remote::executor {
 struct ServiceOptions {
   // Advertise only the upstream services, as Catalyst's own executor does.
   bool UpstreamOnly = false;
+  // The encoded offer of the executor's local socket to hosts on this
+  // machine (wire/LocalOffer.h); empty: none.
+  std::vector<char> LocalOffer;
 };
 
 void addServices(llvm::StringMap<llvm::orc::ExecutorAddr> &Symbols,

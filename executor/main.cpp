@@ -54,7 +54,9 @@ const char *Usage =
     "  --workers N              threads serving each connection (default 4)\n"
     "  --plugin PATH            dlopen a shared library (RTLD_GLOBAL) before serving;\n"
     "                           may be repeated\n"
-    "  --upstream-only          offer only Catalyst's upstream services\n";
+    "  --upstream-only          offer only Catalyst's upstream services\n"
+    "  --no-shared-memory       serve TCP only: do not offer hosts on this machine the\n"
+    "                           local socket and shared memory\n";
 
 struct Args {
   std::vector<std::string> Binds, Plugins;
@@ -135,6 +137,10 @@ bool parse(int Argc, char **Argv, Args &A) {
     bool HasInline = Arg.contains('=');
     if (!HasInline && Flag == "--upstream-only") {
       A.Serve.Connection.Services.UpstreamOnly = true;
+      continue;
+    }
+    if (!HasInline && Flag == "--no-shared-memory") {
+      A.Serve.LocalSocket = false;
       continue;
     }
     if (!HasInline && Flag == "--allow-unauthenticated") {

@@ -7,16 +7,15 @@
 #include "../transfer/NaiveTransfer.h"
 #include "../transfer/PhaseClock.h"
 #include "../transfer/ZeroCopyTransfer.h"
-#include "../wire/Handshake.h"
 #include "../wire/Protocol.h"
 #include "../wire/ReadTimeout.h"
 #include "../wire/ReadableMemory.h"
 #include "../wire/Secret.h"
 #include "../wire/SocketTransport.h"
 #include "CodeLinker.h"
-#include "Connect.h"
 #include "LaunchQueue.h"
 #include "LaunchWatchdog.h"
+#include "OpenLink.h"
 #include "TaskPool.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -36,7 +35,6 @@
 #include <chrono>
 #include <map>
 #include <shared_mutex>
-#include <unistd.h>
 
 using namespace llvm;
 using namespace llvm::orc;
@@ -79,16 +77,17 @@ struct WireCounters {
   }
 };
 
-void printProfile(StringRef Entry, const char *Strategy, const LaunchStats &S) {
+void printProfile(StringRef Entry, const char *Strategy, TransportKind Over, const LaunchStats &S) {
   auto Us = [](uint64_t Ns) { return format("%.1f", Ns / 1000.0); };
   const PhaseTimes &P = S.Phases;
-  errs() << "catalyst-remote: launch " << Entry << " [" << Strategy << "] " << S.RoundTrips
-         << " round trips, " << S.Messages << " messages, " << S.BytesSent << " B sent, "
-         << S.BytesReceived << " B received, copies host " << S.HostCopyBytes << " B executor "
-         << S.ExecutorCopyBytes << " B, slab " << S.SlabInUse << " B (high " << S.SlabHighWater
-         << " B); us: plan " << Us(P.PlanNs) << " send " << Us(P.SendNs) << " copy-in "
-         << Us(P.CopyInNs) << " kernel " << Us(P.KernelNs) << " copy-out " << Us(P.CopyOutNs)
-         << " receive " << Us(P.ReceiveNs) << " rewrite " << Us(P.RewriteNs) << "\n";
+  errs() << "catalyst-remote: launch " << Entry << " [" << Strategy << " over "
+         << transportName(Over) << "] " << S.RoundTrips << " round trips, " << S.Messages
+         << " messages, " << S.BytesSent << " B sent, " << S.BytesReceived
+         << " B received, copies host " << S.HostCopyBytes << " B executor " << S.ExecutorCopyBytes
+         << " B, slab " << S.SlabInUse << " B (high " << S.SlabHighWater << " B); us: plan "
+         << Us(P.PlanNs) << " send " << Us(P.SendNs) << " copy-in " << Us(P.CopyInNs) << " kernel "
+         << Us(P.KernelNs) << " copy-out " << Us(P.CopyOutNs) << " receive " << Us(P.ReceiveNs)
+         << " rewrite " << Us(P.RewriteNs) << "\n";
 }
 
 // What a session stored under one asset name.
@@ -170,7 +169,7 @@ public:
 
   // Launches share the session's slab, so they take turns.
   std::mutex LaunchMutex;
-  SessionStats Stats; // guarded by LaunchMutex
+  SessionStats Stats; // guarded by LaunchMutex, but for Transport, set by open
 
   // Held across a send, so that two sends of one name cannot cross.
   std::mutex AssetMutex;
@@ -183,19 +182,15 @@ Error Session::Impl::connect() {
     if (auto Err = wire::checkSecret(Opts.Secret, "the session's options"))
       return Err;
   auto By = std::chrono::steady_clock::now() + Opts.HandshakeTimeout;
-  auto Fd = connectTcp(Address, Opts.HandshakeTimeout);
-  if (!Fd)
-    return Fd.takeError();
-  if (auto Err = wire::authenticateExecutor(*Fd, Opts.Secret, By)) {
-    ::close(*Fd);
-    return createStringError(inconvertibleErrorCode(), "cannot open a session with %s: %s",
-                             Address.c_str(), toString(std::move(Err)).c_str());
-  }
+  auto L = openLink(Address, Opts, By);
+  if (!L)
+    return L.takeError();
+  Stats.Transport = L->Kind;
   // Until the liveness timeout replaces it: the session's setup, the
   // executor's first replies included, cannot outlast the handshake's
   // deadline, whoever does the reading.
-  wire::setReadDeadline(*Fd, By);
-  Error Err = startEpc(*Fd);
+  wire::setReadDeadline(L->Fd, By);
+  Error Err = startEpc(L->Fd);
   if (!Err)
     Err = startLiveness();
   if (!Err || std::chrono::steady_clock::now() < By)
@@ -492,7 +487,7 @@ Error Session::Impl::launch(const LaunchCall &Call) {
   Stats.Last = S;
   Stats.Total += S;
   if (Opts.Profile)
-    printProfile(Call.Entry, strategyName(Chosen), S);
+    printProfile(Call.Entry, strategyName(Chosen), Stats.Transport, S);
   return Error::success();
 }
 
@@ -576,6 +571,10 @@ StringRef Session::address() const {
 
 Strategy Session::strategy() const {
   return I->Chosen;
+}
+
+TransportKind Session::transport() const {
+  return I->Stats.Transport; // set by open, read-only afterwards
 }
 
 SessionStats Session::stats() const {

@@ -35,4 +35,24 @@ Expected<Strategy> parseStrategy(StringRef Name) {
                            Name.str().c_str());
 }
 
+const char *transportName(TransportKind K) {
+  switch (K) {
+  case TransportKind::Auto:
+    return "auto";
+  case TransportKind::Tcp:
+    return "tcp";
+  case TransportKind::Shm:
+    return "shm";
+  }
+  return "?";
+}
+
+Expected<TransportKind> parseTransport(StringRef Name) {
+  for (TransportKind K : {TransportKind::Auto, TransportKind::Tcp, TransportKind::Shm})
+    if (Name == transportName(K))
+      return K;
+  return createStringError(inconvertibleErrorCode(), "unknown transport '%s': use auto, tcp or shm",
+                           Name.str().c_str());
+}
+
 } // namespace catalyst::remote

@@ -203,8 +203,9 @@ Error answerChallenge(int Fd, StringRef Secret, Deadline By) {
   return Error::success();
 }
 
-// Waits for the whole EPC setup message, which the EPC then reads.
-Error awaitSetup(int Fd, Deadline By) {
+// Waits for the whole EPC setup message, which the EPC then reads, and
+// copies it to Copy when given.
+Error awaitSetup(int Fd, Deadline By, std::vector<char> *Copy) {
   char H[HeaderSize];
   if (auto Err = peekFully(Fd, H, HeaderSize, By))
     return Err;
@@ -227,12 +228,14 @@ Error awaitSetup(int Fd, Deadline By) {
   using Info = shared::SPSArgList<shared::SPSSimpleRemoteEPCExecutorInfo>;
   if (!spsWellFormed<Info>(Whole.data() + HeaderSize, Whole.size() - HeaderSize))
     return protocolError("the executor's setup message is malformed");
+  if (Copy)
+    *Copy = std::move(Whole);
   return Error::success();
 }
 
 } // namespace
 
-Error authenticateExecutor(int Fd, StringRef Secret, Deadline By) {
+Error authenticateExecutor(int Fd, StringRef Secret, Deadline By, std::vector<char> *Setup) {
   char H[HeaderSize];
   if (auto Err = peekFully(Fd, H, HeaderSize, By))
     return Err;
@@ -254,7 +257,7 @@ Error authenticateExecutor(int Fd, StringRef Secret, Deadline By) {
     if (auto Err = answerChallenge(Fd, Secret, By))
       return Err;
   }
-  return awaitSetup(Fd, By);
+  return awaitSetup(Fd, By, Setup);
 }
 
 Error authenticateHost(int Fd, StringRef Secret, const Nonce &FromExecutor, Deadline By) {

@@ -26,6 +26,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <vector>
 
 namespace catalyst::remote::wire {
 
@@ -42,7 +43,9 @@ using Deadline = std::chrono::steady_clock::time_point;
 // expects the EPC setup message. Returns once the setup message has fully
 // arrived (and is left unread for the EPC), so the EPC handshake after it
 // cannot stall; fails with the reason when the executor refused the host.
-llvm::Error authenticateExecutor(int Fd, llvm::StringRef Secret, Deadline By);
+// Setup, when given, receives a copy of the setup message (header included).
+llvm::Error authenticateExecutor(int Fd, llvm::StringRef Secret, Deadline By,
+                                 std::vector<char> *Setup = nullptr);
 
 // The executor's part: challenges the host with Challenge, a fresh nonce for
 // this connection, and checks its response; on success sends its own proof,

@@ -2,6 +2,8 @@
 
 #include "SendMark.h"
 
+#include "UnixSocket.h"
+
 #include <cstddef>
 
 // The kernel's own header: glibc's tcp_info stops before tcpi_bytes_acked.
@@ -43,11 +45,21 @@ std::optional<uint64_t> streamWritten(int Fd) {
   return std::nullopt;
 }
 
+uint64_t startCounting(int Fd, SendMark &Mark) {
+  if (auto Written = streamWritten(Fd))
+    return *Written;
+  if (!isUnixSocket(Fd))
+    return SendMark::Never;
+  Mark.Counted.store(0, std::memory_order_release);
+  return 0;
+}
+
 bool endsBetweenMessages(int Fd, const SendMark &Mark) {
   if (!Mark.Busy.load(std::memory_order_acquire))
     return true;
   uint64_t Until = Mark.Until.load(std::memory_order_acquire);
-  auto Written = streamWritten(Fd);
+  uint64_t Counted = Mark.Counted.load(std::memory_order_acquire);
+  auto Written = Counted != SendMark::Never ? std::optional<uint64_t>(Counted) : streamWritten(Fd);
   return Until != SendMark::Never && Written && *Written == Until;
 }
 

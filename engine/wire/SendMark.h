@@ -6,7 +6,11 @@
 // last byte went out before its sender could say so. The sender keeps a
 // SendMark where someone else can read it after its death (the executor's
 // listener, in memory it shares with the connection process), and the
-// kernel's count of bytes written tells the two apart.
+// kernel's count of bytes written tells the two apart. A Unix socket has no
+// such count: its writer keeps its own in the mark, updated after each
+// message; a process that dies between its last write and that update is
+// taken to have died mid-message (its death goes unreported rather than
+// reported into a stream that may be cut).
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,7 +32,15 @@ struct SendMark {
   std::atomic<bool> Busy{false};
   // The streamWritten() count once the message being written is all out.
   std::atomic<uint64_t> Until{Never};
+  // The writer's own count of bytes written, on a stream the kernel does
+  // not count for it (a Unix socket); Never on TCP.
+  std::atomic<uint64_t> Counted{Never};
 };
+
+// Where a writer's count starts when it takes the stream Fd with Mark: the
+// kernel's count on TCP; on a Unix socket 0, and Mark counts from then on;
+// Never when neither can say.
+uint64_t startCounting(int Fd, SendMark &Mark);
 
 // Bytes written so far to the connected TCP socket Fd, as its kernel counts
 // them (acknowledged by the peer, plus still queued); nullopt when the

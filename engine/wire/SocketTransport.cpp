@@ -235,15 +235,20 @@ Error SocketTransport::sendHeartbeat() {
   return Error::success();
 }
 
-Error SocketTransport::waitForFirstMessage() {
-  if (Opts.FirstMessageTimeout.count() <= 0)
+// Spoke says whether a byte arrived, rather than the end of the stream.
+Error SocketTransport::waitForFirstMessage(bool &Spoke) {
+  Spoke = false;
+  if (Opts.FirstMessageTimeout.count() <= 0 && !Opts.OnFirstMessage)
     return Error::success();
   pollfd P{Fd, POLLIN, 0};
-  int Timeout = static_cast<int>(Opts.FirstMessageTimeout.count());
+  int Timeout = Opts.FirstMessageTimeout.count() > 0 ? int(Opts.FirstMessageTimeout.count()) : -1;
   for (;;) {
     int R = ::poll(&P, 1, Timeout);
-    if (R > 0)
+    char Byte;
+    if (R > 0) {
+      Spoke = ::recv(Fd, &Byte, 1, MSG_PEEK | MSG_DONTWAIT) == 1;
       return Error::success();
+    }
     if (R == 0)
       return createStringError(inconvertibleErrorCode(), "peer sent no handshake within %d ms",
                                Timeout);
@@ -430,6 +435,8 @@ bool SocketTransport::beginSend(uint64_t MsgSize) {
 
 void SocketTransport::endSend(uint64_t Written) {
   Streamed += Written;
+  if (Mark.Counted.load(std::memory_order_relaxed) != SendMark::Never)
+    Mark.Counted.store(StreamBase + Streamed, std::memory_order_release);
   Mark.Busy.store(false, std::memory_order_release);
 }
 
@@ -497,8 +504,9 @@ void SocketTransport::discardFor(uint64_t Bytes, std::chrono::milliseconds Limit
 }
 
 void SocketTransport::readLoop() {
-  Error Err = waitForFirstMessage();
-  if (!Err && Opts.OnFirstMessage)
+  bool Spoke = false;
+  Error Err = waitForFirstMessage(Spoke);
+  if (!Err && Spoke && Opts.OnFirstMessage)
     Opts.OnFirstMessage();
   bool Eof = false;
   while (!Err && !Eof) {

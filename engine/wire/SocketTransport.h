@@ -44,9 +44,10 @@ struct TransportOptions {
   std::chrono::milliseconds IdleCheck{100};
   // Runs first on the reader thread (the executor prepares it for crashes).
   std::function<void()> OnReaderStart;
-  // Runs on the reader thread once the peer's first message is waiting
-  // (at once without a FirstMessageTimeout), before it is read: work that
-  // only a peer who spoke deserves.
+  // Runs on the reader thread once the peer's first message is waiting,
+  // before it is read: work that only a peer who spoke deserves. A peer
+  // that hangs up without a word (a host that moved to the local socket)
+  // never gets it.
   std::function<void()> OnFirstMessage;
   // Where the transport marks the message it is writing, when someone else
   // must read it (the executor's listener, after this process died, in
@@ -172,7 +173,7 @@ public:
 private:
   SocketTransport(llvm::orc::SimpleRemoteEPCTransportClient &Client, int Fd, TransportOptions Opts)
       : Client(Client), Fd(Fd), Opts(Opts), Mark(Opts.Mark ? *Opts.Mark : OwnMark),
-        StreamBase(Opts.Mark ? streamWritten(Fd).value_or(SendMark::Never) : SendMark::Never) {}
+        StreamBase(Opts.Mark ? startCounting(Fd, *Opts.Mark) : SendMark::Never) {}
 
   void readLoop();
   llvm::Error refuse(llvm::Error Why);
@@ -187,7 +188,7 @@ private:
   llvm::Error readExact(char *Dst, size_t Size, bool *CleanEof);
   llvm::Error readFailed(const char *What, int Errno);
   void noteClosed(llvm::StringRef Why);
-  llvm::Error waitForFirstMessage();
+  llvm::Error waitForFirstMessage(bool &Spoke);
   struct Head {
     char Bytes[PeekSize];
     size_t Visible = 0;    // bytes of the message seen but not consumed
@@ -213,7 +214,8 @@ private:
   std::atomic<bool> Disconnected{false};
   SendMark OwnMark;
   SendMark &Mark; // OwnMark or Opts.Mark
-  // The stream's streamWritten() count when this transport took it, and
+  // Where the stream's count of bytes written stood when this transport
+  // took it (startCounting()), and
   // what it wrote since (under SendMutex): where each message ends.
   const uint64_t StreamBase;
   uint64_t Streamed = 0;

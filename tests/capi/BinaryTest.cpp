@@ -135,6 +135,16 @@ protected:
   }
 };
 
+// Over TCP, where the kernel counts the bytes sent (tcpBytesSentTo).
+class BinaryBytesTest : public BinaryTestBase {
+protected:
+  void SetUp() override {
+    CapiTest::SetUp();
+    ScopedEnv Tcp("CATALYST_REMOTE_TRANSPORT", "tcp");
+    ASSERT_NO_FATAL_FAILURE(startWithPlugin());
+  }
+};
+
 TEST_F(BinaryTest, SameEntryNameInTwoObjects) {
   ASSERT_NO_FATAL_FAILURE(sendKernel("same_name_a"));
   ASSERT_NO_FATAL_FAILURE(sendKernel("same_name_b"));
@@ -170,7 +180,7 @@ TEST_F(BinaryTest, SameFileNameInTwoDirectoriesNeedsThePath) {
   EXPECT_EQ(as<int32_t>(Two[0].values()), (std::vector<int32_t>{50, 60}));
 }
 
-TEST_F(BinaryTest, SamePathTwiceIsANoOp) {
+TEST_F(BinaryBytesTest, SamePathTwiceIsANoOp) {
   ASSERT_NO_FATAL_FAILURE(sendKernel("same_name_a"));
   // Linking it again would ship the object again (and give the file name
   // two objects, so a launch by it would be ambiguous): a no-op sends
@@ -288,7 +298,7 @@ TEST_F(BinaryTest, ChangedAssetIsSentAgain) {
   EXPECT_EQ(readAsset("config.json"), "{\"v\": 2}");
 }
 
-TEST_F(BinaryTest, UnchangedAssetTwiceSendsNothing) {
+TEST_F(BinaryBytesTest, UnchangedAssetTwiceSendsNothing) {
   constexpr size_t Size = 64 * 1024;
   std::string Bytes = assetBytes(Size, 4);
   std::string Path = writeBytes(Scratch / "table.bin", Bytes);

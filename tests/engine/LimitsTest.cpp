@@ -77,7 +77,9 @@ protected:
 
   // Opens a session and launches once, so that what the test then measures
   // is not the slab's first reservation.
+  // Over TCP: the kernel counts what went out there (wireBytes()).
   std::unique_ptr<Session> warmSession(SessionOptions O = {}) {
+    O.Transport = TransportKind::Tcp;
     auto S = openWithConcat(Exec.address(), GetParam(), O);
     if (S) {
       EXPECT_TRUE(concatMatches(*S, byteInputs({100}, Rng)));

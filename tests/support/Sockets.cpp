@@ -5,6 +5,7 @@
 #include <arpa/inet.h>
 #include <cstdlib>
 #include <dirent.h>
+#include <gtest/gtest.h>
 #include <linux/tcp.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -29,6 +30,7 @@ std::string peerOf(int Fd) {
 
 uint64_t tcpBytesSentTo(const std::string &Address) {
   uint64_t Sent = 0;
+  bool Found = false;
   DIR *Fds = ::opendir("/proc/self/fd");
   if (!Fds)
     return 0;
@@ -40,8 +42,10 @@ uint64_t tcpBytesSentTo(const std::string &Address) {
         ::getsockopt(Fd, IPPROTO_TCP, TCP_INFO, &Info, &Len) != 0)
       continue;
     Sent += Info.tcpi_bytes_sent;
+    Found = true;
   }
   ::closedir(Fds);
+  EXPECT_TRUE(Found) << "no TCP connection to " << Address << " to count the bytes of";
   return Sent;
 }
 

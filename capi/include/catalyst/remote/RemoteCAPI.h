@@ -102,12 +102,18 @@ struct catalyst_remote_stats {
   struct catalyst_remote_launch_stats total;
   /* "naive", "batched" or "zerocopy": what this session's launches use. */
   const char *strategy;
+  /* "tcp", or "shm": the executor's local socket, with zero-copy payloads
+   * in memory both processes map (an executor on this machine). */
+  const char *transport;
 };
 
 /* Fills *out with the session's counters. Returns 0, or -1 on failure.
  * The strategy a session uses comes from CATALYST_REMOTE_STRATEGY
- * (naive|batched|zerocopy) at open; CATALYST_REMOTE_PROFILE=1 prints each
- * launch's counters to stderr. */
+ * (naive|batched|zerocopy) at open, its transport from
+ * CATALYST_REMOTE_TRANSPORT (auto, the default: shared memory with an
+ * executor on this machine that offers it, else TCP; tcp; shm: shared
+ * memory or fail); CATALYST_REMOTE_PROFILE=1 prints each launch's counters
+ * to stderr. */
 int32_t __catalyst__remote__stats(int64_t session, struct catalyst_remote_stats *out);
 
 /* This thread's most recent failure message, or "". */

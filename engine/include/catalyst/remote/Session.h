@@ -1,7 +1,8 @@
 //===- Session.h - One host's session with one executor ---------*- C++ -*-===//
 //
-// A session is one TCP connection to a catalyst-remote executor (or to
-// Catalyst's upstream executor) carrying ORC EPC. Through it the host links
+// A session is one connection to a catalyst-remote executor (or to
+// Catalyst's upstream executor) carrying ORC EPC: TCP, or the executor's
+// local socket and shared memory when it runs on this machine. Through it the host links
 // kernel objects into the executor, stores assets there, calls executor
 // functions, and launches kernels on memref arguments.
 //
@@ -48,6 +49,10 @@ public:
   // The strategy launches use: the one asked for, or what the executor
   // allowed falling back to.
   Strategy strategy() const;
+
+  // What the connection runs over: Tcp, or Shm for an executor on this
+  // machine (SessionOptions::Transport).
+  TransportKind transport() const;
 
   SessionStats stats() const;
 

@@ -4,6 +4,7 @@
 #define CATALYST_REMOTE_SESSIONOPTIONS_H
 
 #include "catalyst/remote/OutputAllocator.h"
+#include "catalyst/remote/Stats.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -29,6 +30,9 @@ enum class Strategy { Auto, Naive, Batched, ZeroCopy };
 llvm::Expected<std::string> readTokenFile(llvm::StringRef Path);
 
 const char *strategyName(Strategy S);
+// "auto", "tcp" or "shm".
+const char *transportName(TransportKind K);
+llvm::Expected<TransportKind> parseTransport(llvm::StringRef Name);
 // "naive", "batched", "zerocopy" or "auto".
 llvm::Expected<Strategy> parseStrategy(llvm::StringRef Name);
 
@@ -60,6 +64,11 @@ struct SessionOptions {
   OutputAllocator Outputs;
   // Falls back (ZeroCopy to Batched to Naive) when the executor lacks it.
   Strategy Transfer = Strategy::Auto;
+  // Auto: shared memory when the executor offers it and runs on this
+  // machine (same boot id, its local socket reachable), TCP otherwise,
+  // silently. Shm: shared memory or an error saying why not. Tcp: never
+  // tries (CATALYST_REMOTE_TRANSPORT through the C ABI).
+  TransportKind Transport = TransportKind::Auto;
   // Executor memory for launch buffers: the first slab, and the most the
   // host may reserve (address space; pages are committed as they are used).
   uint64_t SlabInitial = uint64_t(64) << 20;

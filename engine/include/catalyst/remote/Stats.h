@@ -40,7 +40,16 @@ struct LaunchStats {
   LaunchStats &operator+=(const LaunchStats &O);
 };
 
+// What a session's connection runs over. Auto is only asked for
+// (SessionOptions::Transport), never reported.
+//   Tcp: a TCP connection, to any machine.
+//   Shm: an executor on this machine: its local Unix socket, and for
+//        zero-copy launches memory both processes map, through which
+//        payloads move with one copy on the host each way.
+enum class TransportKind { Auto, Tcp, Shm };
+
 struct SessionStats {
+  TransportKind Transport = TransportKind::Tcp;
   uint64_t Launches = 0;
   LaunchStats Last;
   LaunchStats Total;
