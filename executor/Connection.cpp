@@ -12,6 +12,7 @@
 #include "Log.h"
 #include "MemoryBudget.h"
 #include "Retention.h"
+#include "SharedSlabs.h"
 #include "WorkerPool.h"
 #include "ZeroCopyService.h"
 
@@ -113,12 +114,14 @@ int serveConnection(int Fd, const std::string &Peer, const ConnectionOptions &Gi
   };
   // Before the first message is read: a fast host may launch right after
   // the handshake, and a kernel may crash in the first one.
-  TOpts.OnReaderStart = [&Transport, &Options] {
+  TOpts.OnReaderStart = [&Transport, &Options, Local] {
     prepareThreadForCrashes();
     armCrashReporter(*Transport);
     Heartbeat::get().attach(*Transport);
     if (!Options.Services.UpstreamOnly)
       ZeroCopyService::get().attach(*Transport);
+    if (!Options.Services.UpstreamOnly && Local)
+      SharedSlabs::get().attach(*Transport);
   };
   auto Server = SimpleRemoteEPCServer::Create<wire::SocketTransport>(
       [&](SimpleRemoteEPCServer::Setup &S) { return setup(S, Options); }, Fd, TOpts, &Transport);

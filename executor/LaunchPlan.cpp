@@ -41,7 +41,7 @@ Error badLaunchRequest(const Twine &What) {
 }
 
 Error decodeLaunchPlan(ArrayRef<char> Plan, uint64_t PayloadBytes, SlabCheck InSlabs,
-                       LaunchPlan &Out) {
+                       LaunchPlan &Out, InputSource From) {
   // SPS appends to the sequences it decodes into.
   Out.Inputs.clear();
   Out.Outputs.clear();
@@ -58,7 +58,10 @@ Error decodeLaunchPlan(ArrayRef<char> Plan, uint64_t PayloadBytes, SlabCheck InS
     if (__builtin_add_overflow(Total, std::get<3>(Out.Inputs[I]), &Total))
       return badLaunchRequest("input sizes overflow");
   }
-  if (Total != PayloadBytes)
+  if (From == InputSource::InPlace && PayloadBytes)
+    return badLaunchRequest("a launch in shared memory came with a payload of " +
+                            Twine(PayloadBytes) + " bytes");
+  if (From == InputSource::Payload && Total != PayloadBytes)
     return badLaunchRequest("inputs total " + Twine(Total) + " bytes, the payload " +
                             Twine(PayloadBytes));
   for (auto &[Rank, ElemSize] : Out.Outputs)

@@ -26,11 +26,17 @@ struct LaunchPlan {
 // Whether Bytes at P lie inside this session's slabs.
 using SlabCheck = llvm::function_ref<bool(const char *P, uint64_t Bytes)>;
 
+// Where a launch's input values come from: the payload that follows its
+// plan, or a shared slab the host wrote them to before it sent the plan
+// (a SharedLaunch, which has no payload).
+enum class InputSource { Payload, InPlace };
+
 // Decodes Plan into Out (replacing what it held) and checks it against the
 // PayloadBytes that follow it: input shapes consistent with their byte
-// counts, destinations inside the slabs, output ranks and element sizes.
+// counts, destinations inside the slabs (InSlabs), output ranks and element
+// sizes.
 llvm::Error decodeLaunchPlan(llvm::ArrayRef<char> Plan, uint64_t PayloadBytes, SlabCheck InSlabs,
-                             LaunchPlan &Out);
+                             LaunchPlan &Out, InputSource From = InputSource::Payload);
 
 llvm::Error badLaunchRequest(const llvm::Twine &What);
 

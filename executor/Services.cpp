@@ -15,6 +15,7 @@
 #include "Assets.h"
 #include "BatchedService.h"
 #include "Heartbeat.h"
+#include "SharedSlabs.h"
 #include "Slabs.h"
 #include "ZeroCopyService.h"
 
@@ -84,6 +85,13 @@ Expected<ExecutorAddr> reserveSlab(uint64_t Bytes) {
   return ExecutorAddr::fromPtr(*Base);
 }
 
+Expected<ExecutorAddr> reserveSharedSlab(uint64_t Bytes) {
+  auto Base = SharedSlabs::get().reserve(Bytes);
+  if (!Base)
+    return Base.takeError();
+  return ExecutorAddr::fromPtr(*Base);
+}
+
 Error releaseSlab(ExecutorAddr Base) {
   return Slabs::get().release(Base.toPtr<char *>());
 }
@@ -113,6 +121,8 @@ void addServices(StringMap<ExecutorAddr> &Symbols, StringMap<std::vector<char>> 
       ExecutorAddr::fromPtr(&serve<wire::SPSZeroCopyEnableSig, enableZeroCopy>);
   Symbols[wire::SlabReserveName] =
       ExecutorAddr::fromPtr(&serve<wire::SPSSlabReserveSig, reserveSlab>);
+  Symbols[wire::SharedSlabReserveName] =
+      ExecutorAddr::fromPtr(&serve<wire::SPSSlabReserveSig, reserveSharedSlab>);
   Symbols[wire::SlabReleaseName] =
       ExecutorAddr::fromPtr(&serve<wire::SPSSlabReleaseSig, releaseSlab>);
   Symbols[wire::BatchedInvokeName] = ExecutorAddr::fromPtr(&batchedInvokeWrapper);

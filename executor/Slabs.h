@@ -3,7 +3,9 @@
 // Zero-copy launches receive input payloads straight from the socket into
 // these regions, so every destination a host names is checked against them.
 // Regions are reserved once and reused: 2 MiB aligned and advised for
-// transparent huge pages, so first touches fault once per 2 MiB.
+// transparent huge pages, so first touches fault once per 2 MiB. A host on
+// this machine gets shared ones instead: sealed memfds (wire/SharedMemory.h)
+// it maps too and writes the inputs into itself.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,16 +25,23 @@ public:
   static Slabs &get(); // one set per connection process
 
   llvm::Expected<char *> reserve(uint64_t Bytes);
+  // A slab in a sealed memfd: Fd receives the descriptor, the caller's to
+  // pass on and close; Usable the slab's bytes (Bytes rounded up).
+  llvm::Expected<char *> reserveShared(uint64_t Bytes, int &Fd, uint64_t &Usable);
   llvm::Error release(char *Base);
-  // True when [P, P + Bytes) lies inside one slab.
+  // True when [P, P + Bytes) lies inside one slab (one shared slab).
   bool contains(const char *P, uint64_t Bytes) const;
+  bool containsShared(const char *P, uint64_t Bytes) const;
 
 private:
   struct Mapping {
     void *Start;
     size_t Length;
     uint64_t Usable;
+    bool Shared;
   };
+  llvm::Expected<char *> map(uint64_t Bytes, int Fd, uint64_t &Usable);
+  const Mapping *find(const char *P, uint64_t Bytes) const;
   mutable std::mutex M;
   std::map<char *, Mapping> ByBase;
 };

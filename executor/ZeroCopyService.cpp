@@ -5,6 +5,7 @@
 #include "../engine/wire/MemrefLayout.h"
 #include "../engine/wire/ReadableMemory.h"
 #include "Heartbeat.h"
+#include "SharedSlabs.h"
 #include "Slabs.h"
 
 #include "llvm/ADT/SmallPtrSet.h"
@@ -64,6 +65,13 @@ void freeReturned(ArrayRef<LaunchOutputSpec> Specs, char *Rv) {
   }
 }
 
+uint64_t outputBytes(ArrayRef<PayloadPart> Parts) {
+  uint64_t Bytes = 0;
+  for (const PayloadPart &P : Parts)
+    Bytes += P.Bytes;
+  return Bytes;
+}
+
 std::vector<char> encodeResult(const std::string &Error, ArrayRef<ZeroCopyOutput> Outs,
                                uint64_t CopyInNs, uint64_t KernelNs, uint64_t CopyOutNs,
                                uint64_t CopyBytes) {
@@ -103,28 +111,31 @@ Error ZeroCopyService::notEnabled() const {
   return badLaunchRequest("zero-copy launches were not enabled by the host");
 }
 
-Error ZeroCopyService::decode(ArrayRef<char> Plan, uint64_t PayloadBytes) {
+Error ZeroCopyService::decode(ArrayRef<char> Plan, uint64_t PayloadBytes, InputSource From) {
   return decodeLaunchPlan(
       Plan, PayloadBytes,
-      [](const char *P, uint64_t Bytes) {
-        return Slabs::get().contains(const_cast<char *>(P), Bytes);
+      [From](const char *P, uint64_t Bytes) {
+        return From == InputSource::InPlace ? Slabs::get().containsShared(P, Bytes)
+                                            : Slabs::get().contains(P, Bytes);
       },
-      Current);
+      Current, From);
 }
 
 // Messages are read one at a time on the reader thread, so place() and
 // finish() of one launch follow each other with no other launch between.
 Expected<std::vector<iovec>> ZeroCopyService::place(PayloadOpcode OpC, uint64_t SeqNo,
                                                     ArrayRef<char> Plan, uint64_t PayloadBytes) {
-  if (OpC != PayloadOpcode::Launch)
+  if (!isLaunchOpcode(OpC))
     return badLaunchRequest("a host sends launches only");
   if (!Enabled)
     return notEnabled();
-  if (auto Err = decode(Plan, PayloadBytes))
+  auto From = OpC == PayloadOpcode::SharedLaunch ? InputSource::InPlace : InputSource::Payload;
+  if (auto Err = decode(Plan, PayloadBytes, From))
     return Err;
+  Current.InPlace = From == InputSource::InPlace;
   std::vector<iovec> Dst;
   for (auto &[ElemSize, Sizes, Dest, Bytes] : Current.Inputs)
-    if (Bytes)
+    if (Bytes && !Current.InPlace)
       Dst.push_back({Dest.toPtr<void *>(), size_t(Bytes)});
   Current.Arrived = Clock::now();
   return Dst;
@@ -152,9 +163,7 @@ void ZeroCopyService::replyError(uint64_t SeqNo, Error Err) {
 // A result the transport would refuse as too large is an error reply that
 // says so, with the sizes, rather than a failed send.
 Error ZeroCopyService::checkResultSize(size_t PlanBytes) const {
-  uint64_t Payload = 0;
-  for (const PayloadPart &P : Work.Parts)
-    Payload += P.Bytes;
+  uint64_t Payload = outputBytes(Work.Parts);
   uint64_t Message = SocketTransport::HeaderSize + PlanBytes + Payload;
   uint64_t Limit = Transport->maxMessageSize();
   if (Message <= Limit)
@@ -230,10 +239,15 @@ void ZeroCopyService::run(uint64_t SeqNo) {
     return replyError(SeqNo, Outs.takeError());
   }
   uint64_t Packed = collectOutputs(*Outs);
+  Error Err = Current.InPlace ? SharedSlabs::get().placeOutputs(Work.Parts, Work.Shared, Packed)
+                              : Error::success();
   auto Plan = encodeResult("", Work.Shapes, nsBetween(Current.Arrived, Start),
                            nsBetween(Start, Ran), nsBetween(Ran, Clock::now()), Packed);
-  Error Err = checkResultSize(Plan.size());
-  if (!Err)
+  if (!Err && Current.InPlace)
+    Err = SharedSlabs::get().sendResult(SeqNo, Plan, outputBytes(Work.Parts), Work.Shared);
+  else if (!Err)
+    Err = checkResultSize(Plan.size());
+  if (!Err && !Current.InPlace)
     Err = Transport->sendWithPayload(PayloadOpcode::LaunchResult, SeqNo, Plan, Work.Parts);
   freeReturned(Current.Outputs, Work.Rv.data());
   // A send that failed part way ended the connection: nothing more may go.

@@ -54,6 +54,7 @@ private:
   // The launch being received and run.
   struct Launch : LaunchPlan {
     Clock::time_point Arrived;
+    bool InPlace = false; // a SharedLaunch: its result goes through shared memory
   };
   // Buffers every launch needs, kept to spare the allocations.
   struct Scratch {
@@ -62,11 +63,12 @@ private:
     std::vector<wire::ZeroCopyOutput> Shapes;
     std::vector<wire::MemrefPacker> Packers;
     std::vector<wire::PayloadPart> Parts;
+    std::vector<llvm::orc::ExecutorAddr> Shared; // where each output is, InPlace
   };
 
   ZeroCopyService() = default;
   llvm::Error notEnabled() const;
-  llvm::Error decode(llvm::ArrayRef<char> Plan, uint64_t PayloadBytes);
+  llvm::Error decode(llvm::ArrayRef<char> Plan, uint64_t PayloadBytes, InputSource From);
   llvm::Error checkResultSize(size_t PlanBytes) const;
   void buildArguments();
   uint64_t collectOutputs(llvm::ArrayRef<Returned> Outs);

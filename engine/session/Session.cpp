@@ -213,6 +213,7 @@ Error Session::Impl::startEpc(int Fd) {
   wire::TransportOptions TOpts;
   TOpts.MaxMessageSize = Opts.MaxMessageSize;
   TOpts.ReadOnDemand = true; // the setup message is waiting: the handshake saw it
+  TOpts.AcceptDescriptors = Stats.Transport == TransportKind::Shm; // shared slabs come so
   auto Pool = std::make_unique<TaskPool>();
   Tasks = Pool.get();
   auto EPC = SimpleRemoteEPC::Create<wire::SocketTransport>(std::move(Pool), std::move(S), Fd,
@@ -293,7 +294,8 @@ Expected<std::unique_ptr<Transfer>> Session::Impl::makeTransfer(catalyst::remote
   if (S == Strategy::Naive)
     return std::make_unique<NaiveTransfer>(EPC, Upstream);
   if (S == Strategy::ZeroCopy)
-    return ZeroCopyTransfer::Create(EPC, *Transport, Opts.SlabInitial, Opts.SlabCap);
+    return ZeroCopyTransfer::Create(EPC, *Transport, Opts.SlabInitial, Opts.SlabCap,
+                                    Stats.Transport == TransportKind::Shm);
   BatchedTransfer::Services BS;
   if (auto Err = EPC.getBootstrapSymbols(
           {{BS.Invoke, wire::BatchedInvokeName}, {BS.Release, wire::BatchedReleaseName}}))

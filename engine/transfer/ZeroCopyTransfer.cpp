@@ -59,13 +59,14 @@ void ZeroCopyTransfer::resolve(Waiting &W, Error Err) {
   Resolved.notify_all();
 }
 
-Expected<std::unique_ptr<ZeroCopyTransfer>> ZeroCopyTransfer::Create(ExecutorProcessControl &EPC,
-                                                                     SocketTransport &T,
-                                                                     uint64_t SlabInitial,
-                                                                     uint64_t SlabCap) {
+Expected<std::unique_ptr<ZeroCopyTransfer>>
+ZeroCopyTransfer::Create(ExecutorProcessControl &EPC, SocketTransport &T, uint64_t SlabInitial,
+                         uint64_t SlabCap, bool Shared) {
   ExecutorAddr Enable, Reserve, Release;
-  if (auto Err = EPC.getBootstrapSymbols(
-          {{Enable, ZeroCopyEnableName}, {Reserve, SlabReserveName}, {Release, SlabReleaseName}}))
+  if (auto Err =
+          EPC.getBootstrapSymbols({{Enable, ZeroCopyEnableName},
+                                   {Reserve, Shared ? SharedSlabReserveName : SlabReserveName},
+                                   {Release, SlabReleaseName}}))
     return Err;
   uint32_t Version = 0;
   if (auto Err = callChecked<SPSZeroCopyEnableSig>(EPC, Enable, ZeroCopyEnableName, Version,
@@ -75,8 +76,14 @@ Expected<std::unique_ptr<ZeroCopyTransfer>> ZeroCopyTransfer::Create(ExecutorPro
     return createStringError(inconvertibleErrorCode(),
                              "executor speaks zero-copy version %u, this host %u", Version,
                              ZeroCopyVersion);
+  auto Backend = slabBackend(EPC, Reserve, Release);
+  std::unique_ptr<SharedPayloads> SP;
+  if (Shared) {
+    SP = std::make_unique<SharedPayloads>(SlabCap, T.maxMessageSize());
+    Backend = SP->wrap(std::move(Backend));
+  }
   std::unique_ptr<ZeroCopyTransfer> Z(
-      new ZeroCopyTransfer(T, slabBackend(EPC, Reserve, Release), SlabInitial, SlabCap));
+      new ZeroCopyTransfer(T, std::move(Backend), SlabInitial, SlabCap, std::move(SP)));
   T.setPayloadHandler(Z.get());
   return Z;
 }
@@ -154,7 +161,8 @@ Error ZeroCopyTransfer::sendAndWait(Waiting &W, LaunchStats &Stats) {
     Current = &W;
   }
   auto Send = PhaseClock::now();
-  Error SendErr = T.sendWithPayload(PayloadOpcode::Launch, W.SeqNo, Work.Plan, Work.Parts);
+  Error SendErr = Shared ? Shared->sendLaunch(T, W.SeqNo, Work.Plan, Work.Parts, Work.Places, Stats)
+                         : T.sendWithPayload(PayloadOpcode::Launch, W.SeqNo, Work.Plan, Work.Parts);
   if (SendErr && take(W.SeqNo)) {
     // Nobody resolved W: its Result is still the success it was made with.
     consumeError(std::move(W.Result));
@@ -187,10 +195,12 @@ ZeroCopyTransfer::Waiting *ZeroCopyTransfer::take(uint64_t SeqNo) {
 
 // Decodes the result plan and points each output's bytes at a fresh host
 // buffer for it.
-Error ZeroCopyTransfer::placeOutputs(Waiting &W, ArrayRef<char> Plan, uint64_t PayloadBytes,
-                                     std::vector<iovec> &Dst) {
+Error ZeroCopyTransfer::placeOutputs(Waiting &W, PayloadOpcode OpC, ArrayRef<char> Plan,
+                                     uint64_t PayloadBytes, std::vector<iovec> &Dst) {
   ZeroCopyResult &R = Work.Result;
-  if (auto Err = decodeZeroCopyResult(Plan, PayloadBytes, *W.Outputs, R, Dst))
+  bool InShared = OpC == PayloadOpcode::SharedResult && Shared && !PayloadBytes;
+  if (auto Err = InShared ? Shared->receive(Plan, *W.Outputs, R, *W.Stats)
+                          : decodeZeroCopyResult(Plan, PayloadBytes, *W.Outputs, R, Dst))
     return Err;
   if (!R.RemoteError.empty()) {
     W.RemoteError = std::move(R.RemoteError);
@@ -211,17 +221,22 @@ Expected<std::vector<iovec>> ZeroCopyTransfer::place(PayloadOpcode OpC, uint64_t
     std::lock_guard<std::mutex> Lock(M);
     W = Current;
   }
-  if (OpC != PayloadOpcode::LaunchResult || !W || W->SeqNo != SeqNo)
+  if (OpC == PayloadOpcode::SharedSlab && Shared)
+    return std::vector<iovec>(); // adopted in finish(), with its descriptor
+  bool Result = OpC == PayloadOpcode::LaunchResult || OpC == PayloadOpcode::SharedResult;
+  if (!Result || !W || W->SeqNo != SeqNo)
     return notWaiting(SeqNo);
   W->Landing = PhaseClock::now();
   std::vector<iovec> Dst;
-  if (auto Err = placeOutputs(*W, Plan, PayloadBytes, Dst))
+  if (auto Err = placeOutputs(*W, OpC, Plan, PayloadBytes, Dst))
     return Err;
   return Dst;
 }
 
-void ZeroCopyTransfer::finish(PayloadOpcode, uint64_t SeqNo, shared::WrapperFunctionBuffer,
+void ZeroCopyTransfer::finish(PayloadOpcode OpC, uint64_t SeqNo, shared::WrapperFunctionBuffer Plan,
                               Error Err) {
+  if (OpC == PayloadOpcode::SharedSlab && Shared && !Err)
+    return Shared->adopt(T, {Plan.data(), Plan.size()}, T.takeDescriptors());
   Waiting *W = take(SeqNo);
   if (!W) {
     // A result no launch waits for (place() refused it, which is Err): its

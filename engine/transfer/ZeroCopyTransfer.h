@@ -5,7 +5,8 @@
 // from the caller's buffers (strided ones packed in bounded chunks). The
 // reply's output values are read straight from the socket into fresh host
 // buffers, usually by the launching thread itself. Nothing is staged at
-// full size on either side.
+// full size on either side. Over the executor's local socket the payloads
+// go through shared memory instead (SharedPayloads.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +16,7 @@
 #include "../wire/Protocol.h"
 #include "../wire/SocketTransport.h"
 #include "PhaseClock.h"
+#include "SharedPayloads.h"
 #include "SlabPool.h"
 #include "Transfer.h"
 #include "ZeroCopyResult.h"
@@ -28,10 +30,11 @@ namespace catalyst::remote {
 
 class ZeroCopyTransfer final : public Transfer, public wire::PayloadHandler {
 public:
-  // Enables the extension on the executor and installs the reply handler.
+  // Enables the extension on the executor and installs the reply handler;
+  // Shared: payloads through shared memory (a session over the local socket).
   static llvm::Expected<std::unique_ptr<ZeroCopyTransfer>>
   Create(llvm::orc::ExecutorProcessControl &EPC, wire::SocketTransport &T, uint64_t SlabInitial,
-         uint64_t SlabCap);
+         uint64_t SlabCap, bool Shared = false);
   ~ZeroCopyTransfer() override;
 
   const char *name() const override { return "zerocopy"; }
@@ -71,18 +74,20 @@ private:
     ZeroCopyResult Result;
   };
 
-  ZeroCopyTransfer(wire::SocketTransport &T, SlabPool::Backend B, uint64_t Initial, uint64_t Cap)
-      : T(T), Pool(std::move(B), Initial, Cap) {}
+  ZeroCopyTransfer(wire::SocketTransport &T, SlabPool::Backend B, uint64_t Initial, uint64_t Cap,
+                   std::unique_ptr<SharedPayloads> Shared)
+      : T(T), Shared(std::move(Shared)), Pool(std::move(B), Initial, Cap) {}
   llvm::Error encodePlan(llvm::orc::ExecutorAddr Entry, llvm::ArrayRef<InputPlan> Inputs,
                          const HostOutputs &Outputs);
   void collectPayload(llvm::ArrayRef<InputPlan> Inputs, LaunchStats &Stats);
   llvm::Error sendAndWait(Waiting &W, LaunchStats &Stats);
-  llvm::Error placeOutputs(Waiting &W, llvm::ArrayRef<char> Plan, uint64_t PayloadBytes,
-                           std::vector<iovec> &Dst);
+  llvm::Error placeOutputs(Waiting &W, wire::PayloadOpcode OpC, llvm::ArrayRef<char> Plan,
+                           uint64_t PayloadBytes, std::vector<iovec> &Dst);
   Waiting *take(uint64_t SeqNo);
   void resolve(Waiting &W, llvm::Error Err);
 
   wire::SocketTransport &T;
+  std::unique_ptr<SharedPayloads> Shared; // null over TCP; outlives Pool, whose slabs it maps
   SlabPool Pool;
   Scratch Work;
   std::mutex M;

@@ -75,6 +75,21 @@ using SPSZeroCopyPlan = sps::SPSArgList<sps::SPSExecutorAddr, sps::SPSSequence<S
 using ZeroCopyInput = std::tuple<uint64_t, std::vector<int64_t>, llvm::orc::ExecutorAddr, uint64_t>;
 using LaunchOutputSpec = std::tuple<uint64_t, uint64_t>;
 
+// Shared memory (a session over the executor's local socket, see
+// SocketTransport.h): slabs the executor reserves on the host's request
+// come as memfds both map; a SharedLaunch's plan is a zero-copy plan whose
+// destinations are in such slabs, the host having written the inputs there.
+// A SharedResult's plan is a zero-copy result plan (with no payload), the
+// bytes of all outputs, and where each output's dense values are: in an
+// input slab (an output that is an input) or in the executor's output area,
+// another memfd it passes the host when it grows. A SharedSlab message
+// carries one memfd: kind (SharedSlabKind), base in the executor, bytes.
+inline constexpr const char *SharedSlabReserveName = "catalyst_remote_shared_slab_reserve";
+enum class SharedSlabKind : uint8_t { Input = 0, Output = 1 };
+using SPSSharedSlab = sps::SPSArgList<uint8_t, sps::SPSExecutorAddr, uint64_t>;
+using SPSSharedResult =
+    sps::SPSArgList<sps::SPSSequence<char>, uint64_t, sps::SPSSequence<sps::SPSExecutorAddr>>;
+
 // Result plan; the payload is every output's dense values, in order.
 //   error (empty when the launch ran), outputs {sizes, bytes}, copy-in ns,
 //   kernel ns, copy-out ns, executor copy bytes

@@ -4,7 +4,9 @@
 
 #include "ReadTimeout.h"
 #include "SpsCheck.h"
+#include "SysError.h"
 
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -27,11 +29,6 @@ namespace catalyst::remote::wire {
 
 namespace {
 
-Error sysError(const Twine &What, int Errno) {
-  return createStringError(std::error_code(Errno, std::generic_category()),
-                           What + ": " + std::strerror(Errno));
-}
-
 void encodeHeader(char *H, uint64_t MsgSize, SimpleRemoteEPCOpcode OpC, uint64_t SeqNo,
                   ExecutorAddr TagAddr) {
   support::endian::write64le(H, MsgSize);
@@ -41,19 +38,32 @@ void encodeHeader(char *H, uint64_t MsgSize, SimpleRemoteEPCOpcode OpC, uint64_t
 }
 
 // Writes all of Iov, resuming after partial writes, and adds what went out
-// to Written. MSG_NOSIGNAL: a dead peer must surface as an error, not as
-// SIGPIPE in the embedding process.
-int sendAll(int Fd, iovec *Iov, int Count, uint64_t &Written) {
+// to Written; Descriptors (SCM_RIGHTS) go with the first byte. MSG_NOSIGNAL:
+// a dead peer must surface as an error, not as SIGPIPE in the embedding
+// process.
+int sendAll(int Fd, iovec *Iov, int Count, uint64_t &Written, ArrayRef<int> Descriptors = {}) {
+  alignas(cmsghdr) char Control[CMSG_SPACE(sizeof(int) * SocketTransport::MaxDescriptors)];
+  assert(Descriptors.size() <= SocketTransport::MaxDescriptors && "the peer takes no more");
   while (Count > 0) {
     msghdr Msg{};
     Msg.msg_iov = Iov;
     Msg.msg_iovlen = std::min(Count, IOV_MAX);
+    if (!Descriptors.empty()) {
+      Msg.msg_control = Control;
+      Msg.msg_controllen = CMSG_SPACE(sizeof(int) * Descriptors.size());
+      cmsghdr *C = CMSG_FIRSTHDR(&Msg);
+      C->cmsg_level = SOL_SOCKET;
+      C->cmsg_type = SCM_RIGHTS;
+      C->cmsg_len = CMSG_LEN(sizeof(int) * Descriptors.size());
+      std::memcpy(CMSG_DATA(C), Descriptors.data(), sizeof(int) * Descriptors.size());
+    }
     ssize_t N = ::sendmsg(Fd, &Msg, MSG_NOSIGNAL);
     if (N < 0) {
       if (errno == EINTR)
         continue;
       return errno;
     }
+    Descriptors = {};
     Written += N;
     while (Count > 0 && static_cast<size_t>(N) >= Iov->iov_len) {
       N -= Iov->iov_len;
@@ -164,10 +174,64 @@ std::string SocketTransport::hangupReason() const {
   return Hangup;
 }
 
+// A read, and on a transport that accepts them, the descriptors that came
+// with the bytes (whichever read consumes a message's first byte gets
+// those sent with it).
+ssize_t SocketTransport::receive(iovec *Iov, int Count) {
+  if (!Opts.AcceptDescriptors)
+    return ::readv(Fd, Iov, Count);
+  alignas(cmsghdr) char Control[CMSG_SPACE(sizeof(int) * MaxDescriptors)];
+  msghdr M{};
+  M.msg_iov = Iov;
+  M.msg_iovlen = Count;
+  M.msg_control = Control;
+  M.msg_controllen = sizeof(Control);
+  ssize_t N = ::recvmsg(Fd, &M, MSG_CMSG_CLOEXEC);
+  if (N >= 0)
+    keepDescriptors(M);
+  return N;
+}
+
+// Descriptors beyond MaxDescriptors were closed by the kernel (MSG_CTRUNC);
+// those that fit are kept for the handler, within the same bound.
+void SocketTransport::keepDescriptors(msghdr &M) {
+  TooManyPassed |= (M.msg_flags & MSG_CTRUNC) != 0;
+  for (cmsghdr *C = CMSG_FIRSTHDR(&M); C; C = CMSG_NXTHDR(&M, C)) {
+    if (C->cmsg_level != SOL_SOCKET || C->cmsg_type != SCM_RIGHTS)
+      continue;
+    size_t N = (C->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (size_t I = 0; I < N; ++I) {
+      int D;
+      std::memcpy(&D, CMSG_DATA(C) + I * sizeof(int), sizeof(int));
+      Passed.push_back(D);
+    }
+  }
+  TooManyPassed |= Passed.size() > MaxDescriptors;
+}
+
+Error SocketTransport::tooManyDescriptors() {
+  return createStringError(inconvertibleErrorCode(),
+                           "the peer passed more than %zu descriptors with one message",
+                           MaxDescriptors);
+}
+
+void SocketTransport::closeDescriptors() {
+  for (int D : Passed)
+    ::close(D);
+  Passed.clear();
+}
+
+std::vector<int> SocketTransport::takeDescriptors() {
+  return std::exchange(Passed, {});
+}
+
 Error SocketTransport::readExact(char *Dst, size_t Size, bool *CleanEof) {
   size_t Done = 0;
   while (Done < Size) {
-    ssize_t N = ::read(Fd, Dst + Done, Size - Done);
+    iovec Rest{Dst + Done, Size - Done};
+    ssize_t N = receive(&Rest, 1);
+    if (TooManyPassed)
+      return tooManyDescriptors();
     if (N > 0) {
       Done += N;
       continue;
@@ -281,7 +345,10 @@ Error SocketTransport::readHead(Head &H, bool &Eof) {
   }
 }
 
+// Whatever descriptors came with the message and were not taken while it
+// was handled are closed once it is.
 Error SocketTransport::readMessage(bool &Eof) {
+  scope_exit Leftovers([this] { closeDescriptors(); });
   Head H;
   if (auto Err = readHead(H, Eof))
     return Err;
@@ -529,7 +596,9 @@ Error SocketTransport::readInto(MutableArrayRef<iovec> Dst) {
   iovec *Iov = Dst.data();
   int Count = Dst.size();
   while (Count > 0) {
-    ssize_t N = ::readv(Fd, Iov, std::min(Count, IOV_MAX));
+    ssize_t N = receive(Iov, std::min(Count, IOV_MAX));
+    if (TooManyPassed)
+      return tooManyDescriptors();
     if (N < 0 && errno == EINTR)
       continue;
     if (N < 0)
@@ -642,7 +711,8 @@ int SocketTransport::sendParts(SmallVectorImpl<iovec> &Iov, ArrayRef<PayloadPart
 }
 
 Error SocketTransport::sendWithPayload(PayloadOpcode OpC, uint64_t SeqNo, ArrayRef<char> Plan,
-                                       ArrayRef<PayloadPart> Parts) {
+                                       ArrayRef<PayloadPart> Parts, ArrayRef<int> Descriptors) {
+  assert((Descriptors.empty() || Parts.empty()) && "descriptors go with a plan alone");
   uint64_t MsgSize = HeaderSize + Plan.size();
   for (const PayloadPart &P : Parts)
     MsgSize += P.Bytes;
@@ -659,12 +729,13 @@ Error SocketTransport::sendWithPayload(PayloadOpcode OpC, uint64_t SeqNo, ArrayR
   std::lock_guard<std::mutex> Lock(SendMutex);
   if (Disconnected)
     return createStringError(inconvertibleErrorCode(), "connection already closed");
-  if (OpC == PayloadOpcode::Launch)
+  if (isLaunchOpcode(OpC))
     Requests.fetch_add(1, std::memory_order_relaxed);
   if (!beginSend(MsgSize))
     return goingDown();
   uint64_t Written = 0;
-  int Err = sendParts(Iov, Parts, Written);
+  int Err = Descriptors.empty() ? sendParts(Iov, Parts, Written)
+                                : sendAll(Fd, Iov.data(), Iov.size(), Written, Descriptors);
   endSend(Written);
   if (Err)
     return lostWhileSending("sending a payload message", Err, Written, MsgSize);

@@ -25,10 +25,12 @@
 #include <functional>
 #include <mutex>
 #include <string>
+#include <sys/types.h>
 #include <thread>
 #include <vector>
 
 struct iovec;
+struct msghdr;
 
 namespace catalyst::remote::wire {
 
@@ -53,6 +55,11 @@ struct TransportOptions {
   // must read it (the executor's listener, after this process died, in
   // memory it shares); the transport's own otherwise.
   SendMark *Mark = nullptr;
+  // Takes descriptors the peer passes (SCM_RIGHTS, a Unix socket only):
+  // those of a message are the payload handler's for the taking while it
+  // handles that message (takeDescriptors()); the rest are closed. Without
+  // it the kernel drops any the peer sends.
+  bool AcceptDescriptors = false;
 };
 
 // This project's extension to the framing: a message whose payload travels
@@ -60,7 +67,20 @@ struct TransportOptions {
 // tag address; then the plan (small, decoded by the receiver's handler);
 // then the payload, which the transport moves straight between memory and
 // the socket. Only sent to a peer that advertised the extension.
-enum class PayloadOpcode : uint64_t { Launch = 0x40, LaunchResult = 0x41 };
+//
+// Over a local socket (an executor on the host's machine) payloads need not
+// travel at all: a SharedLaunch's inputs are already in a slab both
+// processes map, and a SharedResult says where in shared memory its outputs
+// are; both carry a plan and no payload. A SharedSlab message passes the
+// host such a slab: its plan says what it is, and the memfd comes with it
+// (SCM_RIGHTS).
+enum class PayloadOpcode : uint64_t {
+  Launch = 0x40,
+  LaunchResult = 0x41,
+  SharedLaunch = 0x43,
+  SharedResult = 0x44,
+  SharedSlab = 0x45,
+};
 
 // Also this project's own: a header alone, which an executor sends while it
 // works on a request for long (a kernel that runs for minutes), to a host
@@ -69,7 +89,14 @@ enum class PayloadOpcode : uint64_t { Launch = 0x40, LaunchResult = 0x41 };
 inline constexpr uint64_t HeartbeatOpcode = 0x42;
 
 inline bool isPayloadOpcode(uint64_t OpC) {
-  return OpC == uint64_t(PayloadOpcode::Launch) || OpC == uint64_t(PayloadOpcode::LaunchResult);
+  return OpC == uint64_t(PayloadOpcode::Launch) || OpC == uint64_t(PayloadOpcode::LaunchResult) ||
+         (OpC >= uint64_t(PayloadOpcode::SharedLaunch) &&
+          OpC <= uint64_t(PayloadOpcode::SharedSlab));
+}
+
+// A request: the sender waits for its result (a round trip).
+inline bool isLaunchOpcode(PayloadOpcode OpC) {
+  return OpC == PayloadOpcode::Launch || OpC == PayloadOpcode::SharedLaunch;
 }
 
 // Receives out-of-line payload messages; runs on the transport's reader.
@@ -128,8 +155,16 @@ public:
   // caller's memory: scatter-gather for plain parts, a bounded scratch chunk
   // for packed ones. A failed send (of either kind) either sent nothing and
   // left the connection up, or ended the connection (disconnected()).
+  // Descriptors, on a Unix socket, go with the message's first byte.
   llvm::Error sendWithPayload(PayloadOpcode OpC, uint64_t SeqNo, llvm::ArrayRef<char> Plan,
-                              llvm::ArrayRef<PayloadPart> Parts);
+                              llvm::ArrayRef<PayloadPart> Parts,
+                              llvm::ArrayRef<int> Descriptors = {});
+
+  // The descriptors that came with the message being handled, now the
+  // caller's (AcceptDescriptors); for a payload handler, in finish().
+  std::vector<int> takeDescriptors();
+  // Most descriptors one message may bring; more fail the connection.
+  static constexpr size_t MaxDescriptors = 4;
 
   // Closes the connection from this end, for Why (closeReason()): whatever
   // waits on it fails.
@@ -186,6 +221,10 @@ private:
   void endReading(llvm::Error Err);
   llvm::Error readMessage(bool &Eof);
   llvm::Error readExact(char *Dst, size_t Size, bool *CleanEof);
+  ssize_t receive(iovec *Iov, int Count);
+  void keepDescriptors(msghdr &M);
+  void closeDescriptors();
+  static llvm::Error tooManyDescriptors();
   llvm::Error readFailed(const char *What, int Errno);
   void noteClosed(llvm::StringRef Why);
   llvm::Error waitForFirstMessage(bool &Spoke);
@@ -230,6 +269,10 @@ private:
   std::mutex StateMutex;
   std::condition_variable StateChanged;
   std::atomic<uint64_t> RepliesDue{0};
+  // Descriptors that came with the message being read, and whether more
+  // came than may (under ReadMutex).
+  std::vector<int> Passed;
+  bool TooManyPassed = false;
   std::atomic<unsigned> Claims{0};
   bool Ended = false;
   std::string EndError;

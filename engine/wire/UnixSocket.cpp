@@ -2,6 +2,8 @@
 
 #include "UnixSocket.h"
 
+#include "SysError.h"
+
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -20,11 +22,6 @@ using namespace llvm;
 namespace catalyst::remote::wire {
 
 namespace {
-
-Error sysError(const Twine &What, int Errno) {
-  return createStringError(std::error_code(Errno, std::generic_category()),
-                           What + ": " + std::strerror(Errno));
-}
 
 socklen_t abstractAddress(StringRef Name, sockaddr_un &A) {
   A = sockaddr_un{};

@@ -189,12 +189,35 @@ const char *modeName(Mode M) {
     return "Naive";
   case Mode::UpstreamOnly:
     return "UpstreamOnly";
+  case Mode::ZeroCopyShm:
+    return "ZeroCopyShm";
+  case Mode::BatchedShm:
+    return "BatchedShm";
+  case Mode::NaiveShm:
+    return "NaiveShm";
   }
   return "?";
 }
 
-const char *expectedStrategy(Mode M) {
+Mode overTcp(Mode M) {
   switch (M) {
+  case Mode::ZeroCopyShm:
+    return Mode::ZeroCopy;
+  case Mode::BatchedShm:
+    return Mode::Batched;
+  case Mode::NaiveShm:
+    return Mode::Naive;
+  default:
+    return M;
+  }
+}
+
+bool overShm(Mode M) {
+  return overTcp(M) != M;
+}
+
+const char *expectedStrategy(Mode M) {
+  switch (overTcp(M)) {
   case Mode::ZeroCopy:
     return "zerocopy";
   case Mode::Batched:
@@ -202,6 +225,10 @@ const char *expectedStrategy(Mode M) {
   default:
     return "naive";
   }
+}
+
+const char *expectedTransport(Mode M) {
+  return overShm(M) ? "shm" : "tcp";
 }
 
 void PrintTo(Mode M, std::ostream *OS) {
@@ -217,6 +244,13 @@ std::string strategyOf(int64_t Session) {
   if (__catalyst__remote__stats(Session, &Stats) != 0 || !Stats.strategy)
     return "";
   return Stats.strategy;
+}
+
+std::string transportOf(int64_t Session) {
+  catalyst_remote_stats Stats{};
+  if (__catalyst__remote__stats(Session, &Stats) != 0 || !Stats.transport)
+    return "";
+  return Stats.transport;
 }
 
 catalyst_remote_stats statsOf(int64_t Session) {
@@ -263,8 +297,10 @@ void CapiTest::startAndOpen(Mode M, ExecutorOptions Options) {
   // UpstreamOnly asks for nothing: falling back is the executor's doing.
   const char *Ask = M == Mode::UpstreamOnly ? nullptr : expectedStrategy(M);
   ScopedEnv Strategy("CATALYST_REMOTE_STRATEGY", Ask);
+  ScopedEnv Transport("CATALYST_REMOTE_TRANSPORT", expectedTransport(M));
   ASSERT_NO_FATAL_FAILURE(startAndOpen(Options));
   ASSERT_EQ(strategyOf(Session.get()), expectedStrategy(M)) << FailureLog::last();
+  ASSERT_EQ(transportOf(Session.get()), expectedTransport(M));
 }
 
 void CapiTest::sendKernel(const std::string &File) {

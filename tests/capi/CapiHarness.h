@@ -103,18 +103,29 @@ private:
   int64_t H;
 };
 
-// How a test session moves memrefs. The first three ask the C ABI for a
-// strategy through CATALYST_REMOTE_STRATEGY; UpstreamOnly runs the executor
-// with --upstream-only, so the host must fall back to the upstream protocol.
-enum class Mode { ZeroCopy, Batched, Naive, UpstreamOnly };
-inline constexpr Mode AllModes[] = {Mode::ZeroCopy, Mode::Batched, Mode::Naive, Mode::UpstreamOnly};
+// How a test session moves memrefs. ZeroCopy, Batched and Naive ask the C
+// ABI for that strategy through CATALYST_REMOTE_STRATEGY, over TCP
+// (CATALYST_REMOTE_TRANSPORT); the Shm ones for the same over the
+// executor's local socket, zero-copy payloads in shared memory.
+// UpstreamOnly runs the executor with --upstream-only, so the host must
+// fall back to the upstream protocol (over TCP: such an executor offers
+// nothing else).
+enum class Mode { ZeroCopy, Batched, Naive, UpstreamOnly, ZeroCopyShm, BatchedShm, NaiveShm };
+inline constexpr Mode AllModes[] = {Mode::ZeroCopy,     Mode::Batched,     Mode::Naive,
+                                    Mode::UpstreamOnly, Mode::ZeroCopyShm, Mode::BatchedShm,
+                                    Mode::NaiveShm};
 const char *modeName(Mode M);
+// M's strategy as a TCP mode (ZeroCopyShm: ZeroCopy), and its transport.
+Mode overTcp(Mode M);
+bool overShm(Mode M);
 // What __catalyst__remote__stats must report for a session in mode M.
 const char *expectedStrategy(Mode M);
+const char *expectedTransport(Mode M);
 void PrintTo(Mode M, std::ostream *OS);
 
-// The strategy a session reports, or "" when stats fail.
+// The strategy and the transport a session reports, or "" when stats fail.
 std::string strategyOf(int64_t Session);
+std::string transportOf(int64_t Session);
 
 // A session's counters; a failure to read them fails the test.
 catalyst_remote_stats statsOf(int64_t Session);

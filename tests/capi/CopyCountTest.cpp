@@ -5,13 +5,17 @@
 // dense row-major get packed: inputs by the host, on the fly, outputs by the
 // executor. The counters say exactly how many bytes were copied, so these
 // tests compare them with the bytes of exactly the memrefs that needed it.
-// Batched and naive serialize everything, so they must report copies.
+// Over shared memory every payload byte is copied once by the host each way
+// (into the shared slab, out of it), and an output by the executor unless
+// it already lies in shared memory. Batched and naive serialize everything,
+// so they must report copies.
 //
 //===----------------------------------------------------------------------===//
 
 #include "CapiHarness.h"
 
 #include <iterator>
+#include <tuple>
 
 using namespace catalyst::remote::test;
 
@@ -50,29 +54,64 @@ const CopyCase CopyCases[] = {
     {"DenseInReversedOut", "reverse", "reverse_r2_e8", Layout::Dense, 8, false, true},
 };
 
-class ZeroCopyCopiesTest : public CapiTest, public ::testing::WithParamInterface<CopyCase> {
+using CopyParam = std::tuple<Mode, CopyCase>;
+
+class ZeroCopyCopiesTest : public CapiTest, public ::testing::WithParamInterface<CopyParam> {
 protected:
   void SetUp() override {
     CapiTest::SetUp();
-    ASSERT_NO_FATAL_FAILURE(startAndOpen(Mode::ZeroCopy));
-    ASSERT_NO_FATAL_FAILURE(sendKernel(GetParam().File));
+    ASSERT_NO_FATAL_FAILURE(startAndOpen(std::get<0>(GetParam())));
+    ASSERT_NO_FATAL_FAILURE(sendKernel(std::get<1>(GetParam()).File));
   }
 };
 
-TEST_P(ZeroCopyCopiesTest, ExactlyTheNonDenseBytesAreCopied) {
-  const CopyCase &C = GetParam();
+// Over TCP, exactly the bytes of the memrefs that must be packed. Over
+// shared memory the host writes the input into the shared slab (packing it
+// there when it must) and copies the output out; the executor copies each
+// of these kernels' outputs (fresh buffers) into its output area, packing
+// the views.
+TEST_P(ZeroCopyCopiesTest, ExactlyTheBytesThatMustBeCopied) {
+  auto [M, C] = GetParam();
   std::mt19937_64 Rng(3);
   auto In = makeInput(C.InputLayout, {48, 33}, C.ElemSize, Rng);
   ASSERT_TRUE(checkLaunch(Session.get(), C.File, C.Entry, {&In->D}, {{2, C.ElemSize}}));
   // Every kernel here returns as many elements as it was given.
   uint64_t Bytes = bytesOf(In->D);
   auto S = lastLaunch(Session.get());
+  if (overShm(M)) {
+    EXPECT_EQ(S.host_copy_bytes, 2 * Bytes);
+    EXPECT_EQ(S.executor_copy_bytes, Bytes);
+    EXPECT_LT(S.bytes_sent + S.bytes_received, Bytes) << "payloads do not cross the socket";
+    return;
+  }
   EXPECT_EQ(S.host_copy_bytes, C.HostPacks ? Bytes : 0);
   EXPECT_EQ(S.executor_copy_bytes, C.ExecutorPacks ? Bytes : 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(ZeroCopy, ZeroCopyCopiesTest, ::testing::ValuesIn(CopyCases),
-                         [](const auto &Info) { return std::string(Info.param.Name); });
+INSTANTIATE_TEST_SUITE_P(ZeroCopy, ZeroCopyCopiesTest,
+                         ::testing::Combine(::testing::Values(Mode::ZeroCopy, Mode::ZeroCopyShm),
+                                            ::testing::ValuesIn(CopyCases)),
+                         [](const auto &Info) {
+                           return std::string(modeName(std::get<0>(Info.param))) + "_" +
+                                  std::get<1>(Info.param).Name;
+                         });
+
+// An output that is its input, dense, is in shared memory already: the
+// executor names its place and copies nothing; a strided view of the input
+// is packed, a fresh buffer copied.
+TEST_F(CapiTest, SharedInputHandedBackIsNotCopiedByTheExecutor) {
+  ASSERT_NO_FATAL_FAILURE(startAndOpen(Mode::ZeroCopyShm));
+  ASSERT_NO_FATAL_FAILURE(sendKernel("alias"));
+  std::mt19937_64 Rng(8);
+  constexpr int64_t N = 1000;
+  auto In = makeInput(Layout::Dense, {N}, 4, Rng);
+  ASSERT_TRUE(
+      checkLaunch(Session.get(), "alias", "alias_input", {&In->D}, {{1, 4}, {1, 4}, {1, 4}}));
+  auto S = lastLaunch(Session.get());
+  uint64_t Same = 4 * N, Odd = 4 * (N / 2), Fresh = 4 * N;
+  EXPECT_EQ(S.executor_copy_bytes, Odd + Fresh);
+  EXPECT_EQ(S.host_copy_bytes, 4 * N + Same + Odd + Fresh);
+}
 
 class ZeroCopyManyInputsTest : public CapiTest {
 protected:
@@ -121,7 +160,8 @@ TEST_P(SerializingCopiesTest, DenseMemrefsAreStillCopied) {
   EXPECT_GE(S.executor_copy_bytes, InAndOut);
 }
 
-const Mode SerializingModes[] = {Mode::Batched, Mode::Naive, Mode::UpstreamOnly};
+const Mode SerializingModes[] = {Mode::Batched, Mode::Naive, Mode::UpstreamOnly, Mode::BatchedShm,
+                                 Mode::NaiveShm};
 INSTANTIATE_TEST_SUITE_P(Serializing, SerializingCopiesTest, ::testing::ValuesIn(SerializingModes),
                          modeTestName);
 

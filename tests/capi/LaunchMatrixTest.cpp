@@ -99,11 +99,13 @@ protected:
       ASSERT_TRUE(Execs.back()->start(Options));
       ScopedEnv Ask("CATALYST_REMOTE_STRATEGY",
                     M == Mode::UpstreamOnly ? nullptr : expectedStrategy(M));
+      ScopedEnv Over("CATALYST_REMOTE_TRANSPORT", expectedTransport(M));
       Sessions.push_back(std::make_unique<ScopedSession>(
           __catalyst__remote__open(Execs.back()->address().c_str())));
       int64_t H = Sessions.back()->get();
       ASSERT_GT(H, 0) << FailureLog::last();
       ASSERT_EQ(strategyOf(H), expectedStrategy(M));
+      ASSERT_EQ(transportOf(H), expectedTransport(M));
       ASSERT_EQ(__catalyst__remote__send_binary(H, kernelObject("map").c_str(), 0), 0);
     }
   }

@@ -135,7 +135,7 @@ protected:
 // measured): as many as take a second or two. Naive launches make 14 round
 // trips each, batched ones 3.
 int warmRounds(Mode M) {
-  switch (M) {
+  switch (overTcp(M)) {
   case Mode::ZeroCopy:
     return 1000;
   case Mode::Batched:

@@ -47,7 +47,7 @@ protected:
 
   // Steady state: what every launch after the first costs, with M = 1.
   uint64_t steadyTrips() const {
-    switch (mode()) {
+    switch (overTcp(mode())) {
     case Mode::ZeroCopy:
       return 1;
     case Mode::Batched:
@@ -141,7 +141,7 @@ protected:
   const OutputShapeCase &shape() const { return std::get<1>(GetParam()); }
 
   uint64_t steadyTrips() const {
-    switch (mode()) {
+    switch (overTcp(mode())) {
     case Mode::ZeroCopy:
       return 1;
     case Mode::Batched:

@@ -36,9 +36,16 @@ TEST_P(StatsTest, CountsEachLaunch) {
   auto One = stats();
   EXPECT_EQ(One.launches, 1u);
   EXPECT_STREQ(One.strategy, expectedStrategy(GetParam()));
-  // The input and output payloads crossed the wire.
-  EXPECT_GE(One.last.bytes_sent, uint64_t(Elements));
-  EXPECT_GE(One.last.bytes_received, uint64_t(Elements));
+  EXPECT_STREQ(One.transport, expectedTransport(GetParam()));
+  if (GetParam() == Mode::ZeroCopyShm) {
+    // The payloads went through shared memory, the host copying each once.
+    EXPECT_LT(One.last.bytes_sent + One.last.bytes_received, uint64_t(Elements));
+    EXPECT_EQ(One.last.host_copy_bytes, 2 * uint64_t(Elements));
+  } else {
+    // The input and output payloads crossed the wire.
+    EXPECT_GE(One.last.bytes_sent, uint64_t(Elements));
+    EXPECT_GE(One.last.bytes_received, uint64_t(Elements));
+  }
   EXPECT_GE(One.last.messages, 2 * One.last.round_trips);
   ASSERT_NO_FATAL_FAILURE(launch());
   auto Two = stats();
@@ -51,7 +58,7 @@ TEST_P(StatsTest, RoundTripsPerLaunch) {
   ASSERT_NO_FATAL_FAILURE(launch());
   ASSERT_NO_FATAL_FAILURE(launch());
   uint64_t Trips = stats().last.round_trips;
-  switch (GetParam()) {
+  switch (overTcp(GetParam())) {
   case Mode::ZeroCopy:
     EXPECT_EQ(Trips, 1u);
     break;
@@ -92,6 +99,47 @@ TEST_F(StrategyChoiceTest, UnknownStrategyNameFailsOpen) {
   ScopedEnv Env("CATALYST_REMOTE_STRATEGY", "warp-drive");
   EXPECT_EQ(__catalyst__remote__open(Exec.address().c_str()), 0);
   EXPECT_NE(FailureLog::last().find("warp-drive"), std::string::npos) << FailureLog::last();
+}
+
+// An executor on this machine offers its local socket; auto takes it.
+TEST_F(StrategyChoiceTest, DefaultTransportIsSharedMemoryOnThisMachine) {
+  ScopedEnv Unset("CATALYST_REMOTE_TRANSPORT", nullptr);
+  ASSERT_NO_FATAL_FAILURE(startAndOpen());
+  EXPECT_EQ(transportOf(Session.get()), "shm");
+}
+
+TEST_F(StrategyChoiceTest, TcpWhenAskedFor) {
+  ScopedEnv Tcp("CATALYST_REMOTE_TRANSPORT", "tcp");
+  ASSERT_NO_FATAL_FAILURE(startAndOpen());
+  EXPECT_EQ(transportOf(Session.get()), "tcp");
+}
+
+// Auto takes TCP from an executor that offers nothing else, silently;
+// shm fails saying why.
+TEST_F(StrategyChoiceTest, SharedMemoryFromAnExecutorWithoutItFailsClearly) {
+  ExecutorOptions NoShm;
+  NoShm.Args = {"--no-shared-memory"};
+  ASSERT_TRUE(Exec.start(NoShm));
+  {
+    ScopedEnv Auto("CATALYST_REMOTE_TRANSPORT", "auto");
+    ScopedSession S(__catalyst__remote__open(Exec.address().c_str()));
+    ASSERT_GT(S.get(), 0) << FailureLog::last();
+    EXPECT_EQ(transportOf(S.get()), "tcp");
+  }
+  ScopedEnv Shm("CATALYST_REMOTE_TRANSPORT", "shm");
+  size_t Before = FailureLog::count();
+  EXPECT_EQ(__catalyst__remote__open(Exec.address().c_str()), 0);
+  EXPECT_EQ(FailureLog::count(), Before + 1);
+  EXPECT_NE(FailureLog::last().find("over shared memory"), std::string::npos) << FailureLog::last();
+  EXPECT_NE(FailureLog::last().find("offers no local socket"), std::string::npos)
+      << FailureLog::last();
+}
+
+TEST_F(StrategyChoiceTest, UnknownTransportNameFailsOpen) {
+  ASSERT_TRUE(Exec.start());
+  ScopedEnv Env("CATALYST_REMOTE_TRANSPORT", "carrier-pigeon");
+  EXPECT_EQ(__catalyst__remote__open(Exec.address().c_str()), 0);
+  EXPECT_NE(FailureLog::last().find("carrier-pigeon"), std::string::npos) << FailureLog::last();
 }
 
 TEST_F(StrategyChoiceTest, StatsOfAnUnknownSessionFail) {

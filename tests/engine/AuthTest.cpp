@@ -45,7 +45,7 @@ ExecutorOptions withToken(const TokenFile &T, std::vector<std::string> More = {}
 std::string openError(const std::string &Address, const SessionOptions &O,
                       std::chrono::milliseconds &Took) {
   auto Start = Clock::now();
-  auto S = Session::open(Address, O);
+  auto S = Session::open(Address, forThisRun(O));
   Took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - Start);
   return S ? "" : llvm::toString(S.takeError());
 }

@@ -36,6 +36,9 @@ protected:
     SessionOptions O;
     O.Transfer = GetParam();
     auto S = openSession(Exec.address(), O);
+    if (S) {
+      EXPECT_EQ(S->transport(), testTransport());
+    }
     for (const char *K : {"concat", "sleepy"})
       if (S) {
         EXPECT_EQ(messageOf(S->sendBinary(kernelObject(K), BinaryFormat::Object)), "");

@@ -5,11 +5,23 @@
 #include "Kernels.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 namespace catalyst::remote::test {
 
+TransportKind testTransport() {
+  const char *Asked = std::getenv("CATALYST_REMOTE_TEST_TRANSPORT");
+  return Asked && std::string(Asked) == "tcp" ? TransportKind::Tcp : TransportKind::Shm;
+}
+
+SessionOptions forThisRun(SessionOptions O) {
+  if (O.Transport == TransportKind::Auto && testTransport() == TransportKind::Tcp)
+    O.Transport = TransportKind::Tcp;
+  return O;
+}
+
 std::unique_ptr<Session> openSession(const std::string &Address, const SessionOptions &O) {
-  auto S = Session::open(Address, O);
+  auto S = Session::open(Address, forThisRun(O));
   if (!S) {
     ADD_FAILURE() << "open " << Address << ": " << llvm::toString(S.takeError());
     return nullptr;

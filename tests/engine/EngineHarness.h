@@ -20,8 +20,18 @@
 
 namespace catalyst::remote::test {
 
-// Opens a session with O, reporting a failure (and returning null) if it
-// cannot.
+// The engine tests run twice (tests/CMakeLists.txt): as they are, where a
+// session with an executor of this project goes over its local socket and
+// shared memory (transport auto), and with CATALYST_REMOTE_TEST_TRANSPORT=tcp,
+// where every session that does not ask for a transport itself asks for TCP.
+// What sessions with a real executor run over, then.
+TransportKind testTransport();
+// O for a session of this run: O itself, or asking for TCP in the TCP run
+// when it asks for nothing.
+SessionOptions forThisRun(SessionOptions O);
+
+// Opens a session with forThisRun(O), reporting a failure (and returning
+// null) if it cannot.
 std::unique_ptr<Session> openSession(const std::string &Address, const SessionOptions &O = {});
 
 // Opens a session with Transfer set to S, checks that S was granted and

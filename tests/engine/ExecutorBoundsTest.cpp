@@ -108,7 +108,7 @@ TEST(ExecutorBoundsTest, AConnectionBeyondTheCapIsRefusedWithTheReason) {
   ASSERT_TRUE(Exec.start({false, {}, {}, {"--max-connections", "2"}}));
   auto A = openSession(Exec.address()), B = openSession(Exec.address());
   ASSERT_TRUE(A && B);
-  auto C = Session::open(Exec.address());
+  auto C = Session::open(Exec.address(), forThisRun({}));
   ASSERT_FALSE(C);
   std::string Msg = llvm::toString(C.takeError());
   EXPECT_TRUE(mentions(Msg, "executor at capacity: 2 sessions")) << Msg;

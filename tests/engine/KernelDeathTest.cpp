@@ -46,6 +46,7 @@ TEST_P(KernelDeathTest, TheHostsErrorNamesTheSignal) {
   O.Transfer = S;
   auto Sess = openSession(Exec.address(), O);
   ASSERT_TRUE(Sess);
+  ASSERT_EQ(Sess->transport(), testTransport());
   ASSERT_EQ(messageOf(Sess->sendBinary(kernelObject("deaths"), BinaryFormat::Object)), "");
   Desc Out(1, 1);
   Out.poison();
@@ -66,6 +67,7 @@ TEST(KernelDeathTest, AConnectionProcessKilledFromOutsideIsNamed) {
   ASSERT_TRUE(Exec.start());
   auto Sess = openWithConcat(Exec.address(), Strategy::ZeroCopy);
   ASSERT_TRUE(Sess);
+  ASSERT_EQ(Sess->transport(), testTransport());
   std::vector<pid_t> Pids;
   ASSERT_TRUE(Exec.waitForConnections(1, Pids, 5s));
   ::kill(Pids[0], SIGKILL);

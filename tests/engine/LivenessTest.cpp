@@ -55,6 +55,7 @@ protected:
     O.Transfer = GetParam();
     auto S = openSession(Exec.address(), O);
     if (S) {
+      EXPECT_EQ(S->transport(), testTransport());
       EXPECT_FALSE(bool(S->sendBinary(kernelObject("sleepy"), BinaryFormat::Object)));
     }
     return S;

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "EngineHarness.h"
 #include "ExecutorProcess.h"
 #include "Kernels.h"
 #include "Memref.h"
@@ -39,7 +40,7 @@ std::string errorText(llvm::Error Err) {
 }
 
 std::unique_ptr<Session> openOrFail(const std::string &Address, const SessionOptions &O = {}) {
-  auto S = Session::open(Address, O);
+  auto S = Session::open(Address, forThisRun(O));
   if (!S) {
     ADD_FAILURE() << "open " << Address << ": " << llvm::toString(S.takeError());
     return nullptr;

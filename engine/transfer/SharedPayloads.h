@@ -1,0 +1,91 @@
+//===- SharedPayloads.h - Launch payloads through shared memory -*- C++ -*-===//
+//
+// The host's side of a session over the executor's local socket: the slabs
+// the executor passed (SharedSlab messages, each a sealed memfd) mapped
+// here, launch inputs written straight into them (a dense input with one
+// copy, a strided one packed in place), and each output copied once from
+// where the executor says it is into the host buffer that receives it.
+// Every address and length the executor names is checked against what is
+// mapped, and each mapping against what the kernel says of its memfd.
+//
+// Outputs are copied rather than lent: a caller owns its output buffers and
+// frees them with its allocator (free(), Catalyst's), which shared memory
+// cannot satisfy; and the executor could still write to memory it shares,
+// and reuses it for the next launch.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CATALYST_REMOTE_TRANSFER_SHAREDPAYLOADS_H
+#define CATALYST_REMOTE_TRANSFER_SHAREDPAYLOADS_H
+
+#include "../wire/SharedMemory.h"
+#include "../wire/SocketTransport.h"
+#include "SharedResult.h"
+#include "SlabPool.h"
+#include "catalyst/remote/Stats.h"
+
+#include "llvm/ExecutionEngine/Orc/Shared/WrapperFunctionUtils.h"
+
+#include <map>
+#include <mutex>
+
+namespace catalyst::remote {
+
+class SharedPayloads {
+public:
+  // An input slab may be at most SlabCap (the session's), the output area
+  // at most AreaCap (the largest message the session accepts).
+  SharedPayloads(uint64_t SlabCap, uint64_t AreaCap) : SlabCap(SlabCap), AreaCap(AreaCap) {}
+  ~SharedPayloads();
+  SharedPayloads(const SharedPayloads &) = delete;
+  SharedPayloads &operator=(const SharedPayloads &) = delete;
+
+  // B reserving shared slabs (the executor's shared reserve service), and
+  // each one it reserves checked to have been passed here, and unmapped
+  // here when released.
+  SlabPool::Backend wrap(SlabPool::Backend B);
+
+  // A SharedSlab message and the descriptors that came with it (now owned
+  // here): the slab mapped, or why it is refused, in which case the
+  // connection is closed.
+  void adopt(wire::SocketTransport &T, llvm::ArrayRef<char> Plan, std::vector<int> Fds);
+
+  // Writes the input parts (ZeroCopyTransfer's payload) at their places in
+  // the input slab and sends the SharedLaunch.
+  llvm::Error sendLaunch(wire::SocketTransport &T, uint64_t SeqNo, llvm::ArrayRef<char> Plan,
+                         llvm::ArrayRef<wire::PayloadPart> Parts,
+                         llvm::ArrayRef<llvm::orc::ExecutorAddr> Places, LaunchStats &Stats);
+
+  // Decodes a SharedResult plan into R and copies the outputs into the
+  // buffers Outputs gives.
+  llvm::Error receive(llvm::ArrayRef<char> Plan, HostOutputs &Outputs, ZeroCopyResult &R,
+                      LaunchStats &Stats);
+
+  // The slabs mapped here now, input ones and the output area.
+  size_t mappings() const;
+
+private:
+  struct Mapped {
+    wire::SharedMapping Local;
+    uint64_t Base; // in the executor
+  };
+  llvm::Error adoptSlab(llvm::ArrayRef<char> Plan, int Fd);
+  llvm::Error expect(llvm::orc::ExecutorAddr Base, uint64_t Bytes) const;
+  void forget(llvm::orc::ExecutorAddr Base);
+  // Where [A, A + Bytes) of the executor is mapped here; null when it is
+  // not all inside one mapping. Under M.
+  char *resolve(llvm::orc::ExecutorAddr A, uint64_t Bytes) const;
+  bool overlaps(uint64_t Base, uint64_t Bytes, bool Input) const; // under M
+
+  const uint64_t SlabCap, AreaCap;
+  // Messages are handled on whichever thread reads (the reader thread, or
+  // a launching one), launches on the launching thread: both under M.
+  mutable std::mutex M;
+  std::map<uint64_t, Mapped> Inputs; // by base in the executor
+  Mapped Area{};                     // the output area; Local.Base null before the first
+  std::vector<SharedCopy> Copies;    // kept to spare allocations
+};
+
+} // namespace catalyst::remote
+
+#endif

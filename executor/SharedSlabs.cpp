@@ -1,0 +1,144 @@
+//===- SharedSlabs.cpp - Memory the executor shares with its host ---------===//
+
+#include "SharedSlabs.h"
+
+#include "../engine/wire/SharedMemory.h"
+#include "MemoryBudget.h"
+#include "Slabs.h"
+
+#include <cerrno>
+#include <cstring>
+#include <sys/mman.h>
+#include <unistd.h>
+
+using namespace llvm;
+using namespace llvm::orc;
+
+namespace catalyst::remote::executor {
+
+using namespace wire;
+
+namespace {
+
+constexpr uint64_t Alignment = 64;
+
+uint64_t alignUp(uint64_t V) {
+  return (V + Alignment - 1) / Alignment * Alignment;
+}
+
+// A dense part the host can read where it is.
+bool inSharedSlab(const PayloadPart &P) {
+  return !P.Packer && Slabs::get().containsShared(P.Data, P.Bytes);
+}
+
+} // namespace
+
+SharedSlabs &SharedSlabs::get() {
+  static SharedSlabs S;
+  return S;
+}
+
+Error SharedSlabs::notShared() const {
+  return createStringError(inconvertibleErrorCode(),
+                           "shared slabs need the executor's local socket; this connection is TCP");
+}
+
+Error SharedSlabs::pass(SharedSlabKind Kind, const char *Base, uint64_t Bytes, int Fd) {
+  std::vector<char> Plan(SPSSharedSlab::size(uint8_t(Kind), ExecutorAddr::fromPtr(Base), Bytes));
+  sps::SPSOutputBuffer OB(Plan.data(), Plan.size());
+  SPSSharedSlab::serialize(OB, uint8_t(Kind), ExecutorAddr::fromPtr(Base), Bytes);
+  return Transport->sendWithPayload(PayloadOpcode::SharedSlab, 0, Plan, {}, {Fd});
+}
+
+Expected<char *> SharedSlabs::reserve(uint64_t Bytes) {
+  if (!Transport)
+    return notShared();
+  int Fd = -1;
+  uint64_t Usable = 0;
+  auto Base = Slabs::get().reserveShared(Bytes, Fd, Usable);
+  if (!Base)
+    return Base.takeError();
+  Error Err = pass(SharedSlabKind::Input, *Base, Usable, Fd);
+  ::close(Fd); // the mappings on both sides hold the memory
+  if (Err) {
+    consumeError(Slabs::get().release(*Base)); // just reserved: it is there to release
+    return Err;
+  }
+  return Base;
+}
+
+// Doubling keeps the replacements few; the old area goes at once, since
+// the host reads nothing of it any more (it copies each result out before
+// it sends the next launch).
+Error SharedSlabs::growOutputArea(uint64_t Bytes) {
+  uint64_t NewBytes = std::max({Bytes, 2 * AreaBytes, uint64_t(1) << 20});
+  NewBytes = (NewBytes + 4095) / 4096 * 4096;
+  if (auto Err = MemoryBudget::get().take(NewBytes, "the shared output area"))
+    return Err;
+  auto Fd = createSealedMemory(NewBytes);
+  void *P = Fd ? ::mmap(nullptr, NewBytes, PROT_READ | PROT_WRITE, MAP_SHARED, *Fd, 0) : MAP_FAILED;
+  Error Err = !Fd ? Fd.takeError()
+              : P == MAP_FAILED
+                  ? createStringError(std::error_code(errno, std::generic_category()),
+                                      "cannot map a shared output area of %llu bytes: %s",
+                                      (unsigned long long)NewBytes, std::strerror(errno))
+                  : pass(SharedSlabKind::Output, static_cast<char *>(P), NewBytes, *Fd);
+  if (Fd)
+    ::close(*Fd);
+  if (Err) {
+    if (P != MAP_FAILED)
+      ::munmap(P, NewBytes);
+    MemoryBudget::get().give(NewBytes);
+    return Err;
+  }
+  if (Area) {
+    ::munmap(Area, AreaBytes);
+    MemoryBudget::get().give(AreaBytes);
+  }
+  Area = static_cast<char *>(P);
+  AreaBytes = NewBytes;
+  return Error::success();
+}
+
+Error SharedSlabs::placeOutputs(ArrayRef<PayloadPart> Parts, std::vector<ExecutorAddr> &Where,
+                                uint64_t &Copied) {
+  if (!Transport)
+    return notShared();
+  uint64_t Needed = 0;
+  for (const PayloadPart &P : Parts)
+    if (P.Bytes && !inSharedSlab(P))
+      Needed += alignUp(P.Bytes);
+  if (Needed > AreaBytes)
+    if (auto Err = growOutputArea(Needed))
+      return Err;
+  Where.clear();
+  Copied = 0;
+  uint64_t Offset = 0;
+  for (const PayloadPart &P : Parts) {
+    if (!P.Bytes || inSharedSlab(P)) {
+      Where.push_back(P.Bytes ? ExecutorAddr::fromPtr(P.Data) : ExecutorAddr());
+      continue;
+    }
+    char *Dst = Area + Offset;
+    if (P.Packer)
+      for (char *To = Dst; !P.Packer->done();)
+        To += P.Packer->pack(To, Dst + P.Bytes - To);
+    else
+      std::memcpy(Dst, P.Data, P.Bytes);
+    Where.push_back(ExecutorAddr::fromPtr(Dst));
+    Offset += alignUp(P.Bytes);
+    Copied += P.Bytes;
+  }
+  return Error::success();
+}
+
+Error SharedSlabs::sendResult(uint64_t SeqNo, ArrayRef<char> Plan, uint64_t OutputBytes,
+                              ArrayRef<ExecutorAddr> Where) {
+  std::vector<ExecutorAddr> At(Where.begin(), Where.end());
+  std::vector<char> Whole(SPSSharedResult::size(Plan, OutputBytes, At));
+  sps::SPSOutputBuffer OB(Whole.data(), Whole.size());
+  SPSSharedResult::serialize(OB, Plan, OutputBytes, At);
+  return Transport->sendWithPayload(PayloadOpcode::SharedResult, SeqNo, Whole, {});
+}
+
+} // namespace catalyst::remote::executor

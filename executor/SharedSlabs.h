@@ -1,0 +1,65 @@
+//===- SharedSlabs.h - Memory the executor shares with its host -*- C++ -*-===//
+//
+// A host on this machine, connected over the local socket, gets its launch
+// slabs as memfds it maps too (wire/SharedMemory.h) and writes the inputs
+// there itself; kernels read them in place. Outputs go back the same way:
+// one that is already in a shared slab (an input handed back) stays where
+// it is, the others are copied into the connection's output area, a memfd
+// of its own that grows to the largest launch's outputs and is passed to
+// the host anew when it does. Every slab the host gets comes in a
+// SharedSlab message through the connection (SCM_RIGHTS), and counts
+// against --max-slab-mib.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CATALYST_REMOTE_EXECUTOR_SHAREDSLABS_H
+#define CATALYST_REMOTE_EXECUTOR_SHAREDSLABS_H
+
+#include "../engine/wire/Protocol.h"
+#include "../engine/wire/SocketTransport.h"
+
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace catalyst::remote::executor {
+
+class SharedSlabs {
+public:
+  static SharedSlabs &get(); // one per connection process
+
+  // The local socket's transport, through which slabs reach the host.
+  // Never called on a TCP connection, where nothing is shared.
+  void attach(wire::SocketTransport &T) { Transport = &T; }
+
+  // A launch slab of at least Bytes in memory the host maps; the host has
+  // it (a SharedSlab message ahead of this call's reply) once this returns.
+  llvm::Expected<char *> reserve(uint64_t Bytes);
+
+  // Where the host reads each of a launch's outputs, given as the parts a
+  // result would send (ZeroCopyService): Where gets one address per part,
+  // Copied the bytes copied or packed into the output area. On the reader
+  // thread, one launch at a time.
+  llvm::Error placeOutputs(llvm::ArrayRef<wire::PayloadPart> Parts,
+                           std::vector<llvm::orc::ExecutorAddr> &Where, uint64_t &Copied);
+
+  // Sends a SharedResult: the result plan, its outputs' bytes, and Where.
+  llvm::Error sendResult(uint64_t SeqNo, llvm::ArrayRef<char> Plan, uint64_t OutputBytes,
+                         llvm::ArrayRef<llvm::orc::ExecutorAddr> Where);
+
+private:
+  SharedSlabs() = default;
+  llvm::Error pass(wire::SharedSlabKind Kind, const char *Base, uint64_t Bytes, int Fd);
+  llvm::Error growOutputArea(uint64_t Bytes);
+  llvm::Error notShared() const;
+
+  wire::SocketTransport *Transport = nullptr; // set before the first request
+  // The output area (reader thread only).
+  char *Area = nullptr;
+  uint64_t AreaBytes = 0;
+};
+
+} // namespace catalyst::remote::executor
+
+#endif
