@@ -112,13 +112,17 @@ bool SharedPayloads::overlaps(uint64_t Base, uint64_t Bytes, bool Input) const {
   return (Input && Meets(Area)) || llvm::any_of(Inputs, [&](auto &In) { return Meets(In.second); });
 }
 
-void SharedPayloads::adopt(SocketTransport &T, ArrayRef<char> Plan, std::vector<int> Fds) {
+Error SharedPayloads::accept(ArrayRef<char> Plan, std::vector<int> Fds) {
   Error Err = Fds.size() == 1
                   ? adoptSlab(Plan, Fds[0])
                   : refusedSlab(Twine(Fds.size()) + " descriptors came with it, not one");
   for (int Fd : Fds)
     ::close(Fd); // mapped, or refused
-  if (Err)
+  return Err;
+}
+
+void SharedPayloads::adopt(SocketTransport &T, ArrayRef<char> Plan, std::vector<int> Fds) {
+  if (Error Err = accept(Plan, std::move(Fds)))
     T.closeWith(toString(std::move(Err)) + "; this end closed the connection");
 }
 

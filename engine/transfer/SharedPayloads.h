@@ -46,8 +46,11 @@ public:
   SlabPool::Backend wrap(SlabPool::Backend B);
 
   // A SharedSlab message and the descriptors that came with it (now owned
-  // here): the slab mapped, or why it is refused, in which case the
-  // connection is closed.
+  // here, closed once mapped or refused): the slab mapped, or why it is
+  // refused.
+  llvm::Error accept(llvm::ArrayRef<char> Plan, std::vector<int> Fds);
+  // accept(), closing T's connection when the slab is refused: an executor
+  // that passes what cannot be mapped safely is not trusted further.
   void adopt(wire::SocketTransport &T, llvm::ArrayRef<char> Plan, std::vector<int> Fds);
 
   // Writes the input parts (ZeroCopyTransfer's payload) at their places in

@@ -14,8 +14,9 @@
 #include "ExecutorProcess.h"
 #include "Kernels.h"
 #include "Memref.h"
+#include "Text.h"
 #include "session/CodeLinker.h"
-#include "session/Connect.h"
+#include "session/OpenLink.h"
 #include "wire/Protocol.h"
 #include "wire/SocketTransport.h"
 
@@ -41,7 +42,8 @@ Error failure(const Twine &What) {
 struct Reply {
   std::string Error; // empty when the entry ran
   std::vector<wire::ZeroCopyOutput> Outputs;
-  std::vector<char> Payload; // every output's values, in order
+  std::vector<char> Payload;   // every output's values, in order
+  bool InSharedMemory = false; // a SharedResult, not decoded here
 };
 
 // A zero-copy client with nothing of the engine's transfer code: it sends
@@ -50,17 +52,23 @@ class RawClient final : public wire::PayloadHandler {
 public:
   // Enables zero-copy launches as a host speaking HostVersion; only a
   // client speaking the executor's version checks the answer.
+  // Over the executor's local socket when Local (its shared slabs' memfds
+  // are then passed, and dropped here: this client writes nothing there).
   static Expected<std::unique_ptr<RawClient>> connect(const std::string &Address,
-                                                      uint32_t HostVersion = wire::ZeroCopyVersion);
+                                                      uint32_t HostVersion = wire::ZeroCopyVersion,
+                                                      bool Local = false);
   ~RawClient() override;
 
   Expected<ExecutorAddr> link(const std::string &File, const std::string &Entry);
-  Expected<ExecutorAddr> reserveSlab(uint64_t Bytes);
+  // A slab; with Shared, one in memory the executor shares (its local
+  // socket's service).
+  Expected<ExecutorAddr> reserveSlab(uint64_t Bytes, bool Shared = false);
   Error releaseSlab(ExecutorAddr Base);
   // Sends one launch and waits for its result.
+  // OpC SharedLaunch says the inputs are in place already.
   Expected<Reply> launch(ExecutorAddr Entry, const std::vector<wire::ZeroCopyInput> &Inputs,
-                         const std::vector<wire::LaunchOutputSpec> &Outputs,
-                         ArrayRef<char> Payload);
+                         const std::vector<wire::LaunchOutputSpec> &Outputs, ArrayRef<char> Payload,
+                         wire::PayloadOpcode OpC = wire::PayloadOpcode::Launch);
 
   // Called on the transport's reader thread.
   Expected<std::vector<iovec>> place(wire::PayloadOpcode OpC, uint64_t SeqNo, ArrayRef<char> Plan,
@@ -80,7 +88,7 @@ private:
   std::unique_ptr<ExecutionSession> ES;
   wire::SocketTransport *Transport = nullptr;
   std::unique_ptr<CodeLinker> Linker;
-  ExecutorAddr Reserve, Release;
+  ExecutorAddr Reserve, ReserveShared, Release;
 
   std::mutex M;
   std::condition_variable Answered;
@@ -91,8 +99,10 @@ private:
 };
 
 Expected<std::unique_ptr<RawClient>> RawClient::connect(const std::string &Address,
-                                                        uint32_t HostVersion) {
-  auto Fd = connectTcp(Address, std::chrono::seconds(10));
+                                                        uint32_t HostVersion, bool Local) {
+  SessionOptions O;
+  O.Transport = Local ? TransportKind::Shm : TransportKind::Tcp;
+  auto Fd = openLink(Address, O, std::chrono::steady_clock::now() + std::chrono::seconds(10));
   if (!Fd)
     return Fd.takeError();
   std::unique_ptr<RawClient> C(new RawClient);
@@ -100,7 +110,7 @@ Expected<std::unique_ptr<RawClient>> RawClient::connect(const std::string &Addre
   wire::TransportOptions TOpts;
   auto EPC = SimpleRemoteEPC::Create<wire::SocketTransport>(
       std::make_unique<DynamicThreadPoolTaskDispatcher>(std::nullopt), SimpleRemoteEPC::Setup(),
-      *Fd, TOpts, &C->Transport);
+      Fd->Fd, TOpts, &C->Transport);
   if (!EPC)
     return EPC.takeError();
   C->ES = std::make_unique<ExecutionSession>(std::move(*EPC));
@@ -117,6 +127,7 @@ Error RawClient::enableZeroCopy(uint32_t HostVersion) {
   ExecutorAddr Enable;
   if (auto Err = epc().getBootstrapSymbols({{Enable, wire::ZeroCopyEnableName},
                                             {Reserve, wire::SlabReserveName},
+                                            {ReserveShared, wire::SharedSlabReserveName},
                                             {Release, wire::SlabReleaseName}}))
     return Err;
   Transport->setPayloadHandler(this);
@@ -140,9 +151,10 @@ Expected<ExecutorAddr> RawClient::link(const std::string &File, const std::strin
   return Linker->lookup(File + ".o", remoteEntry(Entry));
 }
 
-Expected<ExecutorAddr> RawClient::reserveSlab(uint64_t Bytes) {
+Expected<ExecutorAddr> RawClient::reserveSlab(uint64_t Bytes, bool Shared) {
   Expected<ExecutorAddr> Base((ExecutorAddr()));
-  if (auto Err = epc().callSPSWrapper<wire::SPSSlabReserveSig>(Reserve, Base, Bytes))
+  if (auto Err = epc().callSPSWrapper<wire::SPSSlabReserveSig>(Shared ? ReserveShared : Reserve,
+                                                               Base, Bytes))
     return Err;
   return Base;
 }
@@ -157,7 +169,7 @@ Error RawClient::releaseSlab(ExecutorAddr Base) {
 Expected<Reply> RawClient::launch(ExecutorAddr Entry,
                                   const std::vector<wire::ZeroCopyInput> &Inputs,
                                   const std::vector<wire::LaunchOutputSpec> &Outputs,
-                                  ArrayRef<char> Payload) {
+                                  ArrayRef<char> Payload, wire::PayloadOpcode OpC) {
   std::vector<char> Plan(wire::SPSZeroCopyPlan::size(Entry, Inputs, Outputs));
   wire::sps::SPSOutputBuffer OB(Plan.data(), Plan.size());
   if (!wire::SPSZeroCopyPlan::serialize(OB, Entry, Inputs, Outputs))
@@ -171,7 +183,7 @@ Expected<Reply> RawClient::launch(ExecutorAddr Entry,
     Current = Reply();
   }
   wire::PayloadPart Part{Payload.data(), Payload.size(), nullptr};
-  if (auto Err = Transport->sendWithPayload(wire::PayloadOpcode::Launch, SeqNo, Plan, Part))
+  if (auto Err = Transport->sendWithPayload(OpC, SeqNo, Plan, Part))
     return Err;
   std::unique_lock<std::mutex> Lock(M);
   if (!Answered.wait_for(Lock, std::chrono::seconds(10), [this] { return Done; }))
@@ -184,6 +196,12 @@ Expected<Reply> RawClient::launch(ExecutorAddr Entry,
 Expected<std::vector<iovec>> RawClient::place(wire::PayloadOpcode OpC, uint64_t SeqNo,
                                               ArrayRef<char> Plan, uint64_t PayloadBytes) {
   std::lock_guard<std::mutex> Lock(M);
+  if (OpC == wire::PayloadOpcode::SharedSlab)
+    return std::vector<iovec>(); // a slab for a host that writes there; not this one
+  if (OpC == wire::PayloadOpcode::SharedResult && SeqNo == Awaited) {
+    Current.InSharedMemory = true;
+    return std::vector<iovec>();
+  }
   if (OpC != wire::PayloadOpcode::LaunchResult || SeqNo != Awaited)
     return failure("unexpected message " + Twine(SeqNo));
   uint64_t CopyInNs, KernelNs, CopyOutNs, Copied;
@@ -197,7 +215,10 @@ Expected<std::vector<iovec>> RawClient::place(wire::PayloadOpcode OpC, uint64_t 
   return std::vector<iovec>{{Current.Payload.data(), Current.Payload.size()}};
 }
 
-void RawClient::finish(wire::PayloadOpcode, uint64_t, shared::WrapperFunctionBuffer, Error Err) {
+void RawClient::finish(wire::PayloadOpcode OpC, uint64_t, shared::WrapperFunctionBuffer,
+                       Error Err) {
+  if (OpC == wire::PayloadOpcode::SharedSlab)
+    return consumeError(std::move(Err)); // nothing was placed, nothing can have failed
   {
     std::lock_guard<std::mutex> Lock(M);
     if (Err)
@@ -362,6 +383,46 @@ TEST_F(ZeroCopyWireTest, HugeCountsInARequestAreRefusedAndTheConnectionLives) {
   EXPECT_TRUE(ranCorrectly(mapAt(Slab)));
   ASSERT_TRUE(Exec.waitForConnections(1, After, std::chrono::seconds(10)));
   EXPECT_EQ(After, Before) << "the same connection process serves on";
+}
+
+// Over the local socket, a launch whose inputs are in place already must
+// name places in memory the executor shares with the host (and come with
+// no payload): the kernel reads them where they are.
+TEST(SharedLaunchWireTest, InputsInPlaceMustBeInSharedSlabs) {
+  ExecutorProcess Exec;
+  ASSERT_TRUE(Exec.start());
+  auto C = RawClient::connect(Exec.address(), wire::ZeroCopyVersion, /*Local=*/true);
+  ASSERT_TRUE(bool(C)) << toString(C.takeError());
+  auto Entry = (*C)->link("map", "map_r1_e4");
+  ASSERT_TRUE(bool(Entry)) << toString(Entry.takeError());
+  auto Private = (*C)->reserveSlab(SlabBytes);
+  auto Shared = (*C)->reserveSlab(SlabBytes, /*Shared=*/true);
+  ASSERT_TRUE(Private && Shared);
+  auto SharedLaunch = [&](ExecutorAddr Dest, ArrayRef<char> Payload) {
+    std::vector<wire::ZeroCopyInput> Ins = {{4, {4}, Dest, 16}};
+    return (*C)->launch(*Entry, Ins, {{1, 4}}, Payload, wire::PayloadOpcode::SharedLaunch);
+  };
+  EXPECT_TRUE(refused(SharedLaunch(*Private, {}), *Private)) << "a slab the host cannot write";
+  EXPECT_TRUE(refused(SharedLaunch(ExecutorAddr(0x1000), {}), ExecutorAddr(0x1000)));
+  auto WithPayload = SharedLaunch(*Shared, {reinterpret_cast<const char *>(Values.data()), 16});
+  ASSERT_TRUE(bool(WithPayload)) << toString(WithPayload.takeError());
+  EXPECT_TRUE(mentions(WithPayload->Error, "came with a payload of 16 bytes"))
+      << WithPayload->Error;
+  auto Ran = SharedLaunch(*Shared, {});
+  ASSERT_TRUE(bool(Ran)) << toString(Ran.takeError());
+  EXPECT_TRUE(Ran->InSharedMemory) << Ran->Error;
+}
+
+// A TCP connection has no shared slabs to give.
+TEST(SharedLaunchWireTest, SharedSlabsNeedTheLocalSocket) {
+  ExecutorProcess Exec;
+  ASSERT_TRUE(Exec.start());
+  auto C = RawClient::connect(Exec.address());
+  ASSERT_TRUE(bool(C)) << toString(C.takeError());
+  auto Shared = (*C)->reserveSlab(SlabBytes, /*Shared=*/true);
+  ASSERT_FALSE(bool(Shared));
+  std::string Msg = toString(Shared.takeError());
+  EXPECT_TRUE(mentions(Msg, "need the executor's local socket")) << Msg;
 }
 
 } // namespace
