@@ -124,12 +124,8 @@ TEST(AuthTest, TheRightSecretOpensSessionsOfEveryStrategy) {
 TEST(AuthTest, AWrongSecretIsRefusedWithinTwoSecondsAndLeavesNothing) {
   TokenFile Token, Other;
   std::string RtLog = Token.dir() + "/rt.log", ExecLog = Token.dir() + "/executor.log";
-  ExecutorOptions EO = withToken(Token);
-  EO.Plugins = {TEST_RT_PLUGIN_PATH};
-  EO.Env = {"CATALYST_TEST_RT_LOG=" + RtLog};
-  EO.LogPath = ExecLog;
   ExecutorProcess Exec;
-  ASSERT_TRUE(Exec.start(EO));
+  ASSERT_TRUE(Exec.start(withRuntimeLog(Token.dir(), withToken(Token))));
   SessionOptions O;
   O.Secret = Other.secret();
   std::chrono::milliseconds Took;

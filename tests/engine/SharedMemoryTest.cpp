@@ -78,15 +78,11 @@ TEST(SharedMemoryTest, TheConnectionLeftForTheLocalSocketEndsQuietly) {
   for (bool WithSecret : {false, true}) {
     SCOPED_TRACE(WithSecret ? "with a secret" : "without");
     TokenFile Token;
-    std::string RtLog = Token.dir() + "/rt.log", ExecLog = Token.dir() + "/executor.log";
     ExecutorOptions EO;
     if (WithSecret)
       EO.Args = {"--token-file", Token.path()};
-    EO.Plugins = {TEST_RT_PLUGIN_PATH};
-    EO.Env = {"CATALYST_TEST_RT_LOG=" + RtLog};
-    EO.LogPath = ExecLog;
     ExecutorProcess Exec;
-    ASSERT_TRUE(Exec.start(EO));
+    ASSERT_TRUE(Exec.start(withRuntimeLog(Token.dir(), EO)));
     SessionOptions O;
     O.Transport = TransportKind::Shm;
     if (WithSecret)
@@ -97,7 +93,8 @@ TEST(SharedMemoryTest, TheConnectionLeftForTheLocalSocketEndsQuietly) {
     ASSERT_TRUE(Exec.waitForConnections(1, Pids, 5s)) << "the TCP one has ended";
     EXPECT_EQ(messageOf(S->close()), "");
     ASSERT_TRUE(Exec.waitForConnections(0, Pids, 5s));
-    std::string Hooks = readFile(RtLog), Log = readFile(ExecLog);
+    std::string Hooks = readFile(Token.dir() + "/rt.log");
+    std::string Log = readFile(Token.dir() + "/executor.log");
     EXPECT_EQ(std::count(Hooks.begin(), Hooks.end(), '\n'), 2) << Hooks;
     EXPECT_TRUE(mentions(Hooks, "initialize")) << Hooks;
     EXPECT_TRUE(mentions(Log, "connected to local socket")) << Log;

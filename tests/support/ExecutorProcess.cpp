@@ -75,4 +75,11 @@ bool ExecutorProcess::stop(std::chrono::milliseconds Timeout) {
   return Clean;
 }
 
+ExecutorOptions withRuntimeLog(const std::string &Dir, ExecutorOptions O) {
+  O.Plugins.push_back(TEST_RT_PLUGIN_PATH);
+  O.Env.push_back("CATALYST_TEST_RT_LOG=" + Dir + "/rt.log");
+  O.LogPath = Dir + "/executor.log";
+  return O;
+}
+
 } // namespace catalyst::remote::test

@@ -66,6 +66,10 @@ private:
 // The executor binary the tests run.
 std::string executorPath();
 
+// O, loading the plugin that logs Catalyst's runtime hooks to Dir/rt.log,
+// and with the executor's own log in Dir/executor.log.
+ExecutorOptions withRuntimeLog(const std::string &Dir, ExecutorOptions O = {});
+
 } // namespace catalyst::remote::test
 
 #endif
