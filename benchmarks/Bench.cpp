@@ -1,14 +1,16 @@
 //===- Bench.cpp - catalyst-remote-bench: launches against the raw link ---===//
 //
 // Measures launches through each transfer strategy next to raw TCP
-// exchanges of the same bytes with a peer process, launches fanned out to
-// several executors, and what launches cost in resident memory on the host
-// and on the executor.
+// exchanges of the same bytes with a peer process (and, for launches in
+// shared memory, raw Unix-socket exchanges and the memory-copy limit),
+// launches fanned out to several executors, and what launches cost in
+// resident memory on the host and on the executor.
 //
 // Usage:
-//   catalyst-remote-bench [--quick|--full] [BENCHMARK_FLAGS...]
-//       without --benchmark_filter, the default preset runs; --quick and
-//       --full pick the other two (TransferBench.cpp describes them)
+//   catalyst-remote-bench [--quick|--same-host|--full] [BENCHMARK_FLAGS...]
+//       without --benchmark_filter, the default preset runs; --quick,
+//       --same-host and --full pick the others (TransferBench.cpp describes
+//       them)
 //   catalyst-remote-bench --list-presets
 //       one "NAME REGEX" line per preset
 //   catalyst-remote-bench --raw-peer-serve HOST:PORT
@@ -90,10 +92,11 @@ Error launchR1(Session &S, StringRef Entry, StringRef Object, void *In, int64_t 
 }
 
 Expected<std::unique_ptr<Session>> openSession(const std::string &Address, Strategy Transfer,
-                                               ArrayRef<const char *> Objects) {
+                                               ArrayRef<const char *> Objects, TransportKind Over) {
   SessionOptions Options;
   Options.Outputs = OutputAllocator{std::malloc, std::free};
   Options.Transfer = Transfer;
+  Options.Transport = Over;
   auto S = Session::open(Address, Options);
   if (!S)
     return S.takeError();
@@ -209,7 +212,23 @@ Error startPeer(BenchEnv &Env) {
   if (!Peer)
     return Peer.takeError();
   Env.Peer = std::move(*Peer);
-  return Env.Pins.How == CpuPlan::None ? Error::success() : pinTo(Env.Peer->pid(), Env.Pins.Peers);
+  auto Local = RawPeer::startLocal();
+  if (!Local)
+    return Local.takeError();
+  Env.LocalPeer = std::move(*Local);
+  if (Env.Pins.How == CpuPlan::None)
+    return Error::success();
+  return joinErrors(pinTo(Env.Peer->pid(), Env.Pins.Peers),
+                    pinTo(Env.LocalPeer->pid(), Env.Pins.Peers));
+}
+
+// The shared-memory session, when the executor offers one here.
+void openShared(BenchEnv &Env) {
+  auto Opened = openSession(Env.Address, Strategy::ZeroCopy, {ForwardKernel}, TransportKind::Shm);
+  if (Opened)
+    Env.Shared = std::move(*Opened);
+  else
+    Env.NoShared = toString(Opened.takeError());
 }
 
 // Where the figures were taken, in the JSON's context.
@@ -227,6 +246,9 @@ void describeLinks(const BenchEnv &Env) {
                                               ? "a forked process on 127.0.0.1, TCP_NODELAY"
                                               : Env.Peer->address() +
                                                     " (CATALYST_REMOTE_RAW_PEER), TCP_NODELAY");
+  if (Env.LocalPeer)
+    benchmark::AddCustomContext("raw_unix_peer", "a forked process on the abstract Unix socket " +
+                                                     Env.LocalPeer->address());
   const char *Link = std::getenv("CATALYST_REMOTE_LINK");
   bool AllLocal = Env.Given.empty() && Env.Peer->pid();
   benchmark::AddCustomContext("link", Link && *Link ? Link : AllLocal ? "loopback" : "unnamed");
@@ -256,6 +278,10 @@ Error setUp(BenchEnv &Env) {
       return Opened.takeError();
     Env.Sessions[S] = std::move(*Opened);
   }
+  openShared(Env);
+  benchmark::AddCustomContext("shared_memory", Env.Shared ? "offered by the executor, used by "
+                                                            "the launch/shm rows"
+                                                          : Env.NoShared);
   return Error::success();
 }
 
@@ -263,6 +289,8 @@ Error closeSessions(BenchEnv &Env) {
   Error Err = Error::success();
   for (auto &[Strat, S] : Env.Sessions)
     Err = joinErrors(std::move(Err), S->close());
+  if (Env.Shared)
+    Err = joinErrors(std::move(Err), Env.Shared->close());
   return Err;
 }
 
@@ -296,7 +324,9 @@ Expected<const Preset *> takePresetFlag(int &argc, char **argv) {
       if (Arg == "--" + std::string(P.Name) && &P != &defaultPreset())
         This = &P;
     if (This && Asked && This != Asked)
-      return createStringError(inconvertibleErrorCode(), "--quick and --full: give one");
+      return createStringError(
+          inconvertibleErrorCode(),
+          "more than one preset flag (--quick, --same-host, --full): give one");
     Asked = This ? This : Asked;
     if (!This)
       argv[Kept++] = argv[I];

@@ -57,7 +57,15 @@ struct BenchEnv {
   // More executors on loopback, started when a fan-out needs them.
   std::vector<std::unique_ptr<tools::ListeningChild>> Extra;
   std::unique_ptr<RawPeer> Peer;
+  // The same raw exchange over a Unix socket, when the peer is ours.
+  std::unique_ptr<RawPeer> LocalPeer;
+  // Sessions over TCP, one per strategy.
   std::map<Strategy, std::unique_ptr<Session>> Sessions;
+  // A zero-copy session over the executor's local socket and shared
+  // memory; null, with the reason in NoShared, when there is none (an
+  // executor on another machine or in another network namespace).
+  std::unique_ptr<Session> Shared;
+  std::string NoShared;
 
   // 0 when the executor is not ours to inspect.
   pid_t executorPid() const { return Executor ? Executor->pid() : 0; }
@@ -76,10 +84,11 @@ llvm::Expected<std::vector<std::string>> executorsFor(BenchEnv &Env, unsigned K,
 // The transfer strategies compared, in the order they are reported.
 constexpr Strategy Strategies[] = {Strategy::Naive, Strategy::Batched, Strategy::ZeroCopy};
 
-// A session using Transfer (no fallback accepted) with Objects linked.
-// Outputs come back in malloc'ed buffers, released with free().
+// A session using Transfer over Over (no fallback accepted) with Objects
+// linked. Outputs come back in malloc'ed buffers, released with free().
 llvm::Expected<std::unique_ptr<Session>> openSession(const std::string &Address, Strategy Transfer,
-                                                     llvm::ArrayRef<const char *> Objects);
+                                                     llvm::ArrayRef<const char *> Objects,
+                                                     TransportKind Over = TransportKind::Tcp);
 
 // Skips the run and makes the benchmark exit non-zero.
 void fail(benchmark::State &State, llvm::Error Err);

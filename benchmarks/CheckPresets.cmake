@@ -6,7 +6,7 @@
 #   cmake -DBENCH=catalyst-remote-bench -DSOURCE=TransferBench.cpp -P CheckPresets.cmake
 cmake_minimum_required(VERSION 3.20)
 
-set(launch_name "^launch/(naive|batched|zerocopy)/[0-9]+(B|KiB|MiB|GiB)/[0-9]+in/rank(1/into|1|3/strided)/")
+set(launch_name "^launch/(naive|batched|zerocopy|shm)/[0-9]+(B|KiB|MiB|GiB)/[0-9]+in/rank(1/into|1|3/strided)/")
 set(fanout_name "^fanout/zerocopy/[0-9]+(B|KiB|MiB|GiB)/[0-9]+exec/")
 
 function(check_names preset_flag)

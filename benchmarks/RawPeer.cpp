@@ -9,10 +9,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -47,7 +49,8 @@ Expected<int> listenOn(tools::SocketAddress &A) {
   int Fd = tools::listenOn(A, 0, Why);
   if (Fd < 0)
     return toolError(Why);
-  A = tools::localAddress(Fd);
+  if (A.family() != AF_UNIX)
+    A = tools::localAddress(Fd);
   return Fd;
 }
 
@@ -97,18 +100,33 @@ Expected<std::unique_ptr<RawPeer>> RawPeer::start() {
   auto Addr = resolve("127.0.0.1:0");
   if (!Addr)
     return Addr.takeError();
-  auto Listener = listenOn(*Addr);
+  return startOn(*Addr);
+}
+
+// An abstract name: nothing left in the file system if the peer is killed.
+Expected<std::unique_ptr<RawPeer>> RawPeer::startLocal() {
+  tools::SocketAddress Addr;
+  sockaddr_un &Un = *reinterpret_cast<sockaddr_un *>(&Addr.Storage);
+  Un.sun_family = AF_UNIX;
+  std::string Name = "catalyst-remote-bench-raw-" + std::to_string(::getpid());
+  std::memcpy(Un.sun_path + 1, Name.data(), Name.size());
+  Addr.Length = socklen_t(offsetof(sockaddr_un, sun_path) + 1 + Name.size());
+  return startOn(Addr);
+}
+
+Expected<std::unique_ptr<RawPeer>> RawPeer::startOn(tools::SocketAddress Addr) {
+  auto Listener = listenOn(Addr);
   if (!Listener)
     return Listener.takeError();
   pid_t Parent = ::getpid();
   pid_t Pid = ::fork();
   if (Pid == 0)
     runPeer(*Listener, Parent);
-  Error Err = Pid < 0 ? sysError("fork the raw TCP peer") : Error::success();
+  Error Err = Pid < 0 ? sysError("fork the raw peer") : Error::success();
   ::close(*Listener);
   if (Err)
     return Err;
-  return std::unique_ptr<RawPeer>(new RawPeer(Pid, *Addr));
+  return std::unique_ptr<RawPeer>(new RawPeer(Pid, Addr));
 }
 
 Expected<std::unique_ptr<RawPeer>> RawPeer::attach(const std::string &HostPort) {
@@ -126,6 +144,8 @@ RawPeer::~RawPeer() {
 }
 
 std::string RawPeer::address() const {
+  if (Addr.family() == AF_UNIX)
+    return "@" + std::string(reinterpret_cast<const sockaddr_un *>(&Addr.Storage)->sun_path + 1);
   return tools::formatAddress(Addr);
 }
 
@@ -135,11 +155,11 @@ Expected<std::unique_ptr<RawLink>> RawPeer::connect(uint64_t Request, uint64_t R
     return sysError("socket");
   std::unique_ptr<RawLink> L(new RawLink(Fd, Request, Reply));
   if (::connect(Fd, Addr.get(), Addr.Length) != 0)
-    return sysError("connect to the raw TCP peer at " + address());
+    return sysError("connect to the raw peer at " + address());
   tools::setNoDelay(Fd);
   uint64_t Sizes[2] = {Request, Reply};
   if (!tools::writeAll(Fd, Sizes, sizeof(Sizes)))
-    return sysError("send sizes to the raw TCP peer");
+    return sysError("send sizes to the raw peer");
   return L;
 }
 
@@ -171,9 +191,9 @@ RawLink::~RawLink() {
 
 Error RawLink::exchange(const char *Out, char *Into) {
   if (!tools::writeAll(Fd, Out, Request))
-    return sysError("raw TCP send");
+    return sysError("raw send");
   if (!tools::readAll(Fd, Into ? Into : In.data(), Reply))
-    return createStringError(inconvertibleErrorCode(), "raw TCP reply cut short");
+    return createStringError(inconvertibleErrorCode(), "raw reply cut short");
   return Error::success();
 }
 

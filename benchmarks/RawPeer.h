@@ -3,7 +3,9 @@
 // A launch's cost is bounded below by moving its bytes over the link. This
 // measures that bound with nothing but TCP: a peer process reads a whole
 // request of a fixed size, then writes a reply of a fixed size, over a
-// TCP_NODELAY connection with blocking reads and writes.
+// TCP_NODELAY connection with blocking reads and writes. On one machine the
+// same exchange over a Unix socket (startLocal) is the bound of what a
+// socket can do there.
 //
 // The peer is a process of its own, as the executor is: a thread in the
 // benchmark's process would share its address space and scheduling and so
@@ -60,9 +62,11 @@ private:
 
 class RawPeer {
 public:
-  // Listens on 127.0.0.1 and forks the peer. Call while this process has a
-  // single thread: the child does not exec.
+  // Listens on 127.0.0.1 (startLocal: an abstract Unix socket) and forks
+  // the peer. Call while this process has a single thread: the child does
+  // not exec.
   static llvm::Expected<std::unique_ptr<RawPeer>> start();
+  static llvm::Expected<std::unique_ptr<RawPeer>> startLocal();
   // A peer already serving at HostPort ("host:port", "[v6]:port"), which
   // this benchmark neither starts nor stops.
   static llvm::Expected<std::unique_ptr<RawPeer>> attach(const std::string &HostPort);
@@ -83,6 +87,7 @@ public:
 
 private:
   RawPeer(pid_t Pid, const tools::SocketAddress &Addr) : Pid(Pid), Addr(Addr) {}
+  static llvm::Expected<std::unique_ptr<RawPeer>> startOn(tools::SocketAddress Addr);
 
   pid_t Pid;
   tools::SocketAddress Addr;

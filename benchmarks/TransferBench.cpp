@@ -5,10 +5,16 @@
 // strategy, and in the same iteration runs one raw TCP exchange of the same
 // size with a peer process. The two alternate in which goes first, so both
 // see the same load on a shared machine, and the medians of both are
-// reported side by side.
+// reported side by side. A launch in shared memory (shm, a zero-copy
+// session over the executor's local socket) has three references, all
+// taking turns with it: the raw TCP exchange, the same over a Unix socket,
+// and the memory-copy limit (the payload copied once each way into warm
+// buffers); below 1MiB its ping-pongs carry the payload itself, since a
+// plan alone crosses its socket.
 //
 // The matrix, named launch/<strategy>/<size>/<N>in/rank<R>[/strided]:
-//   strategy  naive, batched, zerocopy
+//   strategy  naive, batched, zerocopy (over TCP), shm (zero-copy in shared
+//             memory; skipped with a message where the executor offers none)
 //   size      bytes per direction: 8B 4KiB 64KiB 1MiB 16MiB 256MiB 1GiB
 //             (1GiB, and any size, skipped with a message when MemAvailable
 //             is short of what the launch and its raw exchange hold)
@@ -26,19 +32,23 @@
 //   auth/open, auth/launch/8B, liveness/launch/8B  (AuthBench.cpp)
 //
 // Presets, for --benchmark_filter (catalyst-remote-bench --list-presets
-// prints them; --quick and --full select them, and without a filter the
-// default one runs). Times measured on 2 cores, loopback, split pinning:
-//   quick    (25-40 s)  every strategy at 8B, 1MiB and 16MiB, at 64KiB with
-//            16 inputs and with the strided view; zerocopy 16MiB with 64
-//            inputs, strided and into a lent buffer, zerocopy 256MiB;
-//            fan-out at 1MiB; the executor's RSS over 1000 launches; what
-//            authentication costs
-//     ^(launch/[a-z]+/(8B|1MiB|16MiB)/1in/rank1|launch/[a-z]+/64KiB/(16in/rank1|1in/rank3/strided)|launch/zerocopy/16MiB/(64in/rank1|1in/rank3/strided|1in/rank1/into)|launch/zerocopy/256MiB/1in/rank1|fanout/zerocopy/1MiB/[124]exec|memory/executor_rss/zerocopy_scale_1MiB|auth/open|auth/launch/8B|liveness/launch/8B)/iterations
-//   default  (2.5-3.5 min)  everything up to 256MiB, naive capped at 16MiB,
-//            fan-out at 1MiB and 64MiB, the raw, memory, gRPC and
+// prints them; --quick, --same-host and --full select them, and without a
+// filter the default one runs). Times measured on 2 cores, loopback, split
+// pinning:
+//   quick    (30-45 s)  every TCP strategy at 8B, 1MiB and 16MiB, at 64KiB
+//            with 16 inputs and with the strided view; zerocopy 16MiB with
+//            64 inputs, strided and into a lent buffer, zerocopy 256MiB;
+//            shm at 8B, 16MiB and 256MiB; fan-out at 1MiB; the executor's
+//            RSS over 1000 launches; what authentication costs
+//     ^(launch/(naive|batched|zerocopy)/(8B|1MiB|16MiB)/1in/rank1|launch/(naive|batched|zerocopy)/64KiB/(16in/rank1|1in/rank3/strided)|launch/zerocopy/16MiB/(64in/rank1|1in/rank3/strided|1in/rank1/into)|launch/zerocopy/256MiB/1in/rank1|launch/shm/(8B|16MiB|256MiB)/1in/rank1|fanout/zerocopy/1MiB/[124]exec|memory/executor_rss/zerocopy_scale_1MiB|auth/open|auth/launch/8B|liveness/launch/8B)/iterations
+//   default  (2.5-3.5 min)  everything over TCP up to 256MiB, naive capped
+//            at 16MiB, fan-out at 1MiB and 64MiB, the raw, memory, gRPC and
 //            authentication benchmarks
 //     ^(launch/(batched|zerocopy)/(8B|4KiB|64KiB|1MiB|16MiB|256MiB)/|launch/naive/(8B|4KiB|64KiB|1MiB|16MiB)/|raw/fresh_output/|fanout/zerocopy/(1MiB|64MiB)/|memory/|grpc/|auth/|liveness/)
-//   full     (about 15 min, estimated from its parts)  every benchmark
+//   same-host  (1.5-2.5 min)  shm, every shape up to 256MiB, with its
+//            three references (tools/bench's same-host link)
+//     ^launch/shm/(8B|4KiB|64KiB|1MiB|16MiB|256MiB)/
+//   full     (about 20 min, estimated from its parts)  every benchmark
 //            registered: naive at 256MiB, 1GiB, fan-out at 16MiB and 256MiB
 //     .
 //
@@ -59,15 +69,16 @@ namespace catalyst::remote::bench {
 namespace {
 
 constexpr Preset Presets[] = {
-    {"quick", "^(launch/[a-z]+/(8B|1MiB|16MiB)/1in/rank1|"
-              "launch/[a-z]+/64KiB/(16in/rank1|1in/rank3/strided)|"
+    {"quick", "^(launch/(naive|batched|zerocopy)/(8B|1MiB|16MiB)/1in/rank1|"
+              "launch/(naive|batched|zerocopy)/64KiB/(16in/rank1|1in/rank3/strided)|"
               "launch/zerocopy/16MiB/(64in/rank1|1in/rank3/strided|1in/rank1/into)|"
-              "launch/zerocopy/256MiB/1in/rank1|fanout/zerocopy/1MiB/[124]exec|"
-              "memory/executor_rss/zerocopy_scale_1MiB|auth/open|auth/launch/8B|"
-              "liveness/launch/8B)/iterations"},
+              "launch/zerocopy/256MiB/1in/rank1|launch/shm/(8B|16MiB|256MiB)/1in/rank1|"
+              "fanout/zerocopy/1MiB/[124]exec|memory/executor_rss/zerocopy_scale_1MiB|auth/open|"
+              "auth/launch/8B|liveness/launch/8B)/iterations"},
     {"default", "^(launch/(batched|zerocopy)/(8B|4KiB|64KiB|1MiB|16MiB|256MiB)/|launch/naive/"
                 "(8B|4KiB|64KiB|1MiB|16MiB)/|raw/fresh_output/|fanout/zerocopy/(1MiB|64MiB)/|"
                 "memory/|grpc/|auth/|liveness/)"},
+    {"same-host", "^launch/shm/(8B|4KiB|64KiB|1MiB|16MiB|256MiB)/"},
     {"full", "."},
 };
 
@@ -98,14 +109,6 @@ int64_t iterationsFor(Strategy S, const SizeCase &Size, const CaseShape &Shape) 
   return std::max<int64_t>(N, 3);
 }
 
-// What a launch and its raw exchange hold at once, in payload sizes: the
-// input, the fresh output, the link's reply buffer, the peer's buffer and
-// the executor's copy; naive and batched add serialized messages on both
-// sides. Rounded up: a machine that starts to swap measures its disk.
-uint64_t memoryNeeded(Strategy S, uint64_t Bytes) {
-  return (S == Strategy::ZeroCopy ? 6 : 10) * Bytes;
-}
-
 // Below this a launch is bound by latency and the reference is one
 // ping-pong carrying the launch's own request and reply byte counts (its
 // framing included); from it on by bandwidth, and the reference is the
@@ -119,8 +122,38 @@ Expected<double> timeRaw(RawLink &Link, const char *Out) {
   return secondsSince(Start);
 }
 
+// The memory-copy limit of a launch on one machine: its payload copied
+// once each way, into buffers touched before (a warm shared slab, and the
+// caller's lent buffer).
+class CopyLimit {
+public:
+  explicit CopyLimit(uint64_t Bytes) : Slab(std::max<uint64_t>(Bytes, 1), 1), Out(Slab) {}
+  double time(const char *Payload) {
+    auto Start = Clock::now();
+    std::memcpy(Slab.data(), Payload, Slab.size());
+    benchmark::ClobberMemory();
+    std::memcpy(Out.data(), Slab.data(), Out.size());
+    benchmark::ClobberMemory();
+    return secondsSince(Start);
+  }
+
+private:
+  std::vector<char> Slab, Out;
+};
+
+// What each iteration times beside the launch: the raw TCP exchange of
+// the same bytes, and for a launch in shared memory the same over a Unix
+// socket and the memory-copy limit.
+struct References {
+  RawLink *Tcp;
+  const char *Out; // what the raw exchanges send
+  RawLink *Unix = nullptr;
+  CopyLimit *Copy = nullptr;
+  const char *Payload = nullptr; // what the copies copy
+};
+
 struct Samples {
-  std::vector<double> Launch, Raw; // seconds
+  std::vector<double> Launch, Raw, Unix, Copy; // seconds
   std::vector<PhaseTimes> Phases;
 };
 
@@ -166,6 +199,13 @@ void reportTimes(benchmark::State &State, const Samples &S, uint64_t Bytes, cons
   C["raw_GBps"] = 2.0 * double(Bytes) / Raw / 1e9;
   C["raw_request_bytes"] = double(Link.request());
   C["raw_reply_bytes"] = double(Link.reply());
+  if (S.Unix.empty())
+    return;
+  double Unix = median(S.Unix), Copy = median(S.Copy);
+  C["unix_us"] = Unix * 1e6;
+  C["memcpy_us"] = Copy * 1e6;
+  C["ratio_to_unix"] = Launch / Unix;
+  C["ratio_to_memcpy"] = Launch / Copy;
 }
 
 // What was launched, so a reader of the JSON need not parse names.
@@ -178,24 +218,20 @@ void reportShape(benchmark::State &State, const CaseShape &Shape) {
   C["into"] = Shape.Into ? 1 : 0;
 }
 
-// The raw link for Bytes, sized from what the warm-up launch put on the wire.
-Expected<std::unique_ptr<RawLink>> rawLinkFor(BenchEnv &Env, uint64_t Bytes,
-                                              const LaunchStats &Warm) {
-  if (Bytes >= BulkBytes)
-    return Env.Peer->connect(Bytes, Bytes);
-  return Env.Peer->connect(Warm.BytesSent, Warm.BytesReceived);
-}
-
-// One iteration: a launch and a raw exchange, in the order given.
-Error sampleOnce(Session &S, LaunchCase &L, RawLink &Link, const char *RawOut, bool LaunchFirst,
-                 Samples &Out) {
-  for (int Turn = 0; Turn < 2; ++Turn) {
-    bool Launch = (Turn == 0) == LaunchFirst;
-    auto T = Launch ? L.run(S, /*Everything=*/false) : timeRaw(Link, RawOut);
+// One iteration: a launch and each reference, in turn from the First-th.
+Error sampleOnce(Session &S, LaunchCase &L, const References &R, size_t First, Samples &Out) {
+  size_t Count = R.Unix ? 4 : 2;
+  std::vector<double> *Into[] = {&Out.Launch, &Out.Raw, &Out.Unix, &Out.Copy};
+  for (size_t Turn = 0; Turn < Count; ++Turn) {
+    size_t Which = (First + Turn) % Count;
+    Expected<double> T = Which == 0   ? L.run(S, /*Everything=*/false)
+                         : Which == 1 ? timeRaw(*R.Tcp, R.Out)
+                         : Which == 2 ? timeRaw(*R.Unix, R.Out)
+                                      : Expected<double>(R.Copy->time(R.Payload));
     if (!T)
       return T.takeError();
-    (Launch ? Out.Launch : Out.Raw).push_back(*T);
-    if (Launch)
+    Into[Which]->push_back(*T);
+    if (Which == 0)
       Out.Phases.push_back(S.stats().Last.Phases);
   }
   return Error::success();
@@ -212,43 +248,94 @@ Error warmUp(Session &S, LaunchCase &L) {
   return Error::success();
 }
 
-// Launches and raw exchanges, alternating which goes first.
-Error sampleAll(benchmark::State &State, Session &S, LaunchCase &L, RawLink &Link,
-                const char *RawOut, Samples &Taken) {
-  bool LaunchFirst = true;
+// Launches and references, taking turns at going first.
+Error sampleAll(benchmark::State &State, Session &S, LaunchCase &L, const References &R,
+                Samples &Taken) {
+  size_t First = 0;
   for (auto _ : State) {
-    if (auto Err = sampleOnce(S, L, Link, RawOut, LaunchFirst, Taken))
+    if (auto Err = sampleOnce(S, L, R, First++, Taken))
       return Err;
     State.SetIterationTime(Taken.Launch.back());
-    LaunchFirst = !LaunchFirst;
   }
   return Error::success();
 }
 
-void runLaunch(benchmark::State &State, BenchEnv &Env, Strategy Strat, const CaseShape &Shape) {
+// A launch row: a strategy over TCP, or zero-copy in shared memory (Shared).
+struct Row {
+  Strategy Strat;
+  bool Shared = false;
+
+  const char *name() const { return Shared ? "shm" : strategyName(Strat); }
+};
+
+// What a launch and its references hold at once, in payload sizes: the
+// input, the fresh output, the links' reply buffers, the peers' buffers and
+// the executor's copy; naive and batched add serialized messages on both
+// sides, shared memory its slab, output area and the copy limit's buffers.
+uint64_t memoryNeeded(const Row &R, uint64_t Bytes) {
+  return (R.Shared ? 10 : R.Strat == Strategy::ZeroCopy ? 6 : 10) * Bytes;
+}
+
+// The session a row launches through, or why there is none.
+Expected<Session &> sessionFor(BenchEnv &Env, const Row &R) {
+  if (!R.Shared)
+    return *Env.Sessions.at(R.Strat);
+  if (!Env.Shared)
+    return createStringError(inconvertibleErrorCode(), "skipped: no shared memory here: %s",
+                             Env.NoShared.c_str());
+  return *Env.Shared;
+}
+
+// A raw link on Peer for a row's bytes: its own request and reply sizes
+// below BulkBytes over TCP; in shared memory, where nothing but a plan
+// crosses the socket, the payload itself.
+Expected<std::unique_ptr<RawLink>> referenceLink(RawPeer &Peer, const Row &R, uint64_t Bytes,
+                                                 const LaunchStats &Warm) {
+  if (Bytes >= BulkBytes || R.Shared)
+    return Peer.connect(std::max<uint64_t>(Bytes, 1), std::max<uint64_t>(Bytes, 1));
+  return Peer.connect(Warm.BytesSent, Warm.BytesReceived);
+}
+
+void runLaunch(benchmark::State &State, BenchEnv &Env, const Row &R, const CaseShape &Shape) {
   bool Bulk = Shape.Bytes >= BulkBytes;
-  if (skipUnlessMemory(State, memoryNeeded(Strat, Shape.Bytes),
-                       std::string("this ") + strategyName(Strat) + " launch and its raw exchange"))
+  if (skipUnlessMemory(State, memoryNeeded(R, Shape.Bytes),
+                       std::string("this ") + R.name() + " launch and its references"))
     return;
-  Session &S = *Env.Sessions.at(Strat);
+  auto S = sessionFor(Env, R);
+  if (!S)
+    return skip(State, toString(S.takeError()));
   LaunchCase L(Shape);
-  if (auto Err = warmUp(S, L))
+  if (auto Err = warmUp(*S, L))
     return fail(State, std::move(Err));
-  auto Link = rawLinkFor(Env, Shape.Bytes, S.stats().Last);
+  auto Link = referenceLink(*Env.Peer, R, Shape.Bytes, S->stats().Last);
   if (!Link)
     return fail(State, Link.takeError());
   // The stream sends the launch's own payload; a ping-pong's request may be
   // longer than that, so it gets a buffer of its own.
   std::vector<char> PingPongOut(Bulk ? 0 : (*Link)->request(), 'x');
-  const char *RawOut = Bulk ? L.payload() : PingPongOut.data();
-  if (auto Err = (*Link)->exchange(RawOut))
-    return fail(State, std::move(Err));
+  References Refs{Link->get(), Bulk ? L.payload() : PingPongOut.data()};
+  std::unique_ptr<RawLink> Unix;
+  std::unique_ptr<CopyLimit> Copy;
+  if (R.Shared) {
+    auto U = referenceLink(*Env.LocalPeer, R, Shape.Bytes, S->stats().Last);
+    if (!U)
+      return fail(State, U.takeError());
+    Unix = std::move(*U);
+    Copy = std::make_unique<CopyLimit>(Shape.Bytes);
+    Refs.Unix = Unix.get();
+    Refs.Copy = Copy.get();
+    Refs.Payload = L.payload();
+  }
   Samples Taken;
-  if (auto Err = sampleAll(State, S, L, **Link, RawOut, Taken))
+  // One untimed turn of each, so that every buffer is warm.
+  if (auto Err = sampleOnce(*S, L, Refs, 0, Taken))
+    return fail(State, std::move(Err));
+  Taken = Samples();
+  if (auto Err = sampleAll(State, *S, L, Refs, Taken))
     return fail(State, std::move(Err));
   State.SetLabel(Bulk ? "raw=stream" : "raw=pingpong");
   reportTimes(State, Taken, Shape.Bytes, **Link);
-  reportCounts(State, S.stats().Last);
+  reportCounts(State, S->stats().Last);
   reportPhases(State, Taken.Phases);
   reportShape(State, Shape);
 }
@@ -321,19 +408,19 @@ std::vector<CaseShape> shapesFor(uint64_t Bytes) {
   return Shapes;
 }
 
-std::string launchName(Strategy S, const SizeCase &Size, const CaseShape &Shape) {
-  return std::string("launch/") + strategyName(S) + "/" + Size.Label + "/" +
-         std::to_string(Shape.Inputs) + "in/rank" + std::to_string(Shape.rank()) +
-         (Shape.Strided ? "/strided" : "") + (Shape.Into ? "/into" : "");
+std::string launchName(const Row &R, const SizeCase &Size, const CaseShape &Shape) {
+  return std::string("launch/") + R.name() + "/" + Size.Label + "/" + std::to_string(Shape.Inputs) +
+         "in/rank" + std::to_string(Shape.rank()) + (Shape.Strided ? "/strided" : "") +
+         (Shape.Into ? "/into" : "");
 }
 
-void registerLaunch(BenchEnv &Env, Strategy Strat, const SizeCase &Size, const CaseShape &Shape) {
+void registerLaunch(BenchEnv &Env, const Row &R, const SizeCase &Size, const CaseShape &Shape) {
   benchmark::RegisterBenchmark(
-      launchName(Strat, Size, Shape).c_str(),
-      [&Env, Strat, Shape](benchmark::State &S) { runLaunch(S, Env, Strat, Shape); })
+      launchName(R, Size, Shape).c_str(),
+      [&Env, R, Shape](benchmark::State &S) { runLaunch(S, Env, R, Shape); })
       ->UseManualTime()
       ->Unit(benchmark::kMicrosecond)
-      ->Iterations(iterationsFor(Strat, Size, Shape));
+      ->Iterations(iterationsFor(R.Strat, Size, Shape));
 }
 
 } // namespace
@@ -343,9 +430,11 @@ void registerLaunch(BenchEnv &Env, Strategy Strat, const SizeCase &Size, const C
 // 256MiB, where the launches it explains are measured by default.
 void registerTransferBenchmarks(BenchEnv &Env) {
   for (const SizeCase &Size : Sizes)
-    for (const CaseShape &Shape : shapesFor(Size.Bytes))
+    for (const CaseShape &Shape : shapesFor(Size.Bytes)) {
       for (Strategy Strat : Strategies)
-        registerLaunch(Env, Strat, Size, Shape);
+        registerLaunch(Env, {Strat}, Size, Shape);
+      registerLaunch(Env, {Strategy::ZeroCopy, /*Shared=*/true}, Size, Shape);
+    }
   for (const SizeCase &Size : Sizes) {
     if (Size.Bytes < BulkBytes || Size.Bytes > 256 * MiB)
       continue;

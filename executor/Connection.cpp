@@ -103,6 +103,8 @@ int serveConnection(int Fd, const std::string &Peer, const ConnectionOptions &Gi
   wire::TransportOptions TOpts;
   TOpts.MaxMessageSize = Options.MaxMessageSize;
   TOpts.Mark = &Record.Sending;
+  if (Local)
+    TOpts.Spin = wire::localSpin();
   // Without a secret, a peer that never speaks is dropped, and nothing is
   // set up for it but the EPC server itself.
   if (Options.Secret.empty())

@@ -12,6 +12,7 @@
 #include "../wire/ReadableMemory.h"
 #include "../wire/Secret.h"
 #include "../wire/SocketTransport.h"
+#include "../wire/UnixSocket.h"
 #include "CodeLinker.h"
 #include "LaunchQueue.h"
 #include "LaunchWatchdog.h"
@@ -213,7 +214,10 @@ Error Session::Impl::startEpc(int Fd) {
   wire::TransportOptions TOpts;
   TOpts.MaxMessageSize = Opts.MaxMessageSize;
   TOpts.ReadOnDemand = true; // the setup message is waiting: the handshake saw it
-  TOpts.AcceptDescriptors = Stats.Transport == TransportKind::Shm; // shared slabs come so
+  if (Stats.Transport == TransportKind::Shm) {
+    TOpts.AcceptDescriptors = true; // shared slabs come so
+    TOpts.Spin = wire::localSpin();
+  }
   auto Pool = std::make_unique<TaskPool>();
   Tasks = Pool.get();
   auto EPC = SimpleRemoteEPC::Create<wire::SocketTransport>(std::move(Pool), std::move(S), Fd,

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <mimalloc.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/uio.h>
@@ -321,10 +322,22 @@ Error SocketTransport::waitForFirstMessage(bool &Spoke) {
   }
 }
 
+// Looks until something arrives or the spin is over, yielding between
+// looks: a thread waiting for this CPU (the peer itself, when both run on
+// one) goes first.
+void SocketTransport::spinForMessage() {
+  auto Until = std::chrono::steady_clock::now() + Opts.Spin;
+  pollfd P{Fd, POLLIN, 0};
+  while (::poll(&P, 1, 0) == 0 && std::chrono::steady_clock::now() < Until)
+    ::sched_yield();
+}
+
 // Peeks at the next message: one recv shows its header and, for a small
 // one, its plan, so that a single readv can then consume header, plan and
 // payload, the payload straight into place.
 Error SocketTransport::readHead(Head &H, bool &Eof) {
+  if (Opts.Spin.count() > 0)
+    spinForMessage();
   for (;;) {
     ssize_t N = ::recv(Fd, H.Bytes, sizeof(H.Bytes), MSG_PEEK);
     if (N >= ssize_t(HeaderSize)) {

@@ -60,6 +60,12 @@ struct TransportOptions {
   // handles that message (takeDescriptors()); the rest are closed. Without
   // it the kernel drops any the peer sends.
   bool AcceptDescriptors = false;
+  // How long to look for the next message without sleeping before a read
+  // blocks for it; zero: block at once. Between two processes on one
+  // machine a reply often comes within microseconds, while waking a thread
+  // that sleeps costs tens (the CPU it slept on must be woken): a session
+  // over the local socket spins a little on both sides.
+  std::chrono::microseconds Spin{0};
 };
 
 // This project's extension to the framing: a message whose payload travels
@@ -234,6 +240,7 @@ private:
     bool Consumed = false; // the header was read, not peeked
   };
   llvm::Error readHead(Head &H, bool &Eof);
+  void spinForMessage();
   llvm::Error readHeartbeat(Head &H, uint64_t MsgSize);
   llvm::Expected<size_t> readPlan(Head &H, uint64_t PlanSize,
                                   llvm::orc::shared::WrapperFunctionBuffer &Plan);

@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <cstddef>
+#include <cstdlib>
 #include <cstring>
 #include <sys/random.h>
 #include <sys/socket.h>
@@ -114,6 +115,17 @@ Expected<int> connectLocal(StringRef Name, uint32_t Pid, std::chrono::steady_clo
     return Err;
   }
   return Fd;
+}
+
+std::chrono::microseconds localSpin() {
+  static const std::chrono::microseconds Spin = [] {
+    const char *Text = std::getenv("CATALYST_REMOTE_SPIN_US");
+    unsigned Us = 0;
+    if (!Text || StringRef(Text).getAsInteger(10, Us))
+      Us = 50; // unset, or not a number
+    return std::chrono::microseconds(std::min(Us, 100000u));
+  }();
+  return Spin;
 }
 
 bool isUnixSocket(int Fd) {
