@@ -126,6 +126,23 @@ std::vector<std::pair<std::string, Bytes>> seeds() {
   S.push_back({"zerocopy-result/error", Result(outputs({{1, 2}}), 0, "the kernel failed", {})});
   S.push_back(
       {"zerocopy-result/two", Result(outputs({{2, 0}, {0, 3}}), 14, "", {{{2, 3}, 6}, {{}, 8}})});
+  // Shared-memory results: outputs, the window's base, then the plan.
+  auto Shared = [&](Bytes Outs, uint64_t Base, std::vector<ZOut> Shapes,
+                    std::vector<ExecutorAddr> Where) {
+    uint64_t Total = 0;
+    for (auto &[Sizes, N] : Shapes)
+      Total += N;
+    put(Outs, Base);
+    append(Outs, encode<wire::SPSSharedResult>(
+                     encode<wire::SPSZeroCopyResult>(std::string(), Shapes, Ns, Ns, Ns, Ns), Total,
+                     Where));
+    return Outs;
+  };
+  S.push_back({"shared-result/one", Shared(outputs({{1, 2}}), 0x10000, {{{4}, 16}},
+                                           {ExecutorAddr(0x10040)})});
+  S.push_back({"shared-result/two", Shared(outputs({{2, 0}, {0, 3}}), 0x10000,
+                                           {{{2, 3}, 6}, {{}, 8}},
+                                           {ExecutorAddr(0x10000), ExecutorAddr(0x1fff8)})});
   // Batched replies: outputs, the invoke reply's length and bytes, the read.
   using Invoked = sps::detail::SPSSerializableExpected<std::tuple<Bytes, uint64_t>>;
   using InvokeResult =

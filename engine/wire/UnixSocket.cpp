@@ -122,7 +122,7 @@ std::chrono::microseconds localSpin() {
     const char *Text = std::getenv("CATALYST_REMOTE_SPIN_US");
     unsigned Us = 0;
     if (!Text || StringRef(Text).getAsInteger(10, Us))
-      Us = 50; // unset, or not a number
+      Us = 100; // unset, or not a number
     return std::chrono::microseconds(std::min(Us, 100000u));
   }();
   return Spin;

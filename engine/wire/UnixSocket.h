@@ -31,11 +31,11 @@ llvm::Expected<int> connectLocal(llvm::StringRef Name, uint32_t Pid,
                                  std::chrono::steady_clock::time_point By);
 
 // How long both ends of a session over the local socket look for the next
-// message before they sleep (TransportOptions::Spin): about what waking the
-// other CPU costs on a VM (25-75 us), so that a reply that comes at once is
-// caught without the wake-up, and an idle session costs that once per
-// message. CATALYST_REMOTE_SPIN_US overrides it (0: never spin), for
-// measuring.
+// message before they sleep (TransportOptions::Spin): 100 us, a little more
+// than waking the other CPU costs on a VM (25-75 us), so that a message
+// that comes soon is caught without the wake-up; an idle session pays it
+// once per message, in CPU time. CATALYST_REMOTE_SPIN_US overrides it (0:
+// never spin), for measuring.
 std::chrono::microseconds localSpin();
 
 // Whether Fd is a Unix-domain socket (else TCP, for this project).
