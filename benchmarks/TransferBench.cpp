@@ -45,7 +45,7 @@
 //            at 16MiB, fan-out at 1MiB and 64MiB, the raw, memory, gRPC and
 //            authentication benchmarks
 //     ^(launch/(batched|zerocopy)/(8B|4KiB|64KiB|1MiB|16MiB|256MiB)/|launch/naive/(8B|4KiB|64KiB|1MiB|16MiB)/|raw/fresh_output/|fanout/zerocopy/(1MiB|64MiB)/|memory/|grpc/|auth/|liveness/)
-//   same-host  (1.5-2.5 min)  shm, every shape up to 256MiB, with its
+//   same-host  (about 1 min)  shm, every shape up to 256MiB, with its
 //            three references (tools/bench's same-host link)
 //     ^launch/shm/(8B|4KiB|64KiB|1MiB|16MiB|256MiB)/
 //   full     (about 20 min, estimated from its parts)  every benchmark

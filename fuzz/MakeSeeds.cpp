@@ -138,11 +138,11 @@ std::vector<std::pair<std::string, Bytes>> seeds() {
                      Where));
     return Outs;
   };
-  S.push_back({"shared-result/one", Shared(outputs({{1, 2}}), 0x10000, {{{4}, 16}},
-                                           {ExecutorAddr(0x10040)})});
-  S.push_back({"shared-result/two", Shared(outputs({{2, 0}, {0, 3}}), 0x10000,
-                                           {{{2, 3}, 6}, {{}, 8}},
-                                           {ExecutorAddr(0x10000), ExecutorAddr(0x1fff8)})});
+  S.push_back({"shared-result/one",
+               Shared(outputs({{1, 2}}), 0x10000, {{{4}, 16}}, {ExecutorAddr(0x10040)})});
+  S.push_back(
+      {"shared-result/two", Shared(outputs({{2, 0}, {0, 3}}), 0x10000, {{{2, 3}, 6}, {{}, 8}},
+                                   {ExecutorAddr(0x10000), ExecutorAddr(0x1fff8)})});
   // Batched replies: outputs, the invoke reply's length and bytes, the read.
   using Invoked = sps::detail::SPSSerializableExpected<std::tuple<Bytes, uint64_t>>;
   using InvokeResult =

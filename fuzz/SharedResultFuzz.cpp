@@ -24,8 +24,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
   static std::vector<char> Window(64 << 10, 0x33);
   auto Resolve = [Base](ExecutorAddr A, uint64_t Bytes) -> const char * {
     uint64_t Offset = A.getValue() - Base;
-    bool Inside = A.getValue() >= Base && Offset <= Window.size() &&
-                  Bytes <= Window.size() - Offset;
+    bool Inside =
+        A.getValue() >= Base && Offset <= Window.size() && Bytes <= Window.size() - Offset;
     return Inside ? Window.data() + Offset : nullptr;
   };
   {
