@@ -39,20 +39,47 @@ void encodeHeader(char *H, uint64_t MsgSize, SimpleRemoteEPCOpcode OpC, uint64_t
   support::endian::write64le(H + 24, TagAddr.getValue());
 }
 
+// The plan of a payload message is small; the payload is what may be large.
+constexpr uint64_t MaxPlanSize = 64 << 20;
+static_assert(SocketTransport::PeekSize >= SocketTransport::HeaderSize);
+constexpr size_t ChunkSize = 1 << 20;
+
+} // namespace
+
+PayloadHandler::~PayloadHandler() = default;
+
 // Writes all of Iov, resuming after partial writes, and adds what went out
 // to Written. MSG_NOSIGNAL: a dead peer must surface as an error, not as
 // SIGPIPE in the embedding process.
-int sendAll(int Fd, iovec *Iov, int Count, uint64_t &Written) {
+// Under a liveness timeout, SO_SNDTIMEO wakes a send that moves nothing
+// every quarter of it (a slice); one that moved nothing for four slices in
+// a row, while nothing arrived from the peer either, gives up with
+// ETIMEDOUT: the peer takes no bytes and says nothing (a cut link, a
+// stopped machine). A peer that is alive but not reading (its reader busy
+// in a kernel) sends heartbeats meanwhile, so a quiet slice is one in
+// which no read returned a byte.
+int SocketTransport::sendAll(iovec *Iov, int Count, uint64_t &Written) {
+  unsigned QuietSlices = 0;
+  uint64_t HeardBefore = Heard.load(std::memory_order_relaxed);
   while (Count > 0) {
     msghdr Msg{};
     Msg.msg_iov = Iov;
     Msg.msg_iovlen = std::min(Count, IOV_MAX);
     ssize_t N = ::sendmsg(Fd, &Msg, MSG_NOSIGNAL);
-    if (N < 0) {
-      if (errno == EINTR)
+    if (N < 0 && errno == EINTR)
+      continue;
+    if (N < 0 && timedOut(errno) && ReplyTimeoutMs.load() > 0) {
+      uint64_t HeardNow = Heard.load(std::memory_order_relaxed);
+      QuietSlices = HeardNow == HeardBefore ? QuietSlices + 1 : 0;
+      HeardBefore = HeardNow;
+      if (QuietSlices < SendSlices)
         continue;
-      return errno;
+      return ETIMEDOUT;
     }
+    if (N < 0)
+      return errno;
+    QuietSlices = 0;
+    Spoke.fetch_add(1, std::memory_order_relaxed);
     Written += N;
     while (Count > 0 && static_cast<size_t>(N) >= Iov->iov_len) {
       N -= Iov->iov_len;
@@ -66,15 +93,6 @@ int sendAll(int Fd, iovec *Iov, int Count, uint64_t &Written) {
   }
   return 0;
 }
-
-// The plan of a payload message is small; the payload is what may be large.
-constexpr uint64_t MaxPlanSize = 64 << 20;
-static_assert(SocketTransport::PeekSize >= SocketTransport::HeaderSize);
-constexpr size_t ChunkSize = 1 << 20;
-
-} // namespace
-
-PayloadHandler::~PayloadHandler() = default;
 
 void SocketTransport::MiFree::operator()(char *P) const {
   mi_free(P);
@@ -137,7 +155,7 @@ Error SocketTransport::sendMessage(SimpleRemoteEPCOpcode OpC, uint64_t SeqNo, Ex
   if (!beginSend(MsgSize))
     return goingDown();
   uint64_t Written = 0;
-  int Err = sendAll(Fd, Iov, ArgBytes.empty() ? 1 : 2, Written);
+  int Err = sendAll(Iov, ArgBytes.empty() ? 1 : 2, Written);
   endSend(Written);
   if (Err)
     return lostWhileSending("sending a message", Err, Written, MsgSize);
@@ -165,13 +183,15 @@ std::string SocketTransport::hangupReason() const {
 
 Error SocketTransport::readExact(char *Dst, size_t Size, bool *CleanEof) {
   size_t Done = 0;
+  uint64_t Seen = Spoke.load(std::memory_order_relaxed);
   while (Done < Size) {
     ssize_t N = ::read(Fd, Dst + Done, Size - Done);
     if (N > 0) {
+      Heard.fetch_add(1, std::memory_order_relaxed);
       Done += N;
       continue;
     }
-    if (N < 0 && errno == EINTR)
+    if (N < 0 && (errno == EINTR || (timedOut(errno) && peerTookBytes(Seen))))
       continue;
     if ((N == 0 || Disconnected) && Done == 0 && CleanEof) {
       *CleanEof = true;
@@ -185,11 +205,27 @@ Error SocketTransport::readExact(char *Dst, size_t Size, bool *CleanEof) {
   return Error::success();
 }
 
-// SO_RCVTIMEO ends a blocking read with EAGAIN: the peer said nothing for
-// the whole reply timeout. The reader ends the connection on any error; the
-// reason is kept for whoever asks why (closeReason()).
+bool SocketTransport::timedOut(int Errno) {
+  return Errno == EAGAIN || Errno == EWOULDBLOCK;
+}
+
+// A read timed out: the peer said nothing for the liveness timeout. It is
+// alive still if it took bytes of ours meanwhile, a long request on its way
+// (the reply is due from when the request started). Seen is the count of
+// sends that moved bytes when the reader last looked.
+bool SocketTransport::peerTookBytes(uint64_t &Seen) const {
+  uint64_t Now = Spoke.load(std::memory_order_relaxed);
+  bool Took = Now != Seen;
+  Seen = Now;
+  return Took;
+}
+
+// SO_RCVTIMEO ends a blocking read with EAGAIN: the peer said nothing, nor
+// took anything of ours, for the whole reply timeout. The reader ends the
+// connection on any error; the reason is kept for whoever asks why
+// (closeReason()).
 Error SocketTransport::readFailed(const char *What, int Errno) {
-  if (Errno != EAGAIN && Errno != EWOULDBLOCK)
+  if (!timedOut(Errno))
     return sysError(What, Errno);
   std::string Why = formatv("the executor stopped answering: nothing arrived for {0} ms while a "
                             "reply was due (the liveness timeout); this end closed the connection",
@@ -210,11 +246,21 @@ Error SocketTransport::readHeartbeat(Head &H, uint64_t MsgSize) {
   return Error::success();
 }
 
+namespace {
+timeval toTimeval(std::chrono::microseconds Us) {
+  return {time_t(Us.count() / 1000000), suseconds_t(Us.count() % 1000000)};
+}
+} // namespace
+
 void SocketTransport::setReplyTimeout(std::chrono::milliseconds Timeout) {
   ReplyTimeoutMs = Timeout.count();
-  int64_t Us = std::chrono::duration_cast<std::chrono::microseconds>(Timeout).count();
-  timeval Tv{time_t(Us / 1000000), suseconds_t(Us % 1000000)};
-  ::setsockopt(Fd, SOL_SOCKET, SO_RCVTIMEO, &Tv, sizeof(Tv));
+  timeval Read = toTimeval(Timeout);
+  ::setsockopt(Fd, SOL_SOCKET, SO_RCVTIMEO, &Read, sizeof(Read));
+  // Zero (no timeout) stays zero; a timeout too short to slice gets 1 us.
+  auto Slice = std::chrono::duration_cast<std::chrono::microseconds>(Timeout) / SendSlices;
+  timeval Send = toTimeval(Timeout.count() > 0 ? std::max(Slice, std::chrono::microseconds(1))
+                                               : std::chrono::microseconds(0));
+  ::setsockopt(Fd, SOL_SOCKET, SO_SNDTIMEO, &Send, sizeof(Send));
 }
 
 Error SocketTransport::sendHeartbeat() {
@@ -228,7 +274,7 @@ Error SocketTransport::sendHeartbeat() {
   uint64_t Written = 0;
   if (!beginSend(HeaderSize))
     return goingDown();
-  int Err = sendAll(Fd, &Iov, 1, Written);
+  int Err = sendAll(&Iov, 1, Written);
   endSend(Written);
   if (Err)
     return lostWhileSending("sending a heartbeat", Err, Written, HeaderSize);
@@ -257,8 +303,11 @@ Error SocketTransport::waitForFirstMessage() {
 // one, its plan, so that a single readv can then consume header, plan and
 // payload, the payload straight into place.
 Error SocketTransport::readHead(Head &H, bool &Eof) {
+  uint64_t Seen = Spoke.load(std::memory_order_relaxed);
   for (;;) {
     ssize_t N = ::recv(Fd, H.Bytes, sizeof(H.Bytes), MSG_PEEK);
+    if (N > 0)
+      Heard.fetch_add(1, std::memory_order_relaxed);
     if (N >= ssize_t(HeaderSize)) {
       H.Visible = N;
       return Error::success();
@@ -267,7 +316,7 @@ Error SocketTransport::readHead(Head &H, bool &Eof) {
       Eof = true;
       return Error::success();
     }
-    if (N < 0 && errno == EINTR)
+    if (N < 0 && (errno == EINTR || (timedOut(errno) && peerTookBytes(Seen))))
       continue;
     if (N < 0)
       return readFailed("reading from the connection", errno);
@@ -404,12 +453,18 @@ void SocketTransport::readUntil(function_ref<bool()> Done) {
 // failed before its first byte leaves the stream framed and the session up.
 Error SocketTransport::lostWhileSending(const char *What, int Errno, uint64_t Written,
                                         uint64_t MsgSize) {
-  if (Written == 0 && Errno != EPIPE && Errno != ECONNRESET)
+  if (Written == 0 && Errno != EPIPE && Errno != ECONNRESET && Errno != ETIMEDOUT)
     return sysError(What, Errno);
-  std::string Why = formatv("{0} failed after {1} of its {2} bytes: {3}; this end closed the "
-                            "connection",
-                            What, Written, MsgSize, std::strerror(Errno))
-                        .str();
+  std::string Why =
+      Errno == ETIMEDOUT
+          ? formatv("the executor stopped answering: it took none of the bytes of a message "
+                    "({0}, {1} of {2} bytes sent) and sent nothing for {3} ms (the liveness "
+                    "timeout); this end closed the connection",
+                    What, Written, MsgSize, ReplyTimeoutMs.load())
+                .str()
+          : formatv("{0} failed after {1} of its {2} bytes: {3}; this end closed the connection",
+                    What, Written, MsgSize, std::strerror(Errno))
+                .str();
   noteClosed(Why);
   disconnect();
   return createStringError(std::error_code(Errno, std::generic_category()), Why);
@@ -474,7 +529,7 @@ Error SocketTransport::refuse(Error Why) {
     uint64_t Written = 0;
     // Best effort: the peer may be gone already, and the connection ends
     // below whatever happens.
-    (void)sendAll(Fd, &V, 1, Written);
+    (void)sendAll(&V, 1, Written);
   }
   ::shutdown(Fd, SHUT_WR);
   discardFor(Refused, std::chrono::seconds(5));
@@ -521,9 +576,12 @@ void SocketTransport::readLoop() {
 Error SocketTransport::readInto(MutableArrayRef<iovec> Dst) {
   iovec *Iov = Dst.data();
   int Count = Dst.size();
+  uint64_t Seen = Spoke.load(std::memory_order_relaxed);
   while (Count > 0) {
     ssize_t N = ::readv(Fd, Iov, std::min(Count, IOV_MAX));
-    if (N < 0 && errno == EINTR)
+    if (N > 0)
+      Heard.fetch_add(1, std::memory_order_relaxed);
+    if (N < 0 && (errno == EINTR || (timedOut(errno) && peerTookBytes(Seen))))
       continue;
     if (N < 0)
       return readFailed("reading a payload", errno);
@@ -620,18 +678,18 @@ int SocketTransport::sendParts(SmallVectorImpl<iovec> &Iov, ArrayRef<PayloadPart
         Iov.push_back({const_cast<char *>(P.Data), size_t(P.Bytes)});
       continue;
     }
-    if (int Err = sendAll(Fd, Iov.data(), Iov.size(), Written))
+    if (int Err = sendAll(Iov.data(), Iov.size(), Written))
       return Err;
     Iov.clear();
     if (!Chunk)
       Chunk.reset(static_cast<char *>(mi_malloc(ChunkSize)));
     while (!P.Packer->done()) {
       iovec One{Chunk.get(), P.Packer->pack(Chunk.get(), ChunkSize)};
-      if (int Err = sendAll(Fd, &One, 1, Written))
+      if (int Err = sendAll(&One, 1, Written))
         return Err;
     }
   }
-  return sendAll(Fd, Iov.data(), Iov.size(), Written);
+  return sendAll(Iov.data(), Iov.size(), Written);
 }
 
 Error SocketTransport::sendWithPayload(PayloadOpcode OpC, uint64_t SeqNo, ArrayRef<char> Plan,

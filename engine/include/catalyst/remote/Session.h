@@ -9,8 +9,9 @@
 // launches take turns (they share the session's executor memory); a call in
 // flight when another thread closes the session completes or fails saying
 // the session was closed, and every call after it fails so. An executor
-// that stops answering while a reply is due is declared dead after
-// SessionOptions::LivenessTimeout, which closes the session.
+// that stops answering while a reply is due, or stops taking a request
+// being sent, is declared dead after SessionOptions::LivenessTimeout, which
+// closes the session.
 //
 //===----------------------------------------------------------------------===//
 

@@ -37,10 +37,13 @@ struct SessionOptions {
   // within this.
   std::chrono::milliseconds HandshakeTimeout{10000};
   // An executor that sends nothing (no reply, no heartbeat) for this long
-  // while a reply is due is declared dead: the call waiting fails saying so
-  // and the session is closed. A kernel that runs for hours is never cut:
-  // the executor sends heartbeats while it works. Zero waits forever, as
-  // does a session with an executor that sends none (Catalyst's own).
+  // while a reply is due, or that takes none of a request the host is
+  // sending and says nothing for this long, is declared dead: the call
+  // waiting fails saying so and the session is closed. A kernel that runs
+  // for hours is never cut: the executor sends heartbeats while it works;
+  // nor is a transfer that takes longer: its bytes show the executor alive.
+  // Zero waits forever, as does a session with an executor that sends no
+  // heartbeats (Catalyst's own).
   std::chrono::milliseconds LivenessTimeout{10000};
   // A launch that has not finished after this long fails, and since its
   // kernel cannot be interrupted, its connection is closed, which ends the
