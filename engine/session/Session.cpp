@@ -140,6 +140,7 @@ public:
   Error runLaunch(ExecutorAddr Entry, ArrayRef<InputPlan> Inputs, HostOutputs &Outputs,
                   LaunchStats &S);
   Error explain(Error Err, const Twine &What);
+  std::string endReason() const;
   void settle();
   Error close();
   Error tearDown();
@@ -315,13 +316,17 @@ Error Session::Impl::explain(Error Err, const Twine &What) {
   // The connection's end explains Err (ORC's "disconnecting"), and is
   // what this says instead.
   consumeError(std::move(Err));
+  return createStringError(inconvertibleErrorCode(), What + ": the connection to the executor at " +
+                                                         Address + " closed" + endReason());
+}
+
+// Why the connection ended, as ": why" (the executor's hangup, or this
+// end's reason for closing it); the transport must be there.
+std::string Session::Impl::endReason() const {
   std::string Why = Transport->hangupReason();
   if (Why.empty())
     Why = Transport->closeReason();
-  return createStringError(
-      inconvertibleErrorCode(),
-      What + ": the connection to the executor at " + Address + " closed" +
-          (Why.empty() ? " (its connection process exited or was killed)" : ": " + Why));
+  return Why.empty() ? " (its connection process exited or was killed)" : ": " + Why;
 }
 
 // Linking ends with ORC work of its own: tasks on the pool that may still
@@ -545,8 +550,10 @@ std::shared_lock<std::shared_mutex> Session::Impl::hold(Error &Err) {
   std::shared_lock<std::shared_mutex> Held(Life);
   if (!Closed && Transport && !Transport->disconnected())
     return Held;
-  Err =
-      createStringError(inconvertibleErrorCode(), "the session with %s is closed", Address.c_str());
+  // Closed by the user, or by the connection's end, which says why.
+  std::string Why = !Closed && Transport ? " since its connection closed" + endReason() : "";
+  Err = createStringError(inconvertibleErrorCode(), "the session with %s is closed%s",
+                          Address.c_str(), Why.c_str());
   return {};
 }
 
@@ -628,7 +635,9 @@ Error Session::launch(const LaunchCall &Call) {
   auto Held = I->hold(Closed);
   if (!Held) {
     HostOutputs Zeroed(Call.Outputs, {});
-    return Closed;
+    // Which launch, for one queued (launchAsync) before the session closed.
+    return createStringError(inconvertibleErrorCode(), "launch of '" + Call.Entry + "' failed: " +
+                                                           toString(std::move(Closed)));
   }
   return I->launch(Call);
 }
