@@ -119,7 +119,7 @@ std::vector<std::pair<std::string, Bytes>> seeds() {
   using ZOut = wire::ZeroCopyOutput;
   auto Result = [](Bytes Outs, uint32_t Payload, std::string Err, std::vector<ZOut> Shapes) {
     put(Outs, Payload);
-    append(Outs, encode<wire::SPSZeroCopyResult>(Err, Shapes, Ns, Ns, Ns, Ns));
+    append(Outs, encode<wire::SPSZeroCopyResult>(Err, Shapes, Ns, Ns, Ns, Ns, Ns));
     return Outs;
   };
   S.push_back({"zerocopy-result/one", Result(outputs({{1, 2}}), 16, "", {{{4}, 16}})});

@@ -2,6 +2,7 @@
 
 #include "catalyst/remote/Session.h"
 
+#include "../trace/SessionTrace.h"
 #include "../transfer/BatchedTransfer.h"
 #include "../transfer/CheckedCall.h"
 #include "../transfer/NaiveTransfer.h"
@@ -129,16 +130,20 @@ public:
       this->Opts.Outputs = defaultOutputAllocator();
   }
 
+  Error open();
   Error connect();
   Error startEpc(int Fd);
   Error startLiveness();
   Error chooseTransfer();
   Expected<std::unique_ptr<Transfer>> makeTransfer(Strategy S);
+  Error sendBinary(StringRef Path, BinaryFormat Format);
   Error sendAsset(StringRef Path);
   Expected<std::vector<char>> callWrapper(ExecutorAddr Fn, ArrayRef<char> Args);
   Error launch(const LaunchCall &Call);
+  Error launchMeasured(const LaunchCall &Call, HostOutputs &Outputs, LaunchStats &S,
+                       LaunchTimeline &When, uint64_t &InputBytes);
   Error runLaunch(ExecutorAddr Entry, ArrayRef<InputPlan> Inputs, HostOutputs &Outputs,
-                  LaunchStats &S);
+                  LaunchStats &S, LaunchTimeline &When);
   Error explain(Error Err, const Twine &What);
   void settle();
   Error close();
@@ -151,6 +156,8 @@ public:
   std::string Address;
   SessionOptions Opts;
   catalyst::remote::Strategy Chosen = Strategy::Naive;
+  std::unique_ptr<SessionTrace> Trace; // null when not tracing; outlives the connection
+  OpenMarks Opening;                   // written by open only
 
   // The connection and what works over it, from open until close, which
   // tears them down holding Life exclusively; every call that uses them
@@ -177,6 +184,21 @@ public:
   LaunchQueue Async;           // locks its own
 };
 
+// Connects, and when tracing, writes how it went, failed or not.
+Error Session::Impl::open() {
+  if (!Opts.TracePath.empty()) {
+    auto T = SessionTrace::create(Opts.TracePath, Address);
+    if (!T)
+      return T.takeError();
+    Trace = std::move(*T);
+  }
+  Opening.Start = PhaseClock::now();
+  Error Err = connect();
+  if (Trace)
+    Trace->opened(Opening, Chosen, messageOf(Err));
+  return Err;
+}
+
 Error Session::Impl::connect() {
   if (!Opts.Secret.empty())
     if (auto Err = wire::checkSecret(Opts.Secret, "the session's options"))
@@ -190,10 +212,16 @@ Error Session::Impl::connect() {
     return createStringError(inconvertibleErrorCode(), "cannot open a session with %s: %s",
                              Address.c_str(), toString(std::move(Err)).c_str());
   }
+  Opening.Connected = PhaseClock::now();
   setReadDeadline(*Fd, By);
   Error Err = startEpc(*Fd);
   if (!Err)
     Err = startLiveness();
+  if (!Err && Trace) {
+    Opening.SetUp = PhaseClock::now();
+    Trace->syncClock(ES->getExecutorProcessControl());
+    Opening.Synced = PhaseClock::now();
+  }
   if (!Err || std::chrono::steady_clock::now() < By)
     return Err;
   return createStringError(inconvertibleErrorCode(),
@@ -300,6 +328,9 @@ Expected<std::unique_ptr<Transfer>> Session::Impl::makeTransfer(catalyst::remote
   if (auto Err = EPC.getBootstrapSymbols(
           {{BS.Invoke, wire::BatchedInvokeName}, {BS.Release, wire::BatchedReleaseName}}))
     return Err;
+  if (auto It = EPC.getBootstrapSymbolsMap().find(wire::BatchedInvokeTimedName);
+      It != EPC.getBootstrapSymbolsMap().end())
+    BS.InvokeTimed = It->second;
   auto Backend = executorMemoryBackend(EPC);
   if (!Backend)
     return Backend.takeError();
@@ -440,9 +471,9 @@ static Error checkOutputs(const LaunchCall &Call) {
 
 // The transfer's launch, under the launch deadline when there is one.
 Error Session::Impl::runLaunch(ExecutorAddr Entry, ArrayRef<InputPlan> Inputs, HostOutputs &Outputs,
-                               LaunchStats &S) {
+                               LaunchStats &S, LaunchTimeline &When) {
   if (Opts.LaunchTimeout.count() <= 0)
-    return Active->launch(Entry, Inputs, Outputs, S);
+    return Active->launch(Entry, Inputs, Outputs, S, When);
   if (!Watchdog)
     Watchdog = std::make_unique<LaunchWatchdog>([this, Limit = Opts.LaunchTimeout] {
       Transport->closeWith(formatv("a launch did not finish within {0} ms "
@@ -452,7 +483,7 @@ Error Session::Impl::runLaunch(ExecutorAddr Entry, ArrayRef<InputPlan> Inputs, H
                                .str());
     });
   Watchdog->arm(LaunchWatchdog::Clock::now() + Opts.LaunchTimeout);
-  Error Err = Active->launch(Entry, Inputs, Outputs, S);
+  Error Err = Active->launch(Entry, Inputs, Outputs, S, When);
   Watchdog->disarm();
   return Err;
 }
@@ -460,13 +491,27 @@ Error Session::Impl::runLaunch(ExecutorAddr Entry, ArrayRef<InputPlan> Inputs, H
 Error Session::Impl::launch(const LaunchCall &Call) {
   std::lock_guard<std::mutex> Lock(LaunchMutex);
   LaunchStats S;
-  auto Start = PhaseClock::now();
+  LaunchTimeline When;
+  uint64_t InputBytes = 0;
+  When.Plan = PhaseClock::now();
   HostOutputs Outputs(Call.Outputs, Opts.Outputs, Call.Into);
+  Error Err = launchMeasured(Call, Outputs, S, When, InputBytes);
+  When.End = PhaseClock::now();
+  if (Trace)
+    Trace->launched({Call.Entry, Call.Object, Chosen, S, When, Call.Inputs.size(),
+                     Call.Outputs.size(), InputBytes, Outputs.bytes(), messageOf(Err)});
+  return Err;
+}
+
+Error Session::Impl::launchMeasured(const LaunchCall &Call, HostOutputs &Outputs, LaunchStats &S,
+                                    LaunchTimeline &When, uint64_t &InputBytes) {
   if (auto Err = checkOutputs(Call))
     return Err;
   auto Inputs = planInputs(Call.Inputs);
   if (!Inputs)
     return Inputs.takeError();
+  for (const InputPlan &In : *Inputs)
+    InputBytes += In.Layout.Bytes;
   uint64_t Request = Active->largestRequest(*Inputs);
   if (Request > Opts.MaxMessageSize)
     return createStringError(inconvertibleErrorCode(),
@@ -477,14 +522,16 @@ Error Session::Impl::launch(const LaunchCall &Call) {
   auto Entry = Linker->lookup(Call.Object, Call.Entry);
   if (!Entry)
     return Entry.takeError();
-  S.Phases.PlanNs = nsSince(Start);
+  S.Phases.PlanNs = nsSince(When.Plan);
   auto Before = WireCounters::of(*Transport);
-  if (auto Err = runLaunch(*Entry, *Inputs, Outputs, S))
-    return explain(std::move(Err), "launch of '" + Call.Entry + "' failed");
-  auto Rewrite = PhaseClock::now();
-  Outputs.commit();
-  S.Phases.RewriteNs = nsSince(Rewrite);
+  Error Err = runLaunch(*Entry, *Inputs, Outputs, S, When);
+  // Counted failed or not: a trace shows what a failed launch sent.
   WireCounters::of(*Transport).addDelta(Before, S);
+  if (Err)
+    return explain(std::move(Err), "launch of '" + Call.Entry + "' failed");
+  When.Rewrite = PhaseClock::now();
+  Outputs.commit();
+  S.Phases.RewriteNs = nsSince(When.Rewrite);
   Stats.Launches++;
   Stats.Last = S;
   Stats.Total += S;
@@ -500,6 +547,7 @@ Error Session::Impl::launch(const LaunchCall &Call) {
 Error Session::Impl::close() {
   if (Closed)
     return Error::success();
+  auto Start = PhaseClock::now();
   Error Err = Async.drain();
   if (Closed.exchange(true)) {
     // Another thread's close() tears down: returns once it has.
@@ -512,7 +560,10 @@ Error Session::Impl::close() {
       Transport->closeWith("the session was closed while a call was in flight");
     Exclusive.lock();
   }
-  return joinErrors(std::move(Err), tearDown());
+  Err = joinErrors(std::move(Err), tearDown());
+  if (Trace)
+    Trace->closed(Start, messageOf(Err));
+  return Err;
 }
 
 // Under Life, exclusively. The transfer goes after the EPC has ended, which
@@ -560,7 +611,7 @@ Session::~Session() {
 
 Expected<std::unique_ptr<Session>> Session::open(StringRef Address, const SessionOptions &Options) {
   auto I = std::make_unique<Impl>(Address.str(), Options);
-  if (auto Err = I->connect()) {
+  if (auto Err = I->open()) {
     consumeError(I->close());
     return Err;
   }
@@ -588,25 +639,34 @@ bool Session::connected() const {
   return Up;
 }
 
-Error Session::sendBinary(StringRef Path, BinaryFormat Format) {
+Error Session::Impl::sendBinary(StringRef Path, BinaryFormat Format) {
   Error Closed = Error::success();
-  auto Held = I->hold(Closed);
+  auto Held = hold(Closed);
   if (!Held)
     return Closed;
   switch (Format) {
   case BinaryFormat::Object: {
-    Error Err = I->Linker->addObject(Path);
-    I->settle();
+    Error Err = Linker->addObject(Path);
+    settle();
     return Err;
   }
   case BinaryFormat::Asset:
-    if (auto Err = I->sendAsset(Path))
-      return I->explain(std::move(Err), "sending asset '" + Path + "' failed");
+    if (auto Err = sendAsset(Path))
+      return explain(std::move(Err), "sending asset '" + Path + "' failed");
     return Error::success();
   }
   return createStringError(inconvertibleErrorCode(),
                            "unknown binary format %u for '%s' (0 is an object, 1 an asset)",
                            unsigned(Format), Path.str().c_str());
+}
+
+Error Session::sendBinary(StringRef Path, BinaryFormat Format) {
+  auto Start = PhaseClock::now();
+  Error Err = I->sendBinary(Path, Format);
+  if (I->Trace)
+    I->Trace->binarySent(Format == BinaryFormat::Object ? "link" : "asset", Path, Start,
+                         messageOf(Err));
+  return Err;
 }
 
 Expected<std::vector<char>> Session::callWrapper(StringRef Symbol, ArrayRef<char> Args) {

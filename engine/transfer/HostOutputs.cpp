@@ -61,6 +61,7 @@ Expected<MutableArrayRef<char>> HostOutputs::allocate(size_t I, ArrayRef<int64_t
   if (!Counted)
     return Counted.takeError();
   uint64_t Bytes = *Counted;
+  BytesGiven += Bytes;
   const MemrefArg &Out = Outputs[I];
   wire::MemrefDesc D(Out.Desc, Out.Rank);
   for (size_t K = 0; K < Sizes.size(); ++K)

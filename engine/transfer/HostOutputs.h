@@ -44,6 +44,9 @@ public:
   // Points every output descriptor at its buffer; the caller now owns them.
   void commit();
 
+  // The dense bytes of the outputs given buffers so far.
+  uint64_t bytes() const { return BytesGiven; }
+
 private:
   char *freshBuffer(uint64_t Bytes);
 
@@ -53,6 +56,7 @@ private:
   std::vector<char *> Buffers;
   std::vector<bool> Lent; // Buffers[I] is Into[I]: never released here
   bool Committed = false;
+  uint64_t BytesGiven = 0;
 };
 
 } // namespace catalyst::remote

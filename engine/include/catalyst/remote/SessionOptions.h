@@ -66,6 +66,12 @@ struct SessionOptions {
   uint64_t SlabCap = uint64_t(64) << 30;
   // Print each launch's counters and phase times to stderr.
   bool Profile = false;
+  // Write Chrome trace-event JSON (Perfetto, chrome://tracing) here: the
+  // session's opening, links, asset sends, each launch with its phases on
+  // the host and on the executor, and its closing. "%p" stands for the
+  // process id. Sessions of one process may share a path: the first
+  // truncates the file, the others add to it. Empty: no trace, and no cost.
+  std::string TracePath;
 };
 
 } // namespace catalyst::remote
