@@ -137,6 +137,8 @@ llvm::Expected<SessionOptions> optionsFromEnvironment(const OutputAllocator &Out
     return Err;
   const char *Profile = std::getenv("CATALYST_REMOTE_PROFILE");
   Opts.Profile = Profile && *Profile && std::strcmp(Profile, "0") != 0;
+  if (const char *Trace = std::getenv("CATALYST_REMOTE_TRACE"))
+    Opts.TracePath = Trace;
   return Opts;
 }
 

@@ -230,6 +230,8 @@ void SessionTrace::launched(const TracedLaunch &L) {
   E.span(("launch " + L.Entry).str(), "launch", Host, Start, ns(L.When.End) - Start,
          [&](json::OStream &J) {
            J.attribute("launch", Number);
+           if (Clock)
+             J.attribute("executor_pid", ExecutorPid);
            J.attribute("strategy", strategyName(L.Transfer));
            J.attribute("entry", jsonText(L.Entry));
            if (!L.Object.empty())
