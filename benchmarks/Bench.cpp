@@ -374,6 +374,7 @@ int main(int argc, char **argv) {
   registerFanoutBenchmarks(Env);
   registerMemoryBenchmarks(Env);
   registerAuthBenchmarks(Env);
+  registerTraceBenchmarks(Env);
   registerGrpcBenchmarks();
   if (Listing) {
     benchmark::RunSpecifiedBenchmarks();

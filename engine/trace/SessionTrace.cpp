@@ -124,22 +124,21 @@ void SessionTrace::opened(const OpenMarks &M, Strategy Transfer, StringRef Error
   TraceEvents E;
   TraceTrack Host = hostTrack(E);
   uint64_t End = ns(PhaseClock::now());
-  E.span(("open " + Address), "session", Host, ns(M.Start), End - ns(M.Start),
-         [&](json::OStream &J) {
-           J.attribute("address", Address);
-           if (!Error.empty()) {
-             J.attribute("error", jsonText(Error));
-             return;
-           }
-           J.attribute("strategy", strategyName(Transfer));
-           if (!Clock) {
-             J.attribute("executor_clock", NoClock);
-             return;
-           }
-           J.attribute("executor_pid", ExecutorPid);
-           J.attribute("clock_offset_ns", Clock->offsetNs());
-           J.attribute("clock_uncertainty_ns", Clock->uncertaintyNs());
-         });
+  E.span(("open " + Address), "session", Host, ns(M.Start), End - ns(M.Start), [&](TraceArgs &J) {
+    J.add("address", Address);
+    if (!Error.empty()) {
+      J.add("error", Error);
+      return;
+    }
+    J.add("strategy", strategyName(Transfer));
+    if (!Clock) {
+      J.add("executor_clock", NoClock);
+      return;
+    }
+    J.add("executor_pid", ExecutorPid);
+    J.add("clock_offset_ns", Clock->offsetNs());
+    J.add("clock_uncertainty_ns", Clock->uncertaintyNs());
+  });
   const std::pair<const char *, PhaseClock::time_point> Steps[] = {
       {"connect", M.Connected}, {"setup", M.SetUp}, {"clock sync", M.Synced}};
   uint64_t From = ns(M.Start);
@@ -176,11 +175,11 @@ void SessionTrace::hostPhases(TraceEvents &E, TraceTrack Host, const TracedLaunc
     // the launch ended.
     bool Unfinished = Ph.Ns == 0 && !L.Error.empty();
     uint64_t Ns = Unfinished ? End - std::min(End, Start) : Ph.Ns;
-    E.span(Ph.Name, "phase", Host, Start, Ns, [&](json::OStream &J) {
+    E.span(Ph.Name, "phase", Host, Start, Ns, [&](TraceArgs &J) {
       if (Ph.Bytes)
-        J.attribute("bytes", Ph.Bytes);
+        J.add("bytes", Ph.Bytes);
       if (Unfinished)
-        J.attribute("unfinished", true);
+        J.add("unfinished", true);
     });
   }
 }
@@ -208,9 +207,9 @@ const char *SessionTrace::executorPhases(TraceEvents &E, const TracedLaunch &L, 
   uint64_t Total = 0;
   for (uint64_t D : Durations)
     Total += D;
-  E.span(("launch " + L.Entry).str(), "launch", Exec, *Start, Total, [&](json::OStream &J) {
-    J.attribute("launch", Number);
-    J.attribute("clock_uncertainty_ns", Clock->toleranceAt(ns(L.When.End)));
+  E.span(("launch " + L.Entry).str(), "launch", Exec, *Start, Total, [&](TraceArgs &J) {
+    J.add("launch", Number);
+    J.add("clock_uncertainty_ns", Clock->toleranceAt(ns(L.When.End)));
   });
   uint64_t At = *Start;
   for (auto &[Name, Ns] : Phases) {
@@ -228,28 +227,28 @@ void SessionTrace::launched(const TracedLaunch &L) {
   const LaunchStats &S = L.Stats;
   uint64_t Start = ns(L.When.Plan);
   E.span(("launch " + L.Entry).str(), "launch", Host, Start, ns(L.When.End) - Start,
-         [&](json::OStream &J) {
-           J.attribute("launch", Number);
+         [&](TraceArgs &J) {
+           J.add("launch", Number);
            if (Clock)
-             J.attribute("executor_pid", ExecutorPid);
-           J.attribute("strategy", strategyName(L.Transfer));
-           J.attribute("entry", jsonText(L.Entry));
+             J.add("executor_pid", ExecutorPid);
+           J.add("strategy", strategyName(L.Transfer));
+           J.add("entry", L.Entry);
            if (!L.Object.empty())
-             J.attribute("object", jsonText(L.Object));
-           J.attribute("inputs", uint64_t(L.Inputs));
-           J.attribute("outputs", uint64_t(L.Outputs));
-           J.attribute("input_bytes", L.InputBytes);
-           J.attribute("output_bytes", L.OutputBytes);
-           J.attribute("bytes_sent", S.BytesSent);
-           J.attribute("bytes_received", S.BytesReceived);
-           J.attribute("round_trips", S.RoundTrips);
-           J.attribute("messages", S.Messages);
-           J.attribute("host_copy_bytes", S.HostCopyBytes);
-           J.attribute("executor_copy_bytes", S.ExecutorCopyBytes);
+             J.add("object", L.Object);
+           J.add("inputs", uint64_t(L.Inputs));
+           J.add("outputs", uint64_t(L.Outputs));
+           J.add("input_bytes", L.InputBytes);
+           J.add("output_bytes", L.OutputBytes);
+           J.add("bytes_sent", S.BytesSent);
+           J.add("bytes_received", S.BytesReceived);
+           J.add("round_trips", S.RoundTrips);
+           J.add("messages", S.Messages);
+           J.add("host_copy_bytes", S.HostCopyBytes);
+           J.add("executor_copy_bytes", S.ExecutorCopyBytes);
            if (NoExecutorSpans)
-             J.attribute("executor_spans", NoExecutorSpans);
+             J.add("executor_spans", NoExecutorSpans);
            if (!L.Error.empty())
-             J.attribute("error", jsonText(L.Error));
+             J.add("error", L.Error);
          });
   hostPhases(E, Host, L);
   File->append(E.text());
@@ -261,13 +260,13 @@ void SessionTrace::binarySent(StringRef Kind, StringRef Path, PhaseClock::time_p
   TraceTrack Host = hostTrack(E);
   uint64_t From = ns(Start);
   E.span((Kind + " " + sys::path::filename(Path)).str(), "session", Host, From,
-         ns(PhaseClock::now()) - From, [&](json::OStream &J) {
-           J.attribute("path", jsonText(Path));
+         ns(PhaseClock::now()) - From, [&](TraceArgs &J) {
+           J.add("path", Path);
            uint64_t Size = 0;
            if (!sys::fs::file_size(Path, Size))
-             J.attribute("file_bytes", Size);
+             J.add("file_bytes", Size);
            if (!Error.empty())
-             J.attribute("error", jsonText(Error));
+             J.add("error", Error);
          });
   File->append(E.text());
 }
@@ -277,9 +276,9 @@ void SessionTrace::closed(PhaseClock::time_point Start, StringRef Error) {
   TraceTrack Host = hostTrack(E);
   uint64_t From = ns(Start);
   E.span(("close " + Address), "session", Host, From, ns(PhaseClock::now()) - From,
-         [&](json::OStream &J) {
+         [&](TraceArgs &J) {
            if (!Error.empty())
-             J.attribute("error", jsonText(Error));
+             J.add("error", Error);
          });
   File->append(E.text());
 }

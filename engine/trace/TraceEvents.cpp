@@ -2,7 +2,9 @@
 
 #include "TraceEvents.h"
 
-#include "llvm/Support/Format.h"
+#include "llvm/Support/JSON.h"
+
+#include <charconv>
 
 using namespace llvm;
 
@@ -10,53 +12,130 @@ namespace catalyst::remote {
 
 namespace {
 
+template <typename T> void appendNumber(std::string &Out, T V) {
+  char Buf[24];
+  auto R = std::to_chars(Buf, Buf + sizeof(Buf), V);
+  Out.append(Buf, R.ptr);
+}
+
 // Microseconds, to the nanosecond, without a detour through a double.
-void writeMicros(json::OStream &J, StringRef Key, uint64_t Ns) {
-  J.attributeBegin(Key);
-  J.rawValue(
-      [Ns](raw_ostream &OS) { OS << Ns / 1000 << '.' << format("%03u", unsigned(Ns % 1000)); });
-  J.attributeEnd();
+void appendMicros(std::string &Out, uint64_t Ns) {
+  appendNumber(Out, Ns / 1000);
+  char Frac[4] = {'.', char('0' + Ns % 1000 / 100), char('0' + Ns % 100 / 10), char('0' + Ns % 10)};
+  Out.append(Frac, 4);
+}
+
+bool needsEscape(char C) {
+  return static_cast<unsigned char>(C) < 0x20 || C == '"' || C == '\\';
+}
+
+void appendEscaped(std::string &Out, StringRef S) {
+  for (char C : S) {
+    if (!needsEscape(C)) {
+      Out += C;
+      continue;
+    }
+    switch (C) {
+    case '"':
+      Out += "\\\"";
+      break;
+    case '\\':
+      Out += "\\\\";
+      break;
+    case '\n':
+      Out += "\\n";
+      break;
+    case '\t':
+      Out += "\\t";
+      break;
+    default: {
+      const char *Hex = "0123456789abcdef";
+      char U[6] = {'\\', 'u', '0', '0', Hex[(C >> 4) & 0xf], Hex[C & 0xf]};
+      Out.append(U, 6);
+    }
+    }
+  }
 }
 
 } // namespace
 
-json::Value jsonText(StringRef S) {
-  if (json::isUTF8(S))
-    return json::Value(S.str());
-  return json::Value(json::fixUTF8(S));
+void appendJsonString(std::string &Out, StringRef S) {
+  Out += '"';
+  bool Plain = true;
+  for (char C : S)
+    Plain &= !needsEscape(C) && static_cast<unsigned char>(C) < 0x80;
+  if (Plain)
+    Out.append(S.data(), S.size());
+  else if (json::isUTF8(S))
+    appendEscaped(Out, S);
+  else
+    appendEscaped(Out, json::fixUTF8(S));
+  Out += '"';
 }
 
-raw_ostream &TraceEvents::next() {
+void TraceArgs::key(StringRef Key) {
+  Out += First ? "\"" : ",\"";
+  First = false;
+  Out.append(Key.data(), Key.size());
+  Out += "\":";
+}
+
+void TraceArgs::add(StringRef Key, uint64_t Value) {
+  key(Key);
+  appendNumber(Out, Value);
+}
+
+void TraceArgs::add(StringRef Key, int64_t Value) {
+  key(Key);
+  appendNumber(Out, Value);
+}
+
+void TraceArgs::add(StringRef Key, bool Value) {
+  key(Key);
+  Out += Value ? "true" : "false";
+}
+
+void TraceArgs::add(StringRef Key, StringRef Value) {
+  key(Key);
+  appendJsonString(Out, Value);
+}
+
+void TraceEvents::begin(StringRef Name, StringRef Phase, TraceTrack Where) {
   if (!Text.empty())
-    OS << ",\n";
-  return OS;
+    Text += ",\n";
+  Text += "{\"name\":";
+  appendJsonString(Text, Name);
+  Text += ",\"ph\":\"";
+  Text += Phase;
+  Text += "\",\"pid\":";
+  appendNumber(Text, Where.Pid);
+  Text += ",\"tid\":";
+  appendNumber(Text, Where.Tid);
 }
 
 void TraceEvents::span(StringRef Name, StringRef Category, TraceTrack Where, uint64_t StartNs,
                        uint64_t DurationNs, ArgWriter Args) {
-  json::OStream J(next());
-  J.object([&] {
-    J.attribute("name", jsonText(Name));
-    J.attribute("cat", Category);
-    J.attribute("ph", "X");
-    J.attribute("pid", Where.Pid);
-    J.attribute("tid", Where.Tid);
-    writeMicros(J, "ts", StartNs);
-    writeMicros(J, "dur", DurationNs);
-    if (Args)
-      J.attributeObject("args", [&] { Args(J); });
-  });
+  begin(Name, "X", Where);
+  Text += ",\"cat\":\"";
+  Text += Category;
+  Text += "\",\"ts\":";
+  appendMicros(Text, StartNs);
+  Text += ",\"dur\":";
+  appendMicros(Text, DurationNs);
+  if (Args) {
+    Text += ",\"args\":{";
+    TraceArgs A(Text);
+    Args(A);
+    Text += '}';
+  }
+  Text += '}';
 }
 
 void TraceEvents::metadata(StringRef Kind, TraceTrack Where, StringRef Name) {
-  json::OStream J(next());
-  J.object([&] {
-    J.attribute("name", Kind);
-    J.attribute("ph", "M");
-    J.attribute("pid", Where.Pid);
-    J.attribute("tid", Where.Tid);
-    J.attributeObject("args", [&] { J.attribute("name", jsonText(Name)); });
-  });
+  begin(Kind, "M", Where);
+  Text += ",\"args\":{\"name\":";
+  appendJsonString(Text, Name);
+  Text += "}}";
 }
 
 void TraceEvents::processName(uint64_t Pid, StringRef Name) {

@@ -4,8 +4,10 @@
 // chrome://tracing open): complete events ("X", a span with its start and
 // duration) and metadata events ("M") naming processes and threads. Times
 // are given in nanoseconds of the host's steady clock and written in the
-// format's microseconds, to the nanosecond. Strings may come from the
-// executor: whatever their bytes, they are written as valid JSON strings.
+// format's microseconds, to the nanosecond. Text may come from the executor
+// (an error message): whatever its bytes, it is written as a valid JSON
+// string. Written by hand rather than through llvm::json::OStream, which
+// took several microseconds per launch.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,7 +16,6 @@
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
-#include "llvm/Support/JSON.h"
 
 #include <cstdint>
 #include <string>
@@ -26,10 +27,28 @@ struct TraceTrack {
   uint64_t Pid, Tid;
 };
 
+// An event's arguments ("args"). Keys are the caller's literals: plain
+// ASCII, nothing to escape.
+class TraceArgs {
+public:
+  explicit TraceArgs(std::string &Out) : Out(Out) {}
+  void add(llvm::StringRef Key, uint64_t Value);
+  void add(llvm::StringRef Key, int64_t Value);
+  void add(llvm::StringRef Key, bool Value);
+  void add(llvm::StringRef Key, llvm::StringRef Text);
+  void add(llvm::StringRef Key, const char *Text) { add(Key, llvm::StringRef(Text)); }
+
+private:
+  void key(llvm::StringRef Key);
+  std::string &Out;
+  bool First = true;
+};
+
 class TraceEvents {
 public:
-  // Writes an event's arguments ("args") as attributes.
-  using ArgWriter = llvm::function_ref<void(llvm::json::OStream &)>;
+  using ArgWriter = llvm::function_ref<void(TraceArgs &)>;
+
+  TraceEvents() { Text.reserve(2048); }
 
   void span(llvm::StringRef Name, llvm::StringRef Category, TraceTrack Where, uint64_t StartNs,
             uint64_t DurationNs, ArgWriter Args = nullptr);
@@ -40,15 +59,15 @@ public:
   llvm::StringRef text() const { return Text; }
 
 private:
+  void begin(llvm::StringRef Name, llvm::StringRef Phase, TraceTrack Where);
   void metadata(llvm::StringRef Kind, TraceTrack Where, llvm::StringRef Name);
-  llvm::raw_ostream &next();
 
   std::string Text;
-  llvm::raw_string_ostream OS{Text};
 };
 
-// S as a JSON string value, invalid UTF-8 replaced.
-llvm::json::Value jsonText(llvm::StringRef S);
+// Appends S to Out as a JSON string: quoted, escaped, invalid UTF-8
+// replaced.
+void appendJsonString(std::string &Out, llvm::StringRef S);
 
 } // namespace catalyst::remote
 

@@ -1,14 +1,17 @@
-//===- ClockMapTest.cpp - Mapping the executor's clock onto the host's ----===//
+//===- TracePartsTest.cpp - The parts a trace is made with ----------------===//
 //
 // The offset estimate from timed readings, and the checks that keep an
 // executor's times (bytes from another process) off a trace when they do
-// not fit where the host saw the work happen.
+// not fit where the host saw the work happen; JSON text from any bytes; one
+// file per path.
 //
 //===----------------------------------------------------------------------===//
 
 #include "trace/ClockMap.h"
-
+#include "trace/TraceEvents.h"
 #include "trace/TraceFile.h"
+
+#include "llvm/Support/JSON.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -66,6 +69,30 @@ TEST(ClockMapTest, ExecutorTimesOutsideTheLaunchAreDropped) {
   const uint64_t Huge[] = {UINT64_MAX, UINT64_MAX, UINT64_MAX};
   EXPECT_FALSE(Place(Ahead + 150000, Huge));
   EXPECT_FALSE(C->place(Ahead + 150000, Phases, 300000, 100000)) << "a window that ends first";
+}
+
+// Text from the executor (an error message) may hold any bytes: each
+// becomes a JSON string that parses back to the same text, invalid UTF-8
+// replaced.
+TEST(TraceEventsTest, AnyBytesMakeAValidString) {
+  using namespace std::string_literals;
+  const std::pair<std::string, std::string> Cases[] = {
+      {"plain", "plain"},
+      {"quote \" backslash \\ slash /", "quote \" backslash \\ slash /"},
+      {"controls \n\t\r\b\f\x01\x1f and a NUL \0 here"s,
+       "controls \n\t\r\b\f\x01\x1f and a NUL \0 here"s},
+      {"caf\xc3\xa9 \xe2\x82\xac", "caf\xc3\xa9 \xe2\x82\xac"},
+      {"bad \xff\xfe utf-8 \xc3", "bad \xef\xbf\xbd\xef\xbf\xbd utf-8 \xef\xbf\xbd"},
+  };
+  for (auto &[In, Expected] : Cases) {
+    SCOPED_TRACE(In);
+    std::string Json;
+    appendJsonString(Json, In);
+    auto Parsed = llvm::json::parse(Json);
+    ASSERT_TRUE(bool(Parsed)) << llvm::toString(Parsed.takeError()) << ": " << Json;
+    ASSERT_TRUE(Parsed->getAsString());
+    EXPECT_EQ(Parsed->getAsString()->str(), Expected);
+  }
 }
 
 TEST(TraceFileTest, OnePathOneFileInAProcess) {
