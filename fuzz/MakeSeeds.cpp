@@ -115,13 +115,21 @@ std::vector<std::pair<std::string, Bytes>> seeds() {
                                        std::vector<Output>{{0, 8}, {2, 4}}));
   S.push_back({"launch-plan/one-input", One});
   S.push_back({"launch-plan/two-inputs", TwoIn});
-  // Zero-copy results: outputs, payload size (32 bits), then the plan.
+  // Zero-copy results: outputs, payload size (32 bits), then the plan, in
+  // the current encoding; "v1-" seeds in version 1's, which has no start
+  // time (the target decodes every input as each version).
   using ZOut = wire::ZeroCopyOutput;
   auto Result = [](Bytes Outs, uint32_t Payload, std::string Err, std::vector<ZOut> Shapes) {
     put(Outs, Payload);
     append(Outs, encode<wire::SPSZeroCopyResult>(Err, Shapes, Ns, Ns, Ns, Ns, Ns));
     return Outs;
   };
+  auto ResultV1 = [](Bytes Outs, uint32_t Payload, std::vector<ZOut> Shapes) {
+    put(Outs, Payload);
+    append(Outs, encode<wire::SPSZeroCopyResultV1>(std::string(), Shapes, Ns, Ns, Ns, Ns));
+    return Outs;
+  };
+  S.push_back({"zerocopy-result/v1-one", ResultV1(outputs({{1, 2}}), 16, {{{4}, 16}})});
   S.push_back({"zerocopy-result/one", Result(outputs({{1, 2}}), 16, "", {{{4}, 16}})});
   S.push_back({"zerocopy-result/error", Result(outputs({{1, 2}}), 0, "the kernel failed", {})});
   S.push_back(
