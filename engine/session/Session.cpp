@@ -663,7 +663,8 @@ Error Session::Impl::sendBinary(StringRef Path, BinaryFormat Format) {
 Error Session::sendBinary(StringRef Path, BinaryFormat Format) {
   auto Start = PhaseClock::now();
   Error Err = I->sendBinary(Path, Format);
-  if (I->Trace)
+  bool Known = Format == BinaryFormat::Object || Format == BinaryFormat::Asset;
+  if (I->Trace && Known)
     I->Trace->binarySent(Format == BinaryFormat::Object ? "link" : "asset", Path, Start,
                          messageOf(Err));
   return Err;

@@ -263,6 +263,36 @@ TEST(TraceClockTest, AnExecutorClockFarAheadIsMappedBack) {
   }
 }
 
+// Catalyst's own executor (here, this one offering only what Catalyst's
+// does) has no clock and reports no phases: the trace has the host's side,
+// and says why the executor's is missing.
+TEST(TraceClockTest, AnUpstreamExecutorGivesTheHostSideOnly) {
+  ExecutorProcess Exec;
+  ExecutorOptions EO;
+  EO.UpstreamOnly = true;
+  ASSERT_TRUE(Exec.start(EO));
+  TraceDir Dir;
+  SessionOptions O;
+  O.TracePath = Dir.path("upstream.json");
+  auto Sess = openWithConcat(Exec.address(), Strategy::Naive, O);
+  ASSERT_TRUE(Sess);
+  std::mt19937_64 Rng(3);
+  ASSERT_TRUE(concatMatches(*Sess, byteInputs({64}, Rng)));
+  ASSERT_EQ(messageOf(Sess->close()), "");
+  auto T = readTrace(O.TracePath);
+  ASSERT_TRUE(bool(T)) << toString(T.takeError());
+  auto Opens = T->named("open ");
+  ASSERT_EQ(Opens.size(), 1u);
+  EXPECT_EQ(Opens[0]->textArg("executor_clock"), "the executor has no clock service");
+  auto Launches = T->named("launch ");
+  ASSERT_EQ(Launches.size(), 1u);
+  EXPECT_EQ(Launches[0]->Pid, ::getpid());
+  auto Phases =
+      T->within(::getpid(), Launches[0]->Tid, Launches[0]->Start, Launches[0]->end(), Rounding);
+  EXPECT_EQ(namesOf(Phases, Launches[0]), hostPhases(Strategy::Naive));
+  EXPECT_EQ(T->Processes.size(), 1u) << "the host alone";
+}
+
 // Sessions of one process, on threads of their own, write to one file (one
 // of them names it another way); every launch of each is there, each
 // executor under its own process.
