@@ -17,6 +17,7 @@
 #include "catalyst/remote/Session.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <set>
 #include <thread>
@@ -253,7 +254,11 @@ TEST_P(TraceTest, FailedLaunchesLeaveAValidFile) {
 TEST(TraceClockTest, AnExecutorClockFarAheadIsMappedBack) {
   ExecutorProcess Exec;
   ExecutorOptions EO;
-  EO.Env = {std::string("LD_PRELOAD=") + CLOCK_AHEAD_PATH};
+  // An executor built with AddressSanitizer wants its runtime loaded
+  // first; the shim replaces no function the runtime needs to see first.
+  const char *Asan = std::getenv("ASAN_OPTIONS");
+  EO.Env = {std::string("LD_PRELOAD=") + CLOCK_AHEAD_PATH,
+            std::string("ASAN_OPTIONS=") + (Asan ? Asan : "") + ":verify_asan_link_order=0"};
   ASSERT_TRUE(Exec.start(EO));
   TraceDir Dir;
   for (Strategy S : {Strategy::Batched, Strategy::ZeroCopy}) {
