@@ -5,6 +5,7 @@
 #include "../transfer/BatchedTransfer.h"
 #include "../transfer/CheckedCall.h"
 #include "../transfer/NaiveTransfer.h"
+#include "../transfer/OutputForecast.h"
 #include "../transfer/PhaseClock.h"
 #include "../transfer/ZeroCopyTransfer.h"
 #include "../wire/Handshake.h"
@@ -86,7 +87,7 @@ void printProfile(StringRef Entry, const char *Strategy, const LaunchStats &S) {
          << " round trips, " << S.Messages << " messages, " << S.BytesSent << " B sent, "
          << S.BytesReceived << " B received, copies host " << S.HostCopyBytes << " B executor "
          << S.ExecutorCopyBytes << " B, slab " << S.SlabInUse << " B (high " << S.SlabHighWater
-         << " B); us: plan " << Us(P.PlanNs) << " send " << Us(P.SendNs) << " copy-in "
+         << " B), outputs ready " << S.OutputsReady << "; us: plan " << Us(P.PlanNs) << " send " << Us(P.SendNs) << " copy-in "
          << Us(P.CopyInNs) << " kernel " << Us(P.KernelNs) << " copy-out " << Us(P.CopyOutNs)
          << " receive " << Us(P.ReceiveNs) << " rewrite " << Us(P.RewriteNs) << "\n";
 }
@@ -121,6 +122,14 @@ Expected<bool> isStored(const StringMap<SentAsset> &Sent, StringRef Name, const 
   return It->second.Hash == Now.Hash && It->second.Size == Now.Size;
 }
 
+// Outputs the caller lends a buffer for: no fresh buffer to prepare.
+SmallVector<bool, 8> lentOutputs(ArrayRef<MutableArrayRef<char>> Into, size_t Count) {
+  SmallVector<bool, 8> Lent(Count, false);
+  for (size_t I = 0; I < Into.size() && I < Count; ++I)
+    Lent[I] = Into[I].data() != nullptr;
+  return Lent;
+}
+
 } // namespace
 
 class Session::Impl {
@@ -128,6 +137,7 @@ public:
   Impl(std::string Address, const SessionOptions &Opts) : Address(std::move(Address)), Opts(Opts) {
     if (!this->Opts.Outputs.Allocate)
       this->Opts.Outputs = defaultOutputAllocator();
+    Forecast = std::make_unique<OutputForecast>(this->Opts.Outputs);
   }
 
   Error connect();
@@ -170,7 +180,8 @@ public:
 
   // Launches share the session's slab, so they take turns.
   std::mutex LaunchMutex;
-  SessionStats Stats; // guarded by LaunchMutex
+  SessionStats Stats;                       // guarded by LaunchMutex
+  std::unique_ptr<OutputForecast> Forecast; // used under LaunchMutex
 
   // Held across a send, so that two sends of one name cannot cross.
   std::mutex AssetMutex;
@@ -464,7 +475,7 @@ Error Session::Impl::launch(const LaunchCall &Call) {
   std::lock_guard<std::mutex> Lock(LaunchMutex);
   LaunchStats S;
   auto Start = PhaseClock::now();
-  HostOutputs Outputs(Call.Outputs, Opts.Outputs, Call.Into);
+  HostOutputs Outputs(Call.Outputs, Opts.Outputs, Call.Into, Forecast.get());
   if (auto Err = checkOutputs(Call))
     return Err;
   auto Inputs = planInputs(Call.Inputs);
@@ -482,11 +493,16 @@ Error Session::Impl::launch(const LaunchCall &Call) {
     return Entry.takeError();
   S.Phases.PlanNs = nsSince(Start);
   auto Before = WireCounters::of(*Transport);
-  if (auto Err = runLaunch(*Entry, *Inputs, Outputs, S))
+  Forecast->begin(Entry->getValue(), Call.Outputs, lentOutputs(Call.Into, Call.Outputs.size()));
+  if (auto Err = runLaunch(*Entry, *Inputs, Outputs, S)) {
+    Forecast->end(Entry->getValue(), {});
     return explain(std::move(Err), "launch of '" + Call.Entry + "' failed");
+  }
   auto Rewrite = PhaseClock::now();
   Outputs.commit();
   S.Phases.RewriteNs = nsSince(Rewrite);
+  Forecast->end(Entry->getValue(), Outputs.bytes());
+  S.OutputsReady = Outputs.readyTaken();
   WireCounters::of(*Transport).addDelta(Before, S);
   Stats.Launches++;
   Stats.Last = S;

@@ -35,6 +35,9 @@ struct LaunchStats {
   uint64_t ExecutorCopyBytes = 0; // payload bytes copied in user space, executor
   uint64_t SlabInUse = 0;         // executor slab bytes this launch placed
   uint64_t SlabHighWater = 0;     // most ever placed by one launch
+  // Outputs received into host buffers prepared (allocated and faulted in)
+  // while the launch ran, as the same entry's last launch foretold.
+  uint64_t OutputsReady = 0;
   PhaseTimes Phases;
 
   LaunchStats &operator+=(const LaunchStats &O);
