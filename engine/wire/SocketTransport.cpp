@@ -40,9 +40,10 @@ void encodeHeader(char *H, uint64_t MsgSize, SimpleRemoteEPCOpcode OpC, uint64_t
 }
 
 // Writes all of Iov, resuming after partial writes, and adds what went out
-// to Written. MSG_NOSIGNAL: a dead peer must surface as an error, not as
-// SIGPIPE in the embedding process.
-int sendAll(int Fd, iovec *Iov, int Count, uint64_t &Written) {
+// to Written and to Moved (which others read as it grows). MSG_NOSIGNAL: a
+// dead peer must surface as an error, not as SIGPIPE in the embedding
+// process.
+int sendAll(int Fd, iovec *Iov, int Count, uint64_t &Written, std::atomic<uint64_t> &Moved) {
   while (Count > 0) {
     msghdr Msg{};
     Msg.msg_iov = Iov;
@@ -54,6 +55,7 @@ int sendAll(int Fd, iovec *Iov, int Count, uint64_t &Written) {
       return errno;
     }
     Written += N;
+    Moved.fetch_add(N, std::memory_order_relaxed);
     while (Count > 0 && static_cast<size_t>(N) >= Iov->iov_len) {
       N -= Iov->iov_len;
       ++Iov;
@@ -137,7 +139,7 @@ Error SocketTransport::sendMessage(SimpleRemoteEPCOpcode OpC, uint64_t SeqNo, Ex
   if (!beginSend(MsgSize))
     return goingDown();
   uint64_t Written = 0;
-  int Err = sendAll(Fd, Iov, ArgBytes.empty() ? 1 : 2, Written);
+  int Err = sendAll(Fd, Iov, ArgBytes.empty() ? 1 : 2, Written, MovedOut);
   endSend(Written);
   if (Err)
     return lostWhileSending("sending a message", Err, Written, MsgSize);
@@ -169,6 +171,7 @@ Error SocketTransport::readExact(char *Dst, size_t Size, bool *CleanEof) {
     ssize_t N = ::read(Fd, Dst + Done, Size - Done);
     if (N > 0) {
       Done += N;
+      MovedIn.fetch_add(N, std::memory_order_relaxed);
       continue;
     }
     if (N < 0 && errno == EINTR)
@@ -228,7 +231,7 @@ Error SocketTransport::sendHeartbeat() {
   uint64_t Written = 0;
   if (!beginSend(HeaderSize))
     return goingDown();
-  int Err = sendAll(Fd, &Iov, 1, Written);
+  int Err = sendAll(Fd, &Iov, 1, Written, MovedOut);
   endSend(Written);
   if (Err)
     return lostWhileSending("sending a heartbeat", Err, Written, HeaderSize);
@@ -474,7 +477,7 @@ Error SocketTransport::refuse(Error Why) {
     uint64_t Written = 0;
     // Best effort: the peer may be gone already, and the connection ends
     // below whatever happens.
-    (void)sendAll(Fd, &V, 1, Written);
+    (void)sendAll(Fd, &V, 1, Written, MovedOut);
   }
   ::shutdown(Fd, SHUT_WR);
   discardFor(Refused, std::chrono::seconds(5));
@@ -530,6 +533,7 @@ Error SocketTransport::readInto(MutableArrayRef<iovec> Dst) {
     if (N == 0)
       return createStringError(inconvertibleErrorCode(),
                                "connection closed by the peer in the middle of a payload");
+    MovedIn.fetch_add(N, std::memory_order_relaxed);
     for (; Count > 0 && size_t(N) >= Iov->iov_len; ++Iov, --Count)
       N -= Iov->iov_len;
     if (Count > 0) {
@@ -620,18 +624,18 @@ int SocketTransport::sendParts(SmallVectorImpl<iovec> &Iov, ArrayRef<PayloadPart
         Iov.push_back({const_cast<char *>(P.Data), size_t(P.Bytes)});
       continue;
     }
-    if (int Err = sendAll(Fd, Iov.data(), Iov.size(), Written))
+    if (int Err = sendAll(Fd, Iov.data(), Iov.size(), Written, MovedOut))
       return Err;
     Iov.clear();
     if (!Chunk)
       Chunk.reset(static_cast<char *>(mi_malloc(ChunkSize)));
     while (!P.Packer->done()) {
       iovec One{Chunk.get(), P.Packer->pack(Chunk.get(), ChunkSize)};
-      if (int Err = sendAll(Fd, &One, 1, Written))
+      if (int Err = sendAll(Fd, &One, 1, Written, MovedOut))
         return Err;
     }
   }
-  return sendAll(Fd, Iov.data(), Iov.size(), Written);
+  return sendAll(Fd, Iov.data(), Iov.size(), Written, MovedOut);
 }
 
 Error SocketTransport::sendWithPayload(PayloadOpcode OpC, uint64_t SeqNo, ArrayRef<char> Plan,
