@@ -39,16 +39,35 @@ void encodeHeader(char *H, uint64_t MsgSize, SimpleRemoteEPCOpcode OpC, uint64_t
   support::endian::write64le(H + 24, TagAddr.getValue());
 }
 
+// A blocking send returns only once all it was given is queued: each call
+// gets at most this much, so that bytesWritten() grows while a large message
+// goes out. That is one system call more per slice, microseconds against
+// the milliseconds a slice takes to move.
+constexpr size_t SendSlice = 4 << 20;
+
+// How many of Iov's first Count entries one call sends, and by how much the
+// last of them overshoots the slice (trimmed for that call).
+std::pair<int, size_t> sliceOf(const iovec *Iov, int Count) {
+  int N = 0;
+  size_t Total = 0;
+  while (N < std::min(Count, IOV_MAX) && Total < SendSlice)
+    Total += Iov[N++].iov_len;
+  return {N, Total > SendSlice ? Total - SendSlice : 0};
+}
+
 // Writes all of Iov, resuming after partial writes, and adds what went out
 // to Written and to Moved (which others read as it grows). MSG_NOSIGNAL: a
 // dead peer must surface as an error, not as SIGPIPE in the embedding
 // process.
 int sendAll(int Fd, iovec *Iov, int Count, uint64_t &Written, std::atomic<uint64_t> &Moved) {
   while (Count > 0) {
+    auto [Parts, Over] = sliceOf(Iov, Count);
     msghdr Msg{};
     Msg.msg_iov = Iov;
-    Msg.msg_iovlen = std::min(Count, IOV_MAX);
+    Msg.msg_iovlen = Parts;
+    Iov[Parts - 1].iov_len -= Over;
     ssize_t N = ::sendmsg(Fd, &Msg, MSG_NOSIGNAL);
+    Iov[Parts - 1].iov_len += Over;
     if (N < 0) {
       if (errno == EINTR)
         continue;
