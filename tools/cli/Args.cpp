@@ -94,8 +94,8 @@ Expected<std::vector<std::string>> parseArgs(const Command &C, ArrayRef<StringRe
       return Err;
   }
   if (Operands.size() != C.Operands.size())
-    return usageError(formatv("{0}: expected {1} ({2} given)", C.Name,
-                              join(C.Operands, " "), Operands.size()));
+    return usageError(
+        formatv("{0}: expected {1} ({2} given)", C.Name, join(C.Operands, " "), Operands.size()));
   return Operands;
 }
 

@@ -12,11 +12,11 @@ namespace catalyst::remote::cli {
 namespace {
 
 const DType Types[] = {
-    {"bool", "bool", 'b', 1},      {"int8", "i8", 'i', 1},       {"int16", "i16", 'i', 2},
-    {"int32", "i32", 'i', 4},      {"int64", "i64", 'i', 8},     {"uint8", "u8", 'u', 1},
-    {"uint16", "u16", 'u', 2},     {"uint32", "u32", 'u', 4},    {"uint64", "u64", 'u', 8},
-    {"float16", "f16", 'f', 2},    {"float32", "f32", 'f', 4},   {"float64", "f64", 'f', 8},
-    {"complex64", "c64", 'c', 8},  {"complex128", "c128", 'c', 16},
+    {"bool", "bool", 'b', 1},     {"int8", "i8", 'i', 1},          {"int16", "i16", 'i', 2},
+    {"int32", "i32", 'i', 4},     {"int64", "i64", 'i', 8},        {"uint8", "u8", 'u', 1},
+    {"uint16", "u16", 'u', 2},    {"uint32", "u32", 'u', 4},       {"uint64", "u64", 'u', 8},
+    {"float16", "f16", 'f', 2},   {"float32", "f32", 'f', 4},      {"float64", "f64", 'f', 8},
+    {"complex64", "c64", 'c', 8}, {"complex128", "c128", 'c', 16},
 };
 
 Error unsupported(StringRef Descr, const Twine &Why) {
@@ -71,15 +71,16 @@ Expected<DType> dtypeOfDescr(StringRef Descr) {
                                              : Twine("is not a NumPy type string"));
   if (const char *What = kindName(Kind))
     return unsupported(Descr, Twine(What) + ", not numbers");
-  const DType *T = find_if(Types, [&](const DType &T) { return T.Code == Kind && T.Bytes == Bytes; });
+  const DType *T =
+      find_if(Types, [&](const DType &T) { return T.Code == Kind && T.Bytes == Bytes; });
   if (T == std::end(Types))
     return unsupported(Descr, "is no type a memref carries (" + dtypeNames() + ")");
   // One byte has no order; NumPy writes '|', and any mark means the same.
   if (Bytes == 1 || Order == '<')
     return *T;
   if (Order == '>')
-    return unsupported(Descr, "is big-endian: save it little-endian (a.astype('<" +
-                                  Twine(Kind) + Twine(Bytes) + "'))");
+    return unsupported(Descr, "is big-endian: save it little-endian (a.astype('<" + Twine(Kind) +
+                                  Twine(Bytes) + "'))");
   return unsupported(Descr, "does not say its byte order ('<' little-endian, as NumPy writes it)");
 }
 

@@ -11,7 +11,6 @@
 #define CATALYST_REMOTE_CLI_DESCRIPTOR_H
 
 #include "Npy.h"
-
 #include "catalyst/remote/Launch.h"
 
 #include <cstdint>

@@ -73,16 +73,16 @@ Expected<uint64_t> headerLength(StringRef Path, const char *Pre, uint64_t Got, u
     return fileError(Path, "truncated: the file ends inside its preamble");
   unsigned Major = uint8_t(Pre[6]), Minor = uint8_t(Pre[7]);
   if ((Major != 1 && Major != 2 && Major != 3) || Minor != 0)
-    return fileError(Path, formatv("unknown .npy version {0}.{1} (1.0, 2.0 and 3.0 are read)",
-                                   Major, Minor));
+    return fileError(
+        Path, formatv("unknown .npy version {0}.{1} (1.0, 2.0 and 3.0 are read)", Major, Minor));
   Start = Major == 1 ? 10 : 12;
   if (Got < Start)
     return fileError(Path, "truncated: the file ends inside its preamble");
-  uint64_t Length = Major == 1 ? support::endian::read16le(Pre + 8)
-                               : support::endian::read32le(Pre + 8);
+  uint64_t Length =
+      Major == 1 ? support::endian::read16le(Pre + 8) : support::endian::read32le(Pre + 8);
   if (Length > MaxHeader)
-    return fileError(Path, formatv("its header claims {0} bytes; more than {1} is refused", Length,
-                                   MaxHeader));
+    return fileError(
+        Path, formatv("its header claims {0} bytes; more than {1} is refused", Length, MaxHeader));
   return Length;
 }
 
@@ -122,9 +122,10 @@ Expected<NpyArray> describe(StringRef Path, const NpyHeader &H, uint64_t DataByt
     return fileError(Path, toString(Count.takeError()));
   Bytes = *Count;
   if (Bytes > DataBytesInFile)
-    return fileError(Path, formatv("truncated: its shape needs {0} bytes of {1}, the file holds {2} "
-                                   "after its header",
-                                   Bytes, Type->Name, DataBytesInFile));
+    return fileError(Path,
+                     formatv("truncated: its shape needs {0} bytes of {1}, the file holds {2} "
+                             "after its header",
+                             Bytes, Type->Name, DataBytesInFile));
   if (Bytes < DataBytesInFile)
     return fileError(Path, formatv("{0} bytes follow the {1} bytes its header describes",
                                    DataBytesInFile - Bytes, Bytes));

@@ -178,8 +178,8 @@ Expected<NpyHeader> parseNpyHeader(StringRef Text) {
 }
 
 std::string formatNpyHeader(const NpyHeader &H) {
-  std::string Shape = "(" + join(map_range(H.Shape, [](int64_t D) { return std::to_string(D); }),
-                                 ", ");
+  std::string Shape =
+      "(" + join(map_range(H.Shape, [](int64_t D) { return std::to_string(D); }), ", ");
   Shape += H.Shape.size() == 1 ? ",)" : ")";
   return formatv("{{'descr': '{0}', 'fortran_order': {1}, 'shape': {2}, }", H.Descr,
                  H.FortranOrder ? "True" : "False", Shape)

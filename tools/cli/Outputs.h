@@ -13,7 +13,6 @@
 
 #include "Descriptor.h"
 #include "Report.h"
-
 #include "catalyst/remote/Launch.h"
 
 #include "llvm/ADT/ArrayRef.h"

@@ -3,7 +3,6 @@
 #include "Args.h"
 #include "Commands.h"
 #include "Report.h"
-
 #include "catalyst/remote/Session.h"
 
 #include "llvm/Support/raw_ostream.h"

@@ -55,8 +55,9 @@ std::string LaunchProgress::line(uint64_t InputBytes, uint64_t OutputBytes, uint
   if (Received < (64 << 10))
     return formatv("sent {0:f1} MiB, the kernel is running  {1:f1} s", mib(InputBytes), Seconds);
   if (OutputBytes && Received < OutputBytes)
-    return formatv("receiving {0} {1,3}%  {2:f1} of {3:f1} MiB  {4:f1} s", bar(Received, OutputBytes),
-                   Received * 100 / OutputBytes, mib(Received), mib(OutputBytes), Seconds);
+    return formatv("receiving {0} {1,3}%  {2:f1} of {3:f1} MiB  {4:f1} s",
+                   bar(Received, OutputBytes), Received * 100 / OutputBytes, mib(Received),
+                   mib(OutputBytes), Seconds);
   return formatv("receiving  {0:f1} MiB  {1:f1} s", mib(Received), Seconds);
 }
 

@@ -53,7 +53,7 @@ private:
   const std::chrono::steady_clock::time_point Began;
   std::mutex M;
   std::condition_variable Wake;
-  bool Done = false; // under M, set by the destructor
+  bool Done = false;   // under M, set by the destructor
   std::thread Watcher; // only on a terminal; it alone writes stderr meanwhile
 };
 

@@ -28,8 +28,10 @@ int64_t whole(double V) {
 }
 
 json::Object summary(const TimeSummary &S) {
-  return json::Object{{"count", int64_t(S.Count)}, {"median", whole(S.MedianNs)},
-                      {"p99", whole(S.P99Ns)},      {"min", whole(S.MinNs)},
+  return json::Object{{"count", int64_t(S.Count)},
+                      {"median", whole(S.MedianNs)},
+                      {"p99", whole(S.P99Ns)},
+                      {"min", whole(S.MinNs)},
                       {"max", whole(S.MaxNs)}};
 }
 
@@ -62,20 +64,19 @@ double bytesPerSecond(const RunReport &R) {
 json::Object launchStats(const LaunchStats &S) {
   const PhaseTimes &P = S.Phases;
   auto Ns = [](uint64_t V) { return int64_t(V); };
-  return json::Object{
-      {"round_trips", int64_t(S.RoundTrips)},
-      {"messages", int64_t(S.Messages)},
-      {"bytes_sent", int64_t(S.BytesSent)},
-      {"bytes_received", int64_t(S.BytesReceived)},
-      {"host_copy_bytes", int64_t(S.HostCopyBytes)},
-      {"executor_copy_bytes", int64_t(S.ExecutorCopyBytes)},
-      {"phases_ns", json::Object{{"plan", Ns(P.PlanNs)},
-                                 {"send", Ns(P.SendNs)},
-                                 {"copy_in", Ns(P.CopyInNs)},
-                                 {"kernel", Ns(P.KernelNs)},
-                                 {"copy_out", Ns(P.CopyOutNs)},
-                                 {"receive", Ns(P.ReceiveNs)},
-                                 {"rewrite", Ns(P.RewriteNs)}}}};
+  return json::Object{{"round_trips", int64_t(S.RoundTrips)},
+                      {"messages", int64_t(S.Messages)},
+                      {"bytes_sent", int64_t(S.BytesSent)},
+                      {"bytes_received", int64_t(S.BytesReceived)},
+                      {"host_copy_bytes", int64_t(S.HostCopyBytes)},
+                      {"executor_copy_bytes", int64_t(S.ExecutorCopyBytes)},
+                      {"phases_ns", json::Object{{"plan", Ns(P.PlanNs)},
+                                                 {"send", Ns(P.SendNs)},
+                                                 {"copy_in", Ns(P.CopyInNs)},
+                                                 {"kernel", Ns(P.KernelNs)},
+                                                 {"copy_out", Ns(P.CopyOutNs)},
+                                                 {"receive", Ns(P.ReceiveNs)},
+                                                 {"rewrite", Ns(P.RewriteNs)}}}};
 }
 
 void printPingJson(const PingReport &R, raw_ostream &OS) {
@@ -88,14 +89,14 @@ void printPingJson(const PingReport &R, raw_ostream &OS) {
   for (const std::string &X : extensions(E))
     Extensions.push_back(X);
   OS << formatv("{0}\n", json::Value(json::Object{{"address", R.Address},
-                                                 {"version", std::move(Version)},
-                                                 {"protocol", int64_t(E.Protocol)},
-                                                 {"strategies", std::move(Strategies)},
-                                                 {"strategy", strategyName(R.Chosen)},
-                                                 {"extensions", std::move(Extensions)},
-                                                 {"authenticated", E.Authenticated},
-                                                 {"connect_ns", whole(R.ConnectNs)},
-                                                 {"round_trip_ns", summary(R.RoundTrip)}}));
+                                                  {"version", std::move(Version)},
+                                                  {"protocol", int64_t(E.Protocol)},
+                                                  {"strategies", std::move(Strategies)},
+                                                  {"strategy", strategyName(R.Chosen)},
+                                                  {"extensions", std::move(Extensions)},
+                                                  {"authenticated", E.Authenticated},
+                                                  {"connect_ns", whole(R.ConnectNs)},
+                                                  {"round_trip_ns", summary(R.RoundTrip)}}));
 }
 
 void printRunJson(const RunReport &R, raw_ostream &OS) {
@@ -110,11 +111,11 @@ void printRunJson(const RunReport &R, raw_ostream &OS) {
                                    {"bytes", int64_t(F.Bytes)}});
   }
   OS << formatv("{0}\n", json::Value(json::Object{{"outputs", std::move(Outputs)},
-                                                 {"strategy", strategyName(R.Chosen)},
-                                                 {"launch_ns", summary(R.Launch)},
-                                                 {"payload_bytes", int64_t(R.PayloadBytes)},
-                                                 {"bytes_per_s", whole(bytesPerSecond(R))},
-                                                 {"last_launch", launchStats(R.Last)}}));
+                                                  {"strategy", strategyName(R.Chosen)},
+                                                  {"launch_ns", summary(R.Launch)},
+                                                  {"payload_bytes", int64_t(R.PayloadBytes)},
+                                                  {"bytes_per_s", whole(bytesPerSecond(R))},
+                                                  {"last_launch", launchStats(R.Last)}}));
 }
 
 } // namespace

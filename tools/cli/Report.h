@@ -11,7 +11,6 @@
 
 #include "DType.h"
 #include "TimeSummary.h"
-
 #include "catalyst/remote/ExecutorInfo.h"
 #include "catalyst/remote/Stats.h"
 
@@ -26,7 +25,7 @@ struct PingReport {
   std::string Address;
   ExecutorInfo Executor;
   Strategy Chosen = Strategy::Naive; // what launches would use
-  double ConnectNs = 0; // connecting, authenticating, the EPC handshake
+  double ConnectNs = 0;              // connecting, authenticating, the EPC handshake
   TimeSummary RoundTrip;
 };
 

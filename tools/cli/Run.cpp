@@ -6,7 +6,6 @@
 #include "Outputs.h"
 #include "Progress.h"
 #include "Report.h"
-
 #include "catalyst/remote/Session.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -100,9 +99,8 @@ std::string entrySymbol(StringRef Entry) {
 }
 
 // Launches Repeat times, timing each; Outs holds the last launch's outputs.
-Expected<std::vector<std::chrono::nanoseconds>> launchAll(Session &S, const LaunchCall &Base,
-                                                          Outputs &Outs, unsigned Repeat,
-                                                          uint64_t InputBytes) {
+Expected<std::vector<std::chrono::nanoseconds>>
+launchAll(Session &S, const LaunchCall &Base, Outputs &Outs, unsigned Repeat, uint64_t InputBytes) {
   std::vector<std::chrono::nanoseconds> Times;
   for (unsigned I = 0; I < Repeat; ++I) {
     LaunchCall Call = Base;
