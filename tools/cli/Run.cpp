@@ -66,10 +66,12 @@ Command describe(RunOptions &O) {
            {"--out", "DTYPE:RANK", "an output, in order (repeat for each)", AddOutput},
            {"--out-dir", "DIR", "where the outputs go (default: here; made if missing)",
             setText(O.OutDir)},
-           {"--strategy", "S", "naive, batched, zerocopy or auto (default auto)", SetStrategy},
+           {"--strategy", "S",
+            "naive, batched, zerocopy or auto (default:\nCATALYST_REMOTE_STRATEGY, else auto)",
+            SetStrategy},
            {"--repeat", "N",
-            "launch N times and print the median, min and max launch time and GB/s of\n"
-            "inputs and outputs; the last launch's outputs are written",
+            "launch N times; print the median, min and max\nlaunch time and GB/s of inputs and "
+            "outputs;\nthe last launch's outputs are written",
             setCount(O.Repeat, 1000000)},
            {"--json", nullptr, "print one JSON object instead of text", setFlag(O.Json)}}};
 }
