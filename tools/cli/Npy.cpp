@@ -110,10 +110,10 @@ Expected<NpyHeader> readHeader(int F, StringRef Path, uint64_t FileSize, uint64_
   return H;
 }
 
-// The descriptor's view of the file's values: both orders are dense, and
-// each is passed as the strides say.
-Expected<NpyArray> describe(StringRef Path, const NpyHeader &H, uint64_t DataBytesInFile,
-                            uint64_t &Bytes) {
+// The array H describes, checked against the DataBytesInFile the file has
+// for its values; Bytes is what they take.
+Expected<NpyArray> arrayOf(StringRef Path, const NpyHeader &H, uint64_t DataBytesInFile,
+                           uint64_t &Bytes) {
   auto Type = dtypeOfDescr(H.Descr);
   if (!Type)
     return fileError(Path, toString(Type.takeError()));
@@ -204,7 +204,7 @@ Expected<NpyArray> readNpy(StringRef Path) {
   auto H = readHeader(F.N, Path, FileSize, DataStart);
   if (!H)
     return H.takeError();
-  auto A = describe(Path, *H, FileSize - DataStart, Bytes);
+  auto A = arrayOf(Path, *H, FileSize - DataStart, Bytes);
   if (!A)
     return A.takeError();
   A->Data = AlignedBuffer::allocate(Bytes);

@@ -22,33 +22,21 @@
 
 namespace catalyst::remote::cli {
 
-struct ProgressPolicy {
-  uint64_t MinBytes = uint64_t(64) << 20;
-  std::chrono::milliseconds After{1000};
-  std::chrono::milliseconds Every{100};
-};
-
 // Shows one launch's progress from construction to destruction.
 class LaunchProgress {
 public:
   // InputBytes go out; OutputBytes come back, when known (0 when not: a
   // first launch cannot know its outputs' shapes).
-  LaunchProgress(const Session &S, uint64_t InputBytes, uint64_t OutputBytes,
-                 ProgressPolicy Policy = {});
+  LaunchProgress(const Session &S, uint64_t InputBytes, uint64_t OutputBytes);
   ~LaunchProgress();
   LaunchProgress(const LaunchProgress &) = delete;
   LaunchProgress &operator=(const LaunchProgress &) = delete;
-
-  // What the line says after Elapsed, having moved Sent and Received bytes.
-  static std::string line(uint64_t InputBytes, uint64_t OutputBytes, uint64_t Sent,
-                          uint64_t Received, std::chrono::milliseconds Elapsed);
 
 private:
   void watch();
 
   const Session &S;
   const uint64_t InputBytes, OutputBytes;
-  const ProgressPolicy Policy;
   const Traffic Start;
   const std::chrono::steady_clock::time_point Began;
   std::mutex M;
