@@ -41,9 +41,11 @@ void encodeHeader(char *H, uint64_t MsgSize, SimpleRemoteEPCOpcode OpC, uint64_t
 
 // A blocking send returns only once all it was given is queued: each call
 // gets at most this much, so that bytesWritten() grows while a large message
-// goes out. That is one system call more per slice, microseconds against
-// the milliseconds a slice takes to move.
-constexpr size_t SendSlice = 4 << 20;
+// goes out. That is one system call more per MiB, a microsecond or two
+// against the millisecond or so the MiB takes to move; and a slice fits in
+// the socket buffers of a warmed-up connection, so that it returns even
+// while the peer reads nothing.
+constexpr size_t SendSlice = 1 << 20;
 
 // How many of Iov's first Count entries one call sends, and by how much the
 // last of them overshoots the slice (trimmed for that call).
