@@ -93,6 +93,15 @@ template <typename SPSSig, auto Fn> CWrapperFunctionBuffer serve(const char *Dat
   return wire::handleChecked<SPSSig>(Data, Size, Fn).release();
 }
 
+// A bootstrap map value.
+template <typename Tag, typename T> std::vector<char> encode(const T &Value) {
+  std::vector<char> Bytes(SPSArgList<Tag>::size(Value));
+  SPSOutputBuffer OB(Bytes.data(), Bytes.size());
+  [[maybe_unused]] bool Ok = SPSArgList<Tag>::serialize(OB, Value);
+  assert(Ok && "sized by SPS itself");
+  return Bytes;
+}
+
 } // namespace
 
 void addServices(StringMap<ExecutorAddr> &Symbols, StringMap<std::vector<char>> &BootstrapMap,
@@ -118,11 +127,11 @@ void addServices(StringMap<ExecutorAddr> &Symbols, StringMap<std::vector<char>> 
   Symbols[wire::BatchedReleaseName] = ExecutorAddr::fromPtr(&batchedReleaseWrapper);
   static_assert(wire::ZeroCopyVersion == wire::ProtocolVersion,
                 "one encoded version serves both keys");
-  std::vector<char> Version(SPSArgList<wire::SPSProtocolValue>::size(wire::ProtocolVersion));
-  SPSOutputBuffer OB(Version.data(), Version.size());
-  SPSArgList<wire::SPSProtocolValue>::serialize(OB, wire::ProtocolVersion);
+  std::vector<char> Version = encode<wire::SPSProtocolValue>(wire::ProtocolVersion);
   BootstrapMap[wire::ProtocolKey] = Version;
   BootstrapMap[wire::ZeroCopyKey] = std::move(Version);
+  BootstrapMap[wire::VersionKey] =
+      encode<wire::SPSVersionValue>(std::string(CATALYST_REMOTE_VERSION));
 }
 
 } // namespace catalyst::remote::executor

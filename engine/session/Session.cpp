@@ -16,6 +16,7 @@
 #include "../wire/SocketTransport.h"
 #include "CodeLinker.h"
 #include "Connect.h"
+#include "ExecutorInfo.h"
 #include "LaunchQueue.h"
 #include "LaunchWatchdog.h"
 #include "TaskPool.h"
@@ -57,11 +58,6 @@ Expected<std::unique_ptr<jitlink::JITLinkMemoryManager>> createCodeMemory(Simple
            {SAs.Release, rt::SimpleExecutorMemoryManagerReleaseWrapperName}}))
     return Err;
   return MapperJITLinkMemoryManager::CreateWithMapper<SimpleRemoteMemoryMapper>(SlabSize, EPC, SAs);
-}
-
-bool hasSymbols(const ExecutorProcessControl &EPC, ArrayRef<const char *> Names) {
-  const auto &Map = EPC.getBootstrapSymbolsMap();
-  return llvm::all_of(Names, [&](const char *N) { return Map.count(N); });
 }
 
 // What the transport counted, to be differenced around one launch.
@@ -148,6 +144,7 @@ public:
   Error sendAsset(StringRef Path);
   Expected<std::vector<char>> callWrapper(ExecutorAddr Fn, ArrayRef<char> Args);
   Error launch(const LaunchCall &Call);
+  Error ping();
   Error runLaunch(ExecutorAddr Entry, ArrayRef<InputPlan> Inputs, HostOutputs &Outputs,
                   LaunchStats &S);
   Error explain(Error Err, const Twine &What);
@@ -162,6 +159,7 @@ public:
   std::string Address;
   SessionOptions Opts;
   catalyst::remote::Strategy Chosen = Strategy::Naive;
+  ExecutorInfo Info;
 
   // The connection and what works over it, from open until close, which
   // tears them down holding Life exclusively; every call that uses them
@@ -287,13 +285,12 @@ Error Session::Impl::chooseTransfer() {
                                           {Upstream.Invoke, wire::InvokeName},
                                           {Upstream.StoreAsset, wire::StoreAssetName}}))
     return Err;
-  bool Own = EPC.getBootstrapMap().count(wire::ProtocolKey);
-  bool CanBatch = Own && hasSymbols(EPC, {wire::BatchedInvokeName, wire::BatchedReleaseName});
-  bool CanZeroCopy = CanBatch && EPC.getBootstrapMap().count(wire::ZeroCopyKey);
+  Info = describeExecutor(EPC, !Opts.Secret.empty());
+  auto Offers = [&](Strategy S) { return llvm::is_contained(Info.Strategies, S); };
   Strategy Want = Opts.Transfer;
-  if ((Want == Strategy::Auto || Want == Strategy::ZeroCopy) && CanZeroCopy)
+  if ((Want == Strategy::Auto || Want == Strategy::ZeroCopy) && Offers(Strategy::ZeroCopy))
     Chosen = Strategy::ZeroCopy;
-  else if (Want != Strategy::Naive && CanBatch)
+  else if (Want != Strategy::Naive && Offers(Strategy::Batched))
     Chosen = Strategy::Batched;
   else
     Chosen = Strategy::Naive;
@@ -512,6 +509,17 @@ Error Session::Impl::launch(const LaunchCall &Call) {
   return Error::success();
 }
 
+// free(NULL) does nothing, on this project's executor as on Catalyst's:
+// the call is one round trip and nothing else. It takes its turn with
+// launches, so that no launch's counters include it.
+Error Session::Impl::ping() {
+  std::lock_guard<std::mutex> Lock(LaunchMutex);
+  if (auto Err = callChecked<wire::SPSFreeSig>(ES->getExecutorProcessControl(), Upstream.Free,
+                                               wire::FreeName, ExecutorAddr()))
+    return explain(std::move(Err), "ping failed");
+  return Error::success();
+}
+
 // Closing is safe from any thread at any time: queued async launches run
 // to completion first, a call in flight on another thread is ended by
 // closing the connection under it, and the teardown waits until no call
@@ -592,6 +600,28 @@ StringRef Session::address() const {
 
 Strategy Session::strategy() const {
   return I->Chosen;
+}
+
+const ExecutorInfo &Session::executor() const {
+  return I->Info;
+}
+
+Traffic Session::traffic() const {
+  Error Closed = Error::success();
+  auto Held = I->hold(Closed);
+  // A closed session carries nothing more; why it closed is not asked.
+  consumeError(std::move(Closed));
+  if (!Held)
+    return {};
+  return {I->Transport->bytesWritten(), I->Transport->bytesRead()};
+}
+
+Error Session::ping() {
+  Error Closed = Error::success();
+  auto Held = I->hold(Closed);
+  if (!Held)
+    return Closed;
+  return I->ping();
 }
 
 SessionStats Session::stats() const {

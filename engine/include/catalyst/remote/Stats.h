@@ -43,6 +43,13 @@ struct LaunchStats {
   LaunchStats &operator+=(const LaunchStats &O);
 };
 
+// Bytes a session's connection carried each way so far, framing included,
+// counted as they move (a launch's large message, part way through).
+struct Traffic {
+  uint64_t Sent = 0;
+  uint64_t Received = 0;
+};
+
 struct SessionStats {
   uint64_t Launches = 0;
   LaunchStats Last;
