@@ -109,6 +109,15 @@ template <typename SPSSig, auto Fn> CWrapperFunctionBuffer serve(const char *Dat
   return wire::handleChecked<SPSSig>(Data, Size, Fn).release();
 }
 
+// A bootstrap map value.
+template <typename Tag, typename T> std::vector<char> encode(const T &Value) {
+  std::vector<char> Bytes(SPSArgList<Tag>::size(Value));
+  SPSOutputBuffer OB(Bytes.data(), Bytes.size());
+  [[maybe_unused]] bool Ok = SPSArgList<Tag>::serialize(OB, Value);
+  assert(Ok && "sized by SPS itself");
+  return Bytes;
+}
+
 } // namespace
 
 void addServices(StringMap<ExecutorAddr> &Symbols, StringMap<std::vector<char>> &BootstrapMap,
@@ -136,6 +145,8 @@ void addServices(StringMap<ExecutorAddr> &Symbols, StringMap<std::vector<char>> 
   Symbols[wire::ClockName] = ExecutorAddr::fromPtr(&serve<wire::SPSClockSig, readClock>);
   BootstrapMap[wire::ProtocolKey] = encodedVersion(wire::ProtocolVersion);
   BootstrapMap[wire::ZeroCopyKey] = encodedVersion(wire::ZeroCopyVersion);
+  BootstrapMap[wire::VersionKey] =
+      encode<wire::SPSVersionValue>(std::string(CATALYST_REMOTE_VERSION));
 }
 
 } // namespace catalyst::remote::executor

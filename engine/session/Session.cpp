@@ -6,15 +6,18 @@
 #include "../transfer/BatchedTransfer.h"
 #include "../transfer/CheckedCall.h"
 #include "../transfer/NaiveTransfer.h"
+#include "../transfer/OutputForecast.h"
 #include "../transfer/PhaseClock.h"
 #include "../transfer/ZeroCopyTransfer.h"
 #include "../wire/Handshake.h"
 #include "../wire/Protocol.h"
+#include "../wire/ReadTimeout.h"
 #include "../wire/ReadableMemory.h"
 #include "../wire/Secret.h"
 #include "../wire/SocketTransport.h"
 #include "CodeLinker.h"
 #include "Connect.h"
+#include "ExecutorInfo.h"
 #include "LaunchQueue.h"
 #include "LaunchWatchdog.h"
 #include "TaskPool.h"
@@ -58,11 +61,6 @@ Expected<std::unique_ptr<jitlink::JITLinkMemoryManager>> createCodeMemory(Simple
   return MapperJITLinkMemoryManager::CreateWithMapper<SimpleRemoteMemoryMapper>(SlabSize, EPC, SAs);
 }
 
-bool hasSymbols(const ExecutorProcessControl &EPC, ArrayRef<const char *> Names) {
-  const auto &Map = EPC.getBootstrapSymbolsMap();
-  return llvm::all_of(Names, [&](const char *N) { return Map.count(N); });
-}
-
 // What the transport counted, to be differenced around one launch.
 struct WireCounters {
   uint64_t Requests, Sent, Received, BytesOut, BytesIn;
@@ -86,9 +84,10 @@ void printProfile(StringRef Entry, const char *Strategy, const LaunchStats &S) {
          << " round trips, " << S.Messages << " messages, " << S.BytesSent << " B sent, "
          << S.BytesReceived << " B received, copies host " << S.HostCopyBytes << " B executor "
          << S.ExecutorCopyBytes << " B, slab " << S.SlabInUse << " B (high " << S.SlabHighWater
-         << " B); us: plan " << Us(P.PlanNs) << " send " << Us(P.SendNs) << " copy-in "
-         << Us(P.CopyInNs) << " kernel " << Us(P.KernelNs) << " copy-out " << Us(P.CopyOutNs)
-         << " receive " << Us(P.ReceiveNs) << " rewrite " << Us(P.RewriteNs) << "\n";
+         << " B), outputs ready " << S.OutputsReady << "; us: plan " << Us(P.PlanNs) << " send "
+         << Us(P.SendNs) << " copy-in " << Us(P.CopyInNs) << " kernel " << Us(P.KernelNs)
+         << " copy-out " << Us(P.CopyOutNs) << " receive " << Us(P.ReceiveNs) << " rewrite "
+         << Us(P.RewriteNs) << "\n";
 }
 
 // What a session stored under one asset name.
@@ -121,6 +120,14 @@ Expected<bool> isStored(const StringMap<SentAsset> &Sent, StringRef Name, const 
   return It->second.Hash == Now.Hash && It->second.Size == Now.Size;
 }
 
+// Outputs the caller lends a buffer for: no fresh buffer to prepare.
+SmallVector<bool, 8> lentOutputs(ArrayRef<MutableArrayRef<char>> Into, size_t Count) {
+  SmallVector<bool, 8> Lent(Count, false);
+  for (size_t I = 0; I < Into.size() && I < Count; ++I)
+    Lent[I] = Into[I].data() != nullptr;
+  return Lent;
+}
+
 } // namespace
 
 class Session::Impl {
@@ -128,6 +135,7 @@ public:
   Impl(std::string Address, const SessionOptions &Opts) : Address(std::move(Address)), Opts(Opts) {
     if (!this->Opts.Outputs.Allocate)
       this->Opts.Outputs = defaultOutputAllocator();
+    Forecast = std::make_unique<OutputForecast>(this->Opts.Outputs);
   }
 
   Error open();
@@ -142,6 +150,7 @@ public:
   Error launch(const LaunchCall &Call);
   Error launchMeasured(const LaunchCall &Call, HostOutputs &Outputs, LaunchStats &S,
                        LaunchTimeline &When, uint64_t &InputBytes);
+  Error ping();
   Error runLaunch(ExecutorAddr Entry, ArrayRef<InputPlan> Inputs, HostOutputs &Outputs,
                   LaunchStats &S, LaunchTimeline &When);
   Error explain(Error Err, const Twine &What);
@@ -158,6 +167,7 @@ public:
   catalyst::remote::Strategy Chosen = Strategy::Naive;
   std::unique_ptr<SessionTrace> Trace; // null when not tracing; outlives the connection
   OpenMarks Opening;                   // written by open only
+  ExecutorInfo Info;
 
   // The connection and what works over it, from open until close, which
   // tears them down holding Life exclusively; every call that uses them
@@ -176,7 +186,8 @@ public:
 
   // Launches share the session's slab, so they take turns.
   std::mutex LaunchMutex;
-  SessionStats Stats; // guarded by LaunchMutex
+  SessionStats Stats;                       // guarded by LaunchMutex
+  std::unique_ptr<OutputForecast> Forecast; // used under LaunchMutex
 
   // Held across a send, so that two sends of one name cannot cross.
   std::mutex AssetMutex;
@@ -213,7 +224,10 @@ Error Session::Impl::connect() {
                              Address.c_str(), toString(std::move(Err)).c_str());
   }
   Opening.Connected = PhaseClock::now();
-  setReadDeadline(*Fd, By);
+  // Until the liveness timeout replaces it: the session's setup, the
+  // executor's first replies included, cannot outlast the handshake's
+  // deadline, whoever does the reading.
+  wire::setReadDeadline(*Fd, By);
   Error Err = startEpc(*Fd);
   if (!Err)
     Err = startLiveness();
@@ -241,8 +255,7 @@ Error Session::Impl::startEpc(int Fd) {
   };
   wire::TransportOptions TOpts;
   TOpts.MaxMessageSize = Opts.MaxMessageSize;
-  TOpts.FirstMessageTimeout = Opts.HandshakeTimeout;
-  TOpts.ReadOnDemand = true;
+  TOpts.ReadOnDemand = true; // the setup message is waiting: the handshake saw it
   auto Pool = std::make_unique<TaskPool>();
   Tasks = Pool.get();
   auto EPC = SimpleRemoteEPC::Create<wire::SocketTransport>(std::move(Pool), std::move(S), Fd,
@@ -270,7 +283,7 @@ Error Session::Impl::startLiveness() {
   auto &EPC = ES->getExecutorProcessControl();
   auto It = EPC.getBootstrapSymbolsMap().find(wire::LivenessEnableName);
   if (Opts.LivenessTimeout.count() <= 0 || It == EPC.getBootstrapSymbolsMap().end()) {
-    clearReadDeadline(Transport->fd());
+    wire::clearReadTimeout(Transport->fd());
     return Error::success();
   }
   // Several heartbeats fit in the timeout: one late beat is not a death.
@@ -301,13 +314,12 @@ Error Session::Impl::chooseTransfer() {
                                           {Upstream.Invoke, wire::InvokeName},
                                           {Upstream.StoreAsset, wire::StoreAssetName}}))
     return Err;
-  bool Own = EPC.getBootstrapMap().count(wire::ProtocolKey);
-  bool CanBatch = Own && hasSymbols(EPC, {wire::BatchedInvokeName, wire::BatchedReleaseName});
-  bool CanZeroCopy = CanBatch && EPC.getBootstrapMap().count(wire::ZeroCopyKey);
+  Info = describeExecutor(EPC, !Opts.Secret.empty());
+  auto Offers = [&](Strategy S) { return llvm::is_contained(Info.Strategies, S); };
   Strategy Want = Opts.Transfer;
-  if ((Want == Strategy::Auto || Want == Strategy::ZeroCopy) && CanZeroCopy)
+  if ((Want == Strategy::Auto || Want == Strategy::ZeroCopy) && Offers(Strategy::ZeroCopy))
     Chosen = Strategy::ZeroCopy;
-  else if (Want != Strategy::Naive && CanBatch)
+  else if (Want != Strategy::Naive && Offers(Strategy::Batched))
     Chosen = Strategy::Batched;
   else
     Chosen = Strategy::Naive;
@@ -494,12 +506,12 @@ Error Session::Impl::launch(const LaunchCall &Call) {
   LaunchTimeline When;
   uint64_t InputBytes = 0;
   When.Plan = PhaseClock::now();
-  HostOutputs Outputs(Call.Outputs, Opts.Outputs, Call.Into);
+  HostOutputs Outputs(Call.Outputs, Opts.Outputs, Call.Into, Forecast.get());
   Error Err = launchMeasured(Call, Outputs, S, When, InputBytes);
   When.End = PhaseClock::now();
   if (Trace)
     Trace->launched({Call.Entry, Call.Object, Chosen, S, When, Call.Inputs.size(),
-                     Call.Outputs.size(), InputBytes, Outputs.bytes(), messageOf(Err)});
+                     Call.Outputs.size(), InputBytes, Outputs.bytesGiven(), messageOf(Err)});
   return Err;
 }
 
@@ -524,19 +536,35 @@ Error Session::Impl::launchMeasured(const LaunchCall &Call, HostOutputs &Outputs
     return Entry.takeError();
   S.Phases.PlanNs = nsSince(When.Plan);
   auto Before = WireCounters::of(*Transport);
+  Forecast->begin(Entry->getValue(), Call.Outputs, lentOutputs(Call.Into, Call.Outputs.size()));
   Error Err = runLaunch(*Entry, *Inputs, Outputs, S, When);
   // Counted failed or not: a trace shows what a failed launch sent.
   WireCounters::of(*Transport).addDelta(Before, S);
-  if (Err)
+  if (Err) {
+    Forecast->end(Entry->getValue(), {});
     return explain(std::move(Err), "launch of '" + Call.Entry + "' failed");
+  }
   When.Rewrite = PhaseClock::now();
   Outputs.commit();
   S.Phases.RewriteNs = nsSince(When.Rewrite);
+  Forecast->end(Entry->getValue(), Outputs.bytes());
+  S.OutputsReady = Outputs.readyTaken();
   Stats.Launches++;
   Stats.Last = S;
   Stats.Total += S;
   if (Opts.Profile)
     printProfile(Call.Entry, strategyName(Chosen), S);
+  return Error::success();
+}
+
+// free(NULL) does nothing, on this project's executor as on Catalyst's:
+// the call is one round trip and nothing else. It takes its turn with
+// launches, so that no launch's counters include it.
+Error Session::Impl::ping() {
+  std::lock_guard<std::mutex> Lock(LaunchMutex);
+  if (auto Err = callChecked<wire::SPSFreeSig>(ES->getExecutorProcessControl(), Upstream.Free,
+                                               wire::FreeName, ExecutorAddr()))
+    return explain(std::move(Err), "ping failed");
   return Error::success();
 }
 
@@ -624,6 +652,28 @@ StringRef Session::address() const {
 
 Strategy Session::strategy() const {
   return I->Chosen;
+}
+
+const ExecutorInfo &Session::executor() const {
+  return I->Info;
+}
+
+Traffic Session::traffic() const {
+  Error Closed = Error::success();
+  auto Held = I->hold(Closed);
+  // A closed session carries nothing more; why it closed is not asked.
+  consumeError(std::move(Closed));
+  if (!Held)
+    return {};
+  return {I->Transport->bytesWritten(), I->Transport->bytesRead()};
+}
+
+Error Session::ping() {
+  Error Closed = Error::success();
+  auto Held = I->hold(Closed);
+  if (!Held)
+    return Closed;
+  return I->ping();
 }
 
 SessionStats Session::stats() const {

@@ -38,6 +38,9 @@ using SPSStoreAssetSig = int32_t(sps::SPSSequence<char>, sps::SPSString);
 inline constexpr const char *ProtocolKey = "catalyst_remote_protocol";
 inline constexpr uint32_t ProtocolVersion = 1;
 using SPSProtocolValue = uint32_t;
+// The executor's release, as tools show it (catalyst-remote ping).
+inline constexpr const char *VersionKey = "catalyst_remote_version";
+using SPSVersionValue = sps::SPSString;
 
 // Calls an ORC wrapper function in the executor process and returns its
 // result, or its out-of-band error as an error: the stock EPC server turns

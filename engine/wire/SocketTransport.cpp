@@ -2,6 +2,7 @@
 
 #include "SocketTransport.h"
 
+#include "ReadTimeout.h"
 #include "SpsCheck.h"
 
 #include "llvm/ADT/SmallVector.h"
@@ -39,21 +40,44 @@ void encodeHeader(char *H, uint64_t MsgSize, SimpleRemoteEPCOpcode OpC, uint64_t
   support::endian::write64le(H + 24, TagAddr.getValue());
 }
 
+// A blocking send returns only once all it was given is queued: each call
+// gets at most this much, so that bytesWritten() grows while a large message
+// goes out. That is one system call more per MiB, a microsecond or two
+// against the millisecond or so the MiB takes to move; and a slice fits in
+// the socket buffers of a warmed-up connection, so that it returns even
+// while the peer reads nothing.
+constexpr size_t SendSlice = 1 << 20;
+
+// How many of Iov's first Count entries one call sends, and by how much the
+// last of them overshoots the slice (trimmed for that call).
+std::pair<int, size_t> sliceOf(const iovec *Iov, int Count) {
+  int N = 0;
+  size_t Total = 0;
+  while (N < std::min(Count, IOV_MAX) && Total < SendSlice)
+    Total += Iov[N++].iov_len;
+  return {N, Total > SendSlice ? Total - SendSlice : 0};
+}
+
 // Writes all of Iov, resuming after partial writes, and adds what went out
-// to Written. MSG_NOSIGNAL: a dead peer must surface as an error, not as
-// SIGPIPE in the embedding process.
-int sendAll(int Fd, iovec *Iov, int Count, uint64_t &Written) {
+// to Written and to Moved (which others read as it grows). MSG_NOSIGNAL: a
+// dead peer must surface as an error, not as SIGPIPE in the embedding
+// process.
+int sendAll(int Fd, iovec *Iov, int Count, uint64_t &Written, std::atomic<uint64_t> &Moved) {
   while (Count > 0) {
+    auto [Parts, Over] = sliceOf(Iov, Count);
     msghdr Msg{};
     Msg.msg_iov = Iov;
-    Msg.msg_iovlen = std::min(Count, IOV_MAX);
+    Msg.msg_iovlen = Parts;
+    Iov[Parts - 1].iov_len -= Over;
     ssize_t N = ::sendmsg(Fd, &Msg, MSG_NOSIGNAL);
+    Iov[Parts - 1].iov_len += Over;
     if (N < 0) {
       if (errno == EINTR)
         continue;
       return errno;
     }
     Written += N;
+    Moved.fetch_add(N, std::memory_order_relaxed);
     while (Count > 0 && static_cast<size_t>(N) >= Iov->iov_len) {
       N -= Iov->iov_len;
       ++Iov;
@@ -137,7 +161,7 @@ Error SocketTransport::sendMessage(SimpleRemoteEPCOpcode OpC, uint64_t SeqNo, Ex
   if (!beginSend(MsgSize))
     return goingDown();
   uint64_t Written = 0;
-  int Err = sendAll(Fd, Iov, ArgBytes.empty() ? 1 : 2, Written);
+  int Err = sendAll(Fd, Iov, ArgBytes.empty() ? 1 : 2, Written, MovedOut);
   endSend(Written);
   if (Err)
     return lostWhileSending("sending a message", Err, Written, MsgSize);
@@ -169,6 +193,7 @@ Error SocketTransport::readExact(char *Dst, size_t Size, bool *CleanEof) {
     ssize_t N = ::read(Fd, Dst + Done, Size - Done);
     if (N > 0) {
       Done += N;
+      MovedIn.fetch_add(N, std::memory_order_relaxed);
       continue;
     }
     if (N < 0 && errno == EINTR)
@@ -212,9 +237,7 @@ Error SocketTransport::readHeartbeat(Head &H, uint64_t MsgSize) {
 
 void SocketTransport::setReplyTimeout(std::chrono::milliseconds Timeout) {
   ReplyTimeoutMs = Timeout.count();
-  int64_t Us = std::chrono::duration_cast<std::chrono::microseconds>(Timeout).count();
-  timeval Tv{time_t(Us / 1000000), suseconds_t(Us % 1000000)};
-  ::setsockopt(Fd, SOL_SOCKET, SO_RCVTIMEO, &Tv, sizeof(Tv));
+  setReadTimeout(Fd, Timeout);
 }
 
 Error SocketTransport::sendHeartbeat() {
@@ -228,7 +251,7 @@ Error SocketTransport::sendHeartbeat() {
   uint64_t Written = 0;
   if (!beginSend(HeaderSize))
     return goingDown();
-  int Err = sendAll(Fd, &Iov, 1, Written);
+  int Err = sendAll(Fd, &Iov, 1, Written, MovedOut);
   endSend(Written);
   if (Err)
     return lostWhileSending("sending a heartbeat", Err, Written, HeaderSize);
@@ -474,7 +497,7 @@ Error SocketTransport::refuse(Error Why) {
     uint64_t Written = 0;
     // Best effort: the peer may be gone already, and the connection ends
     // below whatever happens.
-    (void)sendAll(Fd, &V, 1, Written);
+    (void)sendAll(Fd, &V, 1, Written, MovedOut);
   }
   ::shutdown(Fd, SHUT_WR);
   discardFor(Refused, std::chrono::seconds(5));
@@ -530,6 +553,7 @@ Error SocketTransport::readInto(MutableArrayRef<iovec> Dst) {
     if (N == 0)
       return createStringError(inconvertibleErrorCode(),
                                "connection closed by the peer in the middle of a payload");
+    MovedIn.fetch_add(N, std::memory_order_relaxed);
     for (; Count > 0 && size_t(N) >= Iov->iov_len; ++Iov, --Count)
       N -= Iov->iov_len;
     if (Count > 0) {
@@ -620,18 +644,18 @@ int SocketTransport::sendParts(SmallVectorImpl<iovec> &Iov, ArrayRef<PayloadPart
         Iov.push_back({const_cast<char *>(P.Data), size_t(P.Bytes)});
       continue;
     }
-    if (int Err = sendAll(Fd, Iov.data(), Iov.size(), Written))
+    if (int Err = sendAll(Fd, Iov.data(), Iov.size(), Written, MovedOut))
       return Err;
     Iov.clear();
     if (!Chunk)
       Chunk.reset(static_cast<char *>(mi_malloc(ChunkSize)));
     while (!P.Packer->done()) {
       iovec One{Chunk.get(), P.Packer->pack(Chunk.get(), ChunkSize)};
-      if (int Err = sendAll(Fd, &One, 1, Written))
+      if (int Err = sendAll(Fd, &One, 1, Written, MovedOut))
         return Err;
     }
   }
-  return sendAll(Fd, Iov.data(), Iov.size(), Written);
+  return sendAll(Fd, Iov.data(), Iov.size(), Written, MovedOut);
 }
 
 Error SocketTransport::sendWithPayload(PayloadOpcode OpC, uint64_t SeqNo, ArrayRef<char> Plan,

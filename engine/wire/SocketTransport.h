@@ -160,6 +160,11 @@ public:
   uint64_t bytesReceived() const { return BytesIn.load(std::memory_order_relaxed); }
   // Heartbeats sent or received, kept out of the message counts.
   uint64_t heartbeats() const { return Heartbeats.load(std::memory_order_relaxed); }
+  // Bytes written to and read from the socket so far, counted as each system
+  // call returns rather than per whole message: what a progress display
+  // reads, from any thread, while one large message is on its way.
+  uint64_t bytesWritten() const { return MovedOut.load(std::memory_order_relaxed); }
+  uint64_t bytesRead() const { return MovedIn.load(std::memory_order_relaxed); }
 
   // Why the peer hung up, when it said so (its Hangup message carried an
   // error); empty otherwise.
@@ -236,6 +241,9 @@ private:
   };
   std::unique_ptr<char, MiFree> Chunk; // packing scratch, made on first use
   std::atomic<uint64_t> Requests{0}, Sent{0}, Received{0}, BytesOut{0}, BytesIn{0}, Heartbeats{0};
+  // Grown by whoever is writing or reading the socket as bytes move; read by
+  // anyone (bytesWritten, bytesRead).
+  std::atomic<uint64_t> MovedOut{0}, MovedIn{0};
   std::atomic<int64_t> ReplyTimeoutMs{0}; // for the error text; SO_RCVTIMEO does the timing
   mutable std::mutex HangupMutex;
   std::string Hangup, Closed;

@@ -74,6 +74,14 @@ struct SessionOptions {
   std::string TracePath;
 };
 
+// Opts with what the environment sets, as every embedder of the library
+// reads it: CATALYST_REMOTE_STRATEGY (a strategy's name),
+// CATALYST_REMOTE_TOKEN_FILE (read as readTokenFile does) or else
+// CATALYST_REMOTE_TOKEN (the secret itself), CATALYST_REMOTE_LIVENESS_MS,
+// CATALYST_REMOTE_LAUNCH_TIMEOUT_MS, and CATALYST_REMOTE_PROFILE (set and
+// not "0": Profile). Fails on a value it cannot use, saying which.
+llvm::Expected<SessionOptions> optionsFromEnvironment(SessionOptions Opts = {});
+
 } // namespace catalyst::remote
 
 #endif
