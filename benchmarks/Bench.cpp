@@ -28,6 +28,8 @@
 //   CATALYST_REMOTE_LINK      a name for the link, kept in the results'
 //                             context as "link"
 //   CATALYST_REMOTE_BENCH_PIN split (default), same or none: see Pinning.h
+//   CATALYST_REMOTE_TRACE     a trace file the benchmark's one session per
+//                             strategy writes to (which then pays for it)
 //
 //===----------------------------------------------------------------------===//
 
@@ -94,6 +96,10 @@ Expected<std::unique_ptr<Session>> openSession(const std::string &Address, Strat
   SessionOptions Options;
   Options.Outputs = OutputAllocator{std::malloc, std::free};
   Options.Transfer = Transfer;
+  // As a program on the C ABI would: a trace of the launches measured,
+  // which then pay what tracing costs.
+  if (const char *Trace = std::getenv("CATALYST_REMOTE_TRACE"))
+    Options.TracePath = Trace;
   auto S = Session::open(Address, Options);
   if (!S)
     return S.takeError();
@@ -374,6 +380,7 @@ int main(int argc, char **argv) {
   registerFanoutBenchmarks(Env);
   registerMemoryBenchmarks(Env);
   registerAuthBenchmarks(Env);
+  registerTraceBenchmarks(Env);
   registerGrpcBenchmarks();
   if (Listing) {
     benchmark::RunSpecifiedBenchmarks();

@@ -10,6 +10,7 @@
 #include "Heartbeat.h"
 #include "Log.h"
 #include "MemoryBudget.h"
+#include "Retention.h"
 #include "WorkerPool.h"
 #include "ZeroCopyService.h"
 
@@ -53,8 +54,10 @@ Error setup(SimpleRemoteEPCServer::Setup &S, const ConnectionOptions &Options) {
 int ConnectionFd = -1;
 
 // SIGTERM (the executor stopping) ends the session like a hangup would, so
-// the runtime is finalized and the assets are removed on the way out.
+// the runtime is finalized and the assets are removed on the way out; so
+// does SIGHUP (the ssh session the executor was started in closing).
 void onTerminate(int) {
+  Heartbeat::noteStopping();
   ::shutdown(ConnectionFd, SHUT_RDWR);
 }
 
@@ -64,6 +67,7 @@ void endOnTerminate(int Fd) {
   SA.sa_handler = onTerminate;
   sigemptyset(&SA.sa_mask);
   ::sigaction(SIGTERM, &SA, nullptr);
+  ::sigaction(SIGHUP, &SA, nullptr);
 }
 
 } // namespace
@@ -86,6 +90,8 @@ int serveConnection(int Fd, const std::string &Peer, const ConnectionOptions &Op
   if (auto Err = createAssetDirectory())
     LogLine() << Label << ": " << toString(std::move(Err));
   MemoryBudget::get().setCap(Options.MaxReservedBytes);
+  if (auto Err = retainFreedMemory(Options.RetainedBytes))
+    LogLine() << Label << ": " << toString(std::move(Err)) << "; kernels' memory is not kept";
   wire::SocketTransport *Transport = nullptr;
   wire::TransportOptions TOpts;
   TOpts.MaxMessageSize = Options.MaxMessageSize;

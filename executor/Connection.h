@@ -25,6 +25,8 @@ struct ConnectionOptions {
   std::chrono::milliseconds HandshakeTimeout{10000};
   // Executor memory (code and launch slabs) one host may reserve.
   uint64_t MaxReservedBytes = uint64_t(16) << 30;
+  // Kernels' freed memory kept faulted in for the next launch (Retention.h).
+  uint64_t RetainedBytes = uint64_t(1) << 30;
 };
 
 // What a connection process leaves for its listener, in memory they share,

@@ -13,6 +13,10 @@ namespace catalyst::remote::executor {
 
 namespace {
 
+// Set from a signal handler: a lock-free atomic, initialized statically.
+std::atomic<bool> Stopping{false};
+static_assert(std::atomic<bool>::is_always_lock_free);
+
 int64_t nowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
@@ -32,6 +36,10 @@ int64_t nowNs() {
 Heartbeat &Heartbeat::get() {
   static Heartbeat H;
   return H;
+}
+
+void Heartbeat::noteStopping() {
+  Stopping.store(true, std::memory_order_relaxed);
 }
 
 Heartbeat::Busy::Busy() {
@@ -68,7 +76,8 @@ void Heartbeat::run(std::chrono::milliseconds Interval) {
     if (Working.load(std::memory_order_acquire) == 0)
       continue;
     if (hostGone())
-      endProcess("the host closed the connection");
+      endProcess(Stopping.load(std::memory_order_relaxed) ? "the executor is stopping"
+                                                          : "the host closed the connection");
     int64_t Now = nowNs();
     if (Now - std::max(Since.load(std::memory_order_acquire), LastBeat) < Every)
       continue;

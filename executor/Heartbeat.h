@@ -37,6 +37,10 @@ public:
   // for it once, when it opens the session.
   void enable(std::chrono::milliseconds Interval);
 
+  // The executor is stopping this connection (SIGTERM): a closed socket is
+  // then its own doing, not the host's. Safe in a signal handler.
+  static void noteStopping();
+
   // Marks work in progress for its lifetime, on any thread.
   class Busy {
   public:

@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <fcntl.h>
 #include <map>
@@ -34,6 +35,10 @@ using namespace llvm;
 namespace catalyst::remote::executor {
 
 namespace {
+
+// SIGHUP: Catalyst's launcher starts a remote executor through `ssh -tt`,
+// and stops it by closing that session.
+constexpr int StopSignals[] = {SIGINT, SIGTERM, SIGHUP};
 
 int WakeFds[2] = {-1, -1};
 volatile sig_atomic_t StopRequested = 0;
@@ -217,8 +222,9 @@ void reapChildren(bool Block = false) {
                            const ConnectionOptions &Options, const wire::Nonce &Challenge,
                            ConnectionRecord &Record) {
   ::prctl(PR_SET_PDEATHSIG, SIGTERM);
-  for (int S : {SIGINT, SIGTERM, SIGCHLD})
+  for (int S : StopSignals)
     std::signal(S, SIG_DFL);
+  std::signal(SIGCHLD, SIG_DFL);
   for (auto &L : Listeners)
     ::close(L.Fd);
   ::close(WakeFds[0]);
@@ -282,18 +288,37 @@ void acceptOne(Listener &L, std::vector<Listener> &All, const ServeOptions &Opti
             << ", served by process " << Pid;
 }
 
+// How long connection processes get to end their sessions after SIGTERM
+// before they are killed (a kernel does not stop for it). Well under the
+// 10 s Catalyst's launcher gives the executor before it SIGKILLs it, which
+// would leave the asset directory behind.
+constexpr std::chrono::seconds StopGrace{5};
+
 void stopChildren() {
   for (auto &[Pid, C] : Children)
     ::kill(Pid, SIGTERM);
-  auto Deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  auto Deadline = std::chrono::steady_clock::now() + StopGrace;
   while (!Children.empty() && std::chrono::steady_clock::now() < Deadline) {
     reapChildren();
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  for (auto &[Pid, C] : Children)
+  for (auto &[Pid, C] : Children) {
+    LogLine() << "catalyst-remote-executor: connection process " << Pid << " has not ended "
+              << StopGrace.count() << " s after SIGTERM (a running kernel does not stop for it): "
+              << "killing it";
     ::kill(Pid, SIGKILL);
+  }
   while (!Children.empty())
     reapChildren(/*Block=*/true);
+}
+
+// Catalyst's launcher reads stdout through a pipe and waits for the
+// readiness line, so it goes out at once rather than when a buffer fills.
+void announce(const std::vector<Listener> &Listeners) {
+  for (const Listener &L : Listeners)
+    std::printf("catalyst-remote-executor: listening on %s\nListening on %s\n", L.Address.c_str(),
+                L.Address.c_str());
+  std::fflush(stdout);
 }
 
 } // namespace
@@ -306,13 +331,15 @@ int serve(std::vector<Listener> Listeners, const ServeOptions &Options) {
   struct sigaction SA {};
   SA.sa_handler = onSignal;
   sigemptyset(&SA.sa_mask);
-  for (int S : {SIGINT, SIGTERM, SIGCHLD})
+  for (int S : StopSignals)
     ::sigaction(S, &SA, nullptr);
+  ::sigaction(SIGCHLD, &SA, nullptr);
   // Only now: a SIGTERM from here on still lets it be removed.
   if (auto Err = createAssetRoot()) {
     LogLine() << "catalyst-remote-executor: " << toString(std::move(Err));
     return 1;
   }
+  announce(Listeners);
   std::vector<pollfd> Polled;
   for (auto &L : Listeners)
     Polled.push_back({L.Fd, POLLIN, 0});

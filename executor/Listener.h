@@ -2,7 +2,8 @@
 //
 // The executor's main process only listens and forks: each connection is
 // served in its own child, so a crashing kernel ends only its own session.
-// SIGINT/SIGTERM stop the listeners and every connection still running.
+// SIGINT, SIGTERM and SIGHUP (an ssh session that started it closing) stop
+// the listeners and every connection still running, within a few seconds.
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,7 +38,11 @@ struct ServeOptions {
   unsigned MaxConnections = 64;
 };
 
-// Serves until SIGINT/SIGTERM; returns the exit status.
+// Once it is ready to serve, prints on stdout, for each listener,
+// "catalyst-remote-executor: listening on ADDRESS" and then
+// "Listening on ADDRESS": the line Catalyst's launcher waits for (it matches
+// `Listening on \S+:\d+`). Serves until a stop signal; returns the exit
+// status.
 int serve(std::vector<Listener> Listeners, const ServeOptions &Options);
 
 } // namespace catalyst::remote::executor

@@ -33,7 +33,10 @@ const char *Usage =
     "that connects can run any code as this executor's user: outside loopback,\n"
     "require a secret (--token-file). Options take '--flag VALUE' or '--flag=VALUE'.\n"
     "  --bind HOST:PORT         listen here; a bare PORT binds 127.0.0.1; port 0 lets\n"
-    "                           the kernel choose (the bound address is printed on stdout)\n"
+    "                           the kernel choose. Once ready, stdout gets for each\n"
+    "                           address 'Listening on HOST:PORT' (what Catalyst's\n"
+    "                           launcher waits for); a port in use is an error\n"
+    "                           naming it ('Address already in use', exit status 1)\n"
     "  --token-file PATH        every host must prove it knows the secret in PATH (mode\n"
     "                           0600 or stricter), loopback included; the executor\n"
     "                           proves it knows it too\n"
@@ -46,8 +49,11 @@ const char *Usage =
     "  --max-slab-mib MIB       executor memory (code and launch slabs) one host may\n"
     "                           reserve (default 16384)\n"
     "  --max-message MIB        largest message accepted from a host (default 8192)\n"
+    "  --retain-mib MIB         memory each connection keeps faulted in for its kernels'\n"
+    "                           next large allocations, once freed (default 1024; 0: none)\n"
     "  --workers N              threads serving each connection (default 4)\n"
-    "  --plugin PATH            dlopen a shared library (RTLD_GLOBAL) before serving\n"
+    "  --plugin PATH            dlopen a shared library (RTLD_GLOBAL) before serving;\n"
+    "                           may be repeated\n"
     "  --upstream-only          offer only Catalyst's upstream services\n";
 
 struct Args {
@@ -62,9 +68,9 @@ bool parseCount(StringRef Text, unsigned Max, unsigned &Out) {
 }
 
 // A size in MiB, up to 2^40 MiB, so that the byte count cannot overflow.
-bool parseMiB(StringRef Text, uint64_t &Bytes) {
+bool parseMiB(StringRef Text, uint64_t &Bytes, bool ZeroMeansNone = false) {
   uint64_t MiB = 0;
-  if (Text.getAsInteger(10, MiB) || MiB == 0 || MiB > (uint64_t(1) << 40))
+  if (Text.getAsInteger(10, MiB) || (MiB == 0 && !ZeroMeansNone) || MiB > (uint64_t(1) << 40))
     return false;
   Bytes = MiB << 20;
   return true;
@@ -88,8 +94,9 @@ const std::pair<StringRef, Setter> ValueOptions[] = {
      }},
     {"--plugin",
      [](StringRef V, Args &A) {
+       // dlopen("") would hand back the executor itself and load nothing.
        A.Plugins.push_back(V.str());
-       return true;
+       return !V.empty();
      }},
     {"--token-file",
      [](StringRef V, Args &A) {
@@ -107,6 +114,8 @@ const std::pair<StringRef, Setter> ValueOptions[] = {
      [](StringRef V, Args &A) { return parseMiB(V, A.Serve.Connection.MaxMessageSize); }},
     {"--max-slab-mib",
      [](StringRef V, Args &A) { return parseMiB(V, A.Serve.Connection.MaxReservedBytes); }},
+    {"--retain-mib",
+     [](StringRef V, Args &A) { return parseMiB(V, A.Serve.Connection.RetainedBytes, true); }},
     {"--workers",
      [](StringRef V, Args &A) { return parseCount(V, 1024, A.Serve.Connection.Workers); }},
     {"--max-connections",
@@ -240,8 +249,5 @@ int main(int Argc, char **Argv) {
   }
   if (!checkExposure(Listeners, A))
     return 2;
-  for (const Listener &L : Listeners)
-    std::printf("catalyst-remote-executor: listening on %s\n", L.Address.c_str());
-  std::fflush(stdout);
   return serve(std::move(Listeners), A.Serve);
 }

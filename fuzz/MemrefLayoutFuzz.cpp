@@ -3,7 +3,8 @@
 // Input: rank (up to 8), element size, offset, sizes, strides. Whatever
 // layoutOf accepts over a buffer sized exactly to its span must pack, in
 // chunks of any capacity, touching only that span and writing only the
-// dense bytes it promised: ASan reports any byte outside either buffer.
+// dense bytes it promised (ASan reports any byte outside either buffer),
+// each element where an index walk puts it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +20,24 @@ namespace {
 // Where the descriptor first points, so that layoutOf judges real addresses.
 char Anchor[64];
 
+// Where a plain walk over the indices, in row-major order, puts each
+// element: what the packer must produce, whichever way it goes.
+bool matchesIndexWalk(const wire::MemrefDesc &D, size_t Elem, const char *Packed,
+                      uint64_t Elements) {
+  int64_t Index[8] = {};
+  const char *Base = static_cast<const char *>(D.aligned());
+  for (uint64_t E = 0; E < Elements; ++E) {
+    int64_t Off = D.offset();
+    for (size_t K = 0; K < D.rank(); ++K)
+      Off += Index[K] * D.stride(K);
+    if (std::memcmp(Packed + E * Elem, Base + Off * int64_t(Elem), Elem) != 0)
+      return false;
+    for (size_t K = D.rank(); K-- > 0 && ++Index[K] == D.size(K);)
+      Index[K] = 0;
+  }
+  return true;
+}
+
 void packInChunks(const wire::MemrefDesc &D, size_t Elem, const wire::MemrefLayout &L,
                   FuzzInput &In) {
   std::unique_ptr<char[]> Dst(new char[L.Bytes ? L.Bytes : 1]);
@@ -32,7 +51,7 @@ void packInChunks(const wire::MemrefDesc &D, size_t Elem, const wire::MemrefLayo
       __builtin_trap(); // no progress, or a torn element
     Written += N;
   }
-  if (Written != L.Bytes)
+  if (Written != L.Bytes || !matchesIndexWalk(D, Elem, Dst.get(), L.Elements))
     __builtin_trap();
 }
 
@@ -60,7 +79,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
   if (L->SpanBytes > MaxSpan || L->Bytes > MaxSpan || L->Elements == 0)
     return 0;
   std::unique_ptr<char[]> Span(new char[L->SpanBytes]);
-  std::memset(Span.get(), 0, L->SpanBytes);
+  for (uint64_t I = 0; I < L->SpanBytes; ++I)
+    Span[I] = char(I * 31 + I / 251); // no two nearby elements alike
   // Rebase so that the lowest element is the buffer's first byte.
   uintptr_t Aligned =
       reinterpret_cast<uintptr_t>(Span.get()) - uintptr_t(L->FirstElement * int64_t(Elem));

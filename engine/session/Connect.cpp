@@ -112,17 +112,4 @@ Expected<int> connectTcp(StringRef Address, std::chrono::milliseconds Timeout) {
   return Fd;
 }
 
-void setReadDeadline(int Fd, Clock::time_point Deadline) {
-  auto Left = std::chrono::duration_cast<std::chrono::microseconds>(Deadline - Clock::now());
-  // A zero timeout would mean none: at least a microsecond.
-  int64_t Us = std::max<int64_t>(1, Left.count());
-  timeval Tv{time_t(Us / 1000000), suseconds_t(Us % 1000000)};
-  ::setsockopt(Fd, SOL_SOCKET, SO_RCVTIMEO, &Tv, sizeof(Tv));
-}
-
-void clearReadDeadline(int Fd) {
-  timeval None{0, 0};
-  ::setsockopt(Fd, SOL_SOCKET, SO_RCVTIMEO, &None, sizeof(None));
-}
-
 } // namespace catalyst::remote

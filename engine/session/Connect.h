@@ -23,12 +23,6 @@ llvm::Expected<HostPort> parseHostPort(llvm::StringRef Address);
 // blocking socket with TCP_NODELAY set. Gives up after Timeout.
 llvm::Expected<int> connectTcp(llvm::StringRef Address, std::chrono::milliseconds Timeout);
 
-// Until cleared, every blocking read on Fd fails once Deadline has passed
-// (SO_RCVTIMEO): a session's setup, the executor's first replies included,
-// cannot outlast its handshake timeout, whoever does the reading.
-void setReadDeadline(int Fd, std::chrono::steady_clock::time_point Deadline);
-void clearReadDeadline(int Fd);
-
 } // namespace catalyst::remote
 
 #endif

@@ -2,18 +2,22 @@
 
 #include "catalyst/remote/Session.h"
 
+#include "../trace/SessionTrace.h"
 #include "../transfer/BatchedTransfer.h"
 #include "../transfer/CheckedCall.h"
 #include "../transfer/NaiveTransfer.h"
+#include "../transfer/OutputForecast.h"
 #include "../transfer/PhaseClock.h"
 #include "../transfer/ZeroCopyTransfer.h"
 #include "../wire/Handshake.h"
 #include "../wire/Protocol.h"
+#include "../wire/SocketTimeouts.h"
 #include "../wire/ReadableMemory.h"
 #include "../wire/Secret.h"
 #include "../wire/SocketTransport.h"
 #include "CodeLinker.h"
 #include "Connect.h"
+#include "ExecutorInfo.h"
 #include "LaunchQueue.h"
 #include "LaunchWatchdog.h"
 #include "TaskPool.h"
@@ -57,11 +61,6 @@ Expected<std::unique_ptr<jitlink::JITLinkMemoryManager>> createCodeMemory(Simple
   return MapperJITLinkMemoryManager::CreateWithMapper<SimpleRemoteMemoryMapper>(SlabSize, EPC, SAs);
 }
 
-bool hasSymbols(const ExecutorProcessControl &EPC, ArrayRef<const char *> Names) {
-  const auto &Map = EPC.getBootstrapSymbolsMap();
-  return llvm::all_of(Names, [&](const char *N) { return Map.count(N); });
-}
-
 // What the transport counted, to be differenced around one launch.
 struct WireCounters {
   uint64_t Requests, Sent, Received, BytesOut, BytesIn;
@@ -85,9 +84,10 @@ void printProfile(StringRef Entry, const char *Strategy, const LaunchStats &S) {
          << " round trips, " << S.Messages << " messages, " << S.BytesSent << " B sent, "
          << S.BytesReceived << " B received, copies host " << S.HostCopyBytes << " B executor "
          << S.ExecutorCopyBytes << " B, slab " << S.SlabInUse << " B (high " << S.SlabHighWater
-         << " B); us: plan " << Us(P.PlanNs) << " send " << Us(P.SendNs) << " copy-in "
-         << Us(P.CopyInNs) << " kernel " << Us(P.KernelNs) << " copy-out " << Us(P.CopyOutNs)
-         << " receive " << Us(P.ReceiveNs) << " rewrite " << Us(P.RewriteNs) << "\n";
+         << " B), outputs ready " << S.OutputsReady << "; us: plan " << Us(P.PlanNs) << " send "
+         << Us(P.SendNs) << " copy-in " << Us(P.CopyInNs) << " kernel " << Us(P.KernelNs)
+         << " copy-out " << Us(P.CopyOutNs) << " receive " << Us(P.ReceiveNs) << " rewrite "
+         << Us(P.RewriteNs) << "\n";
 }
 
 // What a session stored under one asset name.
@@ -120,6 +120,14 @@ Expected<bool> isStored(const StringMap<SentAsset> &Sent, StringRef Name, const 
   return It->second.Hash == Now.Hash && It->second.Size == Now.Size;
 }
 
+// Outputs the caller lends a buffer for: no fresh buffer to prepare.
+SmallVector<bool, 8> lentOutputs(ArrayRef<MutableArrayRef<char>> Into, size_t Count) {
+  SmallVector<bool, 8> Lent(Count, false);
+  for (size_t I = 0; I < Into.size() && I < Count; ++I)
+    Lent[I] = Into[I].data() != nullptr;
+  return Lent;
+}
+
 } // namespace
 
 class Session::Impl {
@@ -127,18 +135,24 @@ public:
   Impl(std::string Address, const SessionOptions &Opts) : Address(std::move(Address)), Opts(Opts) {
     if (!this->Opts.Outputs.Allocate)
       this->Opts.Outputs = defaultOutputAllocator();
+    Forecast = std::make_unique<OutputForecast>(this->Opts.Outputs);
   }
 
+  Error open();
   Error connect();
   Error startEpc(int Fd);
   Error startLiveness();
   Error chooseTransfer();
   Expected<std::unique_ptr<Transfer>> makeTransfer(Strategy S);
+  Error sendBinary(StringRef Path, BinaryFormat Format);
   Error sendAsset(StringRef Path);
   Expected<std::vector<char>> callWrapper(ExecutorAddr Fn, ArrayRef<char> Args);
   Error launch(const LaunchCall &Call);
+  Error launchMeasured(const LaunchCall &Call, HostOutputs &Outputs, LaunchStats &S,
+                       LaunchTimeline &When, uint64_t &InputBytes);
+  Error ping();
   Error runLaunch(ExecutorAddr Entry, ArrayRef<InputPlan> Inputs, HostOutputs &Outputs,
-                  LaunchStats &S);
+                  LaunchStats &S, LaunchTimeline &When);
   Error explain(Error Err, const Twine &What);
   std::string endReason() const;
   void settle();
@@ -152,6 +166,9 @@ public:
   std::string Address;
   SessionOptions Opts;
   catalyst::remote::Strategy Chosen = Strategy::Naive;
+  std::unique_ptr<SessionTrace> Trace; // null when not tracing; outlives the connection
+  OpenMarks Opening;                   // written by open only
+  ExecutorInfo Info;
 
   // The connection and what works over it, from open until close, which
   // tears them down holding Life exclusively; every call that uses them
@@ -170,13 +187,29 @@ public:
 
   // Launches share the session's slab, so they take turns.
   std::mutex LaunchMutex;
-  SessionStats Stats; // guarded by LaunchMutex
+  SessionStats Stats;                       // guarded by LaunchMutex
+  std::unique_ptr<OutputForecast> Forecast; // used under LaunchMutex
 
   // Held across a send, so that two sends of one name cannot cross.
   std::mutex AssetMutex;
   StringMap<SentAsset> Assets; // by file name, as the executor keeps them, under AssetMutex
   LaunchQueue Async;           // locks its own
 };
+
+// Connects, and when tracing, writes how it went, failed or not.
+Error Session::Impl::open() {
+  if (!Opts.TracePath.empty()) {
+    auto T = SessionTrace::create(Opts.TracePath, Address);
+    if (!T)
+      return T.takeError();
+    Trace = std::move(*T);
+  }
+  Opening.Start = PhaseClock::now();
+  Error Err = connect();
+  if (Trace)
+    Trace->opened(Opening, Chosen, messageOf(Err));
+  return Err;
+}
 
 Error Session::Impl::connect() {
   if (!Opts.Secret.empty())
@@ -191,10 +224,19 @@ Error Session::Impl::connect() {
     return createStringError(inconvertibleErrorCode(), "cannot open a session with %s: %s",
                              Address.c_str(), toString(std::move(Err)).c_str());
   }
-  setReadDeadline(*Fd, By);
+  Opening.Connected = PhaseClock::now();
+  // Until the liveness timeout replaces it: the session's setup, the
+  // executor's first replies included, cannot outlast the handshake's
+  // deadline, whoever does the reading.
+  wire::setReadDeadline(*Fd, By);
   Error Err = startEpc(*Fd);
   if (!Err)
     Err = startLiveness();
+  if (!Err && Trace) {
+    Opening.SetUp = PhaseClock::now();
+    Trace->syncClock(ES->getExecutorProcessControl());
+    Opening.Synced = PhaseClock::now();
+  }
   if (!Err || std::chrono::steady_clock::now() < By)
     return Err;
   return createStringError(inconvertibleErrorCode(),
@@ -214,8 +256,7 @@ Error Session::Impl::startEpc(int Fd) {
   };
   wire::TransportOptions TOpts;
   TOpts.MaxMessageSize = Opts.MaxMessageSize;
-  TOpts.FirstMessageTimeout = Opts.HandshakeTimeout;
-  TOpts.ReadOnDemand = true;
+  TOpts.ReadOnDemand = true; // the setup message is waiting: the handshake saw it
   auto Pool = std::make_unique<TaskPool>();
   Tasks = Pool.get();
   auto EPC = SimpleRemoteEPC::Create<wire::SocketTransport>(std::move(Pool), std::move(S), Fd,
@@ -243,7 +284,7 @@ Error Session::Impl::startLiveness() {
   auto &EPC = ES->getExecutorProcessControl();
   auto It = EPC.getBootstrapSymbolsMap().find(wire::LivenessEnableName);
   if (Opts.LivenessTimeout.count() <= 0 || It == EPC.getBootstrapSymbolsMap().end()) {
-    clearReadDeadline(Transport->fd());
+    wire::clearReadTimeout(Transport->fd());
     return Error::success();
   }
   // Several heartbeats fit in the timeout: one late beat is not a death.
@@ -274,13 +315,12 @@ Error Session::Impl::chooseTransfer() {
                                           {Upstream.Invoke, wire::InvokeName},
                                           {Upstream.StoreAsset, wire::StoreAssetName}}))
     return Err;
-  bool Own = EPC.getBootstrapMap().count(wire::ProtocolKey);
-  bool CanBatch = Own && hasSymbols(EPC, {wire::BatchedInvokeName, wire::BatchedReleaseName});
-  bool CanZeroCopy = CanBatch && EPC.getBootstrapMap().count(wire::ZeroCopyKey);
+  Info = describeExecutor(EPC, !Opts.Secret.empty());
+  auto Offers = [&](Strategy S) { return llvm::is_contained(Info.Strategies, S); };
   Strategy Want = Opts.Transfer;
-  if ((Want == Strategy::Auto || Want == Strategy::ZeroCopy) && CanZeroCopy)
+  if ((Want == Strategy::Auto || Want == Strategy::ZeroCopy) && Offers(Strategy::ZeroCopy))
     Chosen = Strategy::ZeroCopy;
-  else if (Want != Strategy::Naive && CanBatch)
+  else if (Want != Strategy::Naive && Offers(Strategy::Batched))
     Chosen = Strategy::Batched;
   else
     Chosen = Strategy::Naive;
@@ -301,6 +341,9 @@ Expected<std::unique_ptr<Transfer>> Session::Impl::makeTransfer(catalyst::remote
   if (auto Err = EPC.getBootstrapSymbols(
           {{BS.Invoke, wire::BatchedInvokeName}, {BS.Release, wire::BatchedReleaseName}}))
     return Err;
+  if (auto It = EPC.getBootstrapSymbolsMap().find(wire::BatchedInvokeTimedName);
+      It != EPC.getBootstrapSymbolsMap().end())
+    BS.InvokeTimed = It->second;
   auto Backend = executorMemoryBackend(EPC);
   if (!Backend)
     return Backend.takeError();
@@ -445,9 +488,9 @@ static Error checkOutputs(const LaunchCall &Call) {
 
 // The transfer's launch, under the launch deadline when there is one.
 Error Session::Impl::runLaunch(ExecutorAddr Entry, ArrayRef<InputPlan> Inputs, HostOutputs &Outputs,
-                               LaunchStats &S) {
+                               LaunchStats &S, LaunchTimeline &When) {
   if (Opts.LaunchTimeout.count() <= 0)
-    return Active->launch(Entry, Inputs, Outputs, S);
+    return Active->launch(Entry, Inputs, Outputs, S, When);
   if (!Watchdog)
     Watchdog = std::make_unique<LaunchWatchdog>([this, Limit = Opts.LaunchTimeout] {
       Transport->closeWith(formatv("a launch did not finish within {0} ms "
@@ -457,7 +500,7 @@ Error Session::Impl::runLaunch(ExecutorAddr Entry, ArrayRef<InputPlan> Inputs, H
                                .str());
     });
   Watchdog->arm(LaunchWatchdog::Clock::now() + Opts.LaunchTimeout);
-  Error Err = Active->launch(Entry, Inputs, Outputs, S);
+  Error Err = Active->launch(Entry, Inputs, Outputs, S, When);
   Watchdog->disarm();
   return Err;
 }
@@ -465,13 +508,27 @@ Error Session::Impl::runLaunch(ExecutorAddr Entry, ArrayRef<InputPlan> Inputs, H
 Error Session::Impl::launch(const LaunchCall &Call) {
   std::lock_guard<std::mutex> Lock(LaunchMutex);
   LaunchStats S;
-  auto Start = PhaseClock::now();
-  HostOutputs Outputs(Call.Outputs, Opts.Outputs, Call.Into);
+  LaunchTimeline When;
+  uint64_t InputBytes = 0;
+  When.Plan = PhaseClock::now();
+  HostOutputs Outputs(Call.Outputs, Opts.Outputs, Call.Into, Forecast.get());
+  Error Err = launchMeasured(Call, Outputs, S, When, InputBytes);
+  When.End = PhaseClock::now();
+  if (Trace)
+    Trace->launched({Call.Entry, Call.Object, Chosen, S, When, Call.Inputs.size(),
+                     Call.Outputs.size(), InputBytes, Outputs.bytesGiven(), messageOf(Err)});
+  return Err;
+}
+
+Error Session::Impl::launchMeasured(const LaunchCall &Call, HostOutputs &Outputs, LaunchStats &S,
+                                    LaunchTimeline &When, uint64_t &InputBytes) {
   if (auto Err = checkOutputs(Call))
     return Err;
   auto Inputs = planInputs(Call.Inputs);
   if (!Inputs)
     return Inputs.takeError();
+  for (const InputPlan &In : *Inputs)
+    InputBytes += In.Layout.Bytes;
   uint64_t Request = Active->largestRequest(*Inputs);
   if (Request > Opts.MaxMessageSize)
     return createStringError(inconvertibleErrorCode(),
@@ -482,19 +539,37 @@ Error Session::Impl::launch(const LaunchCall &Call) {
   auto Entry = Linker->lookup(Call.Object, Call.Entry);
   if (!Entry)
     return Entry.takeError();
-  S.Phases.PlanNs = nsSince(Start);
+  S.Phases.PlanNs = nsSince(When.Plan);
   auto Before = WireCounters::of(*Transport);
-  if (auto Err = runLaunch(*Entry, *Inputs, Outputs, S))
-    return explain(std::move(Err), "launch of '" + Call.Entry + "' failed");
-  auto Rewrite = PhaseClock::now();
-  Outputs.commit();
-  S.Phases.RewriteNs = nsSince(Rewrite);
+  Forecast->begin(Entry->getValue(), Call.Outputs, lentOutputs(Call.Into, Call.Outputs.size()));
+  Error Err = runLaunch(*Entry, *Inputs, Outputs, S, When);
+  // Counted failed or not: a trace shows what a failed launch sent.
   WireCounters::of(*Transport).addDelta(Before, S);
+  if (Err) {
+    Forecast->end(Entry->getValue(), {});
+    return explain(std::move(Err), "launch of '" + Call.Entry + "' failed");
+  }
+  When.Rewrite = PhaseClock::now();
+  Outputs.commit();
+  S.Phases.RewriteNs = nsSince(When.Rewrite);
+  Forecast->end(Entry->getValue(), Outputs.bytes());
+  S.OutputsReady = Outputs.readyTaken();
   Stats.Launches++;
   Stats.Last = S;
   Stats.Total += S;
   if (Opts.Profile)
     printProfile(Call.Entry, strategyName(Chosen), S);
+  return Error::success();
+}
+
+// free(NULL) does nothing, on this project's executor as on Catalyst's:
+// the call is one round trip and nothing else. It takes its turn with
+// launches, so that no launch's counters include it.
+Error Session::Impl::ping() {
+  std::lock_guard<std::mutex> Lock(LaunchMutex);
+  if (auto Err = callChecked<wire::SPSFreeSig>(ES->getExecutorProcessControl(), Upstream.Free,
+                                               wire::FreeName, ExecutorAddr()))
+    return explain(std::move(Err), "ping failed");
   return Error::success();
 }
 
@@ -505,6 +580,7 @@ Error Session::Impl::launch(const LaunchCall &Call) {
 Error Session::Impl::close() {
   if (Closed)
     return Error::success();
+  auto Start = PhaseClock::now();
   Error Err = Async.drain();
   if (Closed.exchange(true)) {
     // Another thread's close() tears down: returns once it has.
@@ -517,7 +593,10 @@ Error Session::Impl::close() {
       Transport->closeWith("the session was closed while a call was in flight");
     Exclusive.lock();
   }
-  return joinErrors(std::move(Err), tearDown());
+  Err = joinErrors(std::move(Err), tearDown());
+  if (Trace)
+    Trace->closed(Start, messageOf(Err));
+  return Err;
 }
 
 // Under Life, exclusively. The transfer goes after the EPC has ended, which
@@ -567,7 +646,7 @@ Session::~Session() {
 
 Expected<std::unique_ptr<Session>> Session::open(StringRef Address, const SessionOptions &Options) {
   auto I = std::make_unique<Impl>(Address.str(), Options);
-  if (auto Err = I->connect()) {
+  if (auto Err = I->open()) {
     consumeError(I->close());
     return Err;
   }
@@ -580,6 +659,28 @@ StringRef Session::address() const {
 
 Strategy Session::strategy() const {
   return I->Chosen;
+}
+
+const ExecutorInfo &Session::executor() const {
+  return I->Info;
+}
+
+Traffic Session::traffic() const {
+  Error Closed = Error::success();
+  auto Held = I->hold(Closed);
+  // A closed session carries nothing more; why it closed is not asked.
+  consumeError(std::move(Closed));
+  if (!Held)
+    return {};
+  return {I->Transport->bytesWritten(), I->Transport->bytesRead()};
+}
+
+Error Session::ping() {
+  Error Closed = Error::success();
+  auto Held = I->hold(Closed);
+  if (!Held)
+    return Closed;
+  return I->ping();
 }
 
 SessionStats Session::stats() const {
@@ -595,25 +696,35 @@ bool Session::connected() const {
   return Up;
 }
 
-Error Session::sendBinary(StringRef Path, BinaryFormat Format) {
+Error Session::Impl::sendBinary(StringRef Path, BinaryFormat Format) {
   Error Closed = Error::success();
-  auto Held = I->hold(Closed);
+  auto Held = hold(Closed);
   if (!Held)
     return Closed;
   switch (Format) {
   case BinaryFormat::Object: {
-    Error Err = I->Linker->addObject(Path);
-    I->settle();
+    Error Err = Linker->addObject(Path);
+    settle();
     return Err;
   }
   case BinaryFormat::Asset:
-    if (auto Err = I->sendAsset(Path))
-      return I->explain(std::move(Err), "sending asset '" + Path + "' failed");
+    if (auto Err = sendAsset(Path))
+      return explain(std::move(Err), "sending asset '" + Path + "' failed");
     return Error::success();
   }
   return createStringError(inconvertibleErrorCode(),
                            "unknown binary format %u for '%s' (0 is an object, 1 an asset)",
                            unsigned(Format), Path.str().c_str());
+}
+
+Error Session::sendBinary(StringRef Path, BinaryFormat Format) {
+  auto Start = PhaseClock::now();
+  Error Err = I->sendBinary(Path, Format);
+  bool Known = Format == BinaryFormat::Object || Format == BinaryFormat::Asset;
+  if (I->Trace && Known)
+    I->Trace->binarySent(Format == BinaryFormat::Object ? "link" : "asset", Path, Start,
+                         messageOf(Err));
+  return Err;
 }
 
 Expected<std::vector<char>> Session::callWrapper(StringRef Symbol, ArrayRef<char> Args) {

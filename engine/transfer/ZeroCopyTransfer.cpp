@@ -3,6 +3,7 @@
 #include "ZeroCopyTransfer.h"
 
 #include "../wire/Protocol.h"
+#include "../wire/SpsCheck.h"
 #include "CheckedCall.h"
 #include "PhaseClock.h"
 #include "ZeroCopyResult.h"
@@ -36,6 +37,24 @@ SlabPool::Backend slabBackend(ExecutorProcessControl &EPC, ExecutorAddr Reserve,
   return B;
 }
 
+// The newest zero-copy version both ends speak: the executor advertises its
+// own in the bootstrap map.
+Expected<uint32_t> versionToSpeak(ExecutorProcessControl &EPC) {
+  auto It = EPC.getBootstrapMap().find(ZeroCopyKey);
+  uint32_t Theirs = 0;
+  if (It != EPC.getBootstrapMap().end() &&
+      spsWellFormed<sps::SPSArgList<SPSProtocolValue>>(It->second.data(), It->second.size())) {
+    sps::SPSInputBuffer IB(It->second.data(), It->second.size());
+    sps::SPSArgList<SPSProtocolValue>::deserialize(IB, Theirs);
+  }
+  if (Theirs < ZeroCopyOldestVersion)
+    return createStringError(inconvertibleErrorCode(),
+                             "the executor advertises zero-copy version %u; this host speaks %u "
+                             "to %u",
+                             Theirs, ZeroCopyOldestVersion, ZeroCopyVersion);
+  return std::min(Theirs, ZeroCopyVersion);
+}
+
 Error notWaiting(uint64_t SeqNo) {
   return createStringError(inconvertibleErrorCode(),
                            "malformed launch result: no launch %llu is waiting",
@@ -67,16 +86,17 @@ Expected<std::unique_ptr<ZeroCopyTransfer>> ZeroCopyTransfer::Create(ExecutorPro
   if (auto Err = EPC.getBootstrapSymbols(
           {{Enable, ZeroCopyEnableName}, {Reserve, SlabReserveName}, {Release, SlabReleaseName}}))
     return Err;
+  auto Want = versionToSpeak(EPC);
+  if (!Want)
+    return Want.takeError();
   uint32_t Version = 0;
-  if (auto Err = callChecked<SPSZeroCopyEnableSig>(EPC, Enable, ZeroCopyEnableName, Version,
-                                                   ZeroCopyVersion))
+  if (auto Err = callChecked<SPSZeroCopyEnableSig>(EPC, Enable, ZeroCopyEnableName, Version, *Want))
     return Err;
-  if (Version != ZeroCopyVersion)
+  if (Version != *Want)
     return createStringError(inconvertibleErrorCode(),
-                             "executor speaks zero-copy version %u, this host %u", Version,
-                             ZeroCopyVersion);
+                             "executor speaks zero-copy version %u, this host %u", Version, *Want);
   std::unique_ptr<ZeroCopyTransfer> Z(
-      new ZeroCopyTransfer(T, slabBackend(EPC, Reserve, Release), SlabInitial, SlabCap));
+      new ZeroCopyTransfer(T, Version, slabBackend(EPC, Reserve, Release), SlabInitial, SlabCap));
   T.setPayloadHandler(Z.get());
   return Z;
 }
@@ -131,7 +151,7 @@ void ZeroCopyTransfer::collectPayload(ArrayRef<InputPlan> Inputs, LaunchStats &S
 }
 
 Error ZeroCopyTransfer::launch(ExecutorAddr Entry, ArrayRef<InputPlan> Inputs, HostOutputs &Outputs,
-                               LaunchStats &Stats) {
+                               LaunchStats &Stats, LaunchTimeline &When) {
   auto Start = PhaseClock::now();
   if (auto Err = encodePlan(Entry, Inputs, Outputs))
     return Err;
@@ -142,6 +162,7 @@ Error ZeroCopyTransfer::launch(ExecutorAddr Entry, ArrayRef<InputPlan> Inputs, H
   Waiting W;
   W.Outputs = &Outputs;
   W.Stats = &Stats;
+  W.When = &When;
   return sendAndWait(W, Stats);
 }
 
@@ -153,7 +174,7 @@ Error ZeroCopyTransfer::sendAndWait(Waiting &W, LaunchStats &Stats) {
     W.SeqNo = NextSeqNo++;
     Current = &W;
   }
-  auto Send = PhaseClock::now();
+  auto Send = W.When->Send = PhaseClock::now();
   Error SendErr = T.sendWithPayload(PayloadOpcode::Launch, W.SeqNo, Work.Plan, Work.Parts);
   if (SendErr && take(W.SeqNo)) {
     // Nobody resolved W: its Result is still the success it was made with.
@@ -190,7 +211,7 @@ ZeroCopyTransfer::Waiting *ZeroCopyTransfer::take(uint64_t SeqNo) {
 Error ZeroCopyTransfer::placeOutputs(Waiting &W, ArrayRef<char> Plan, uint64_t PayloadBytes,
                                      std::vector<iovec> &Dst) {
   ZeroCopyResult &R = Work.Result;
-  if (auto Err = decodeZeroCopyResult(Plan, PayloadBytes, *W.Outputs, R, Dst))
+  if (auto Err = decodeZeroCopyResult(Version, Plan, PayloadBytes, *W.Outputs, R, Dst))
     return Err;
   if (!R.RemoteError.empty()) {
     W.RemoteError = std::move(R.RemoteError);
@@ -201,6 +222,7 @@ Error ZeroCopyTransfer::placeOutputs(Waiting &W, ArrayRef<char> Plan, uint64_t P
   P.KernelNs += R.KernelNs;
   P.CopyOutNs += R.CopyOutNs;
   W.Stats->ExecutorCopyBytes += R.ExecutorCopyBytes;
+  W.When->ExecutorStartNs = R.StartNs;
   return Error::success();
 }
 
@@ -231,6 +253,7 @@ void ZeroCopyTransfer::finish(PayloadOpcode, uint64_t SeqNo, shared::WrapperFunc
     return;
   }
   W->Stats->Phases.ReceiveNs += nsSince(W->Landing);
+  W->When->Receive = W->Landing;
   if (!Err && !W->RemoteError.empty())
     Err = createStringError(inconvertibleErrorCode(), W->RemoteError);
   resolve(*W, std::move(Err));

@@ -2,6 +2,7 @@
 
 #include "Handshake.h"
 
+#include "SocketTimeouts.h"
 #include "Secret.h"
 #include "SocketTransport.h"
 #include "SpsCheck.h"
@@ -96,11 +97,9 @@ Error peekFully(int Fd, char *Dst, size_t Size, Deadline By) {
     int Ms = msLeft(By);
     if (Ms == 0)
       return timedOut();
-    timeval Tv{Ms / 1000, (Ms % 1000) * 1000};
-    ::setsockopt(Fd, SOL_SOCKET, SO_RCVTIMEO, &Tv, sizeof(Tv));
+    setReadTimeout(Fd, std::chrono::milliseconds(Ms));
     ssize_t N = ::recv(Fd, Dst, Size, MSG_PEEK | MSG_WAITALL);
-    timeval Off{0, 0};
-    ::setsockopt(Fd, SOL_SOCKET, SO_RCVTIMEO, &Off, sizeof(Off));
+    clearReadTimeout(Fd);
     if (N == ssize_t(Size))
       return Error::success();
     if (N == 0 || (N > 0 && peerClosed(Fd)))

@@ -17,6 +17,10 @@ Error layoutError(MemrefName Name, const Twine &What) {
                            Twine(Name.Role) + " " + Twine(Name.Index) + ": " + What);
 }
 
+uint64_t magnitude(int64_t V) {
+  return V < 0 ? 0 - uint64_t(V) : uint64_t(V);
+}
+
 // Lowest and highest element offsets the descriptor touches.
 Error span(const MemrefDesc &D, MemrefName Name, int64_t &Lo, int64_t &Hi) {
   Lo = Hi = D.offset();
@@ -140,6 +144,7 @@ MemrefPacker::MemrefPacker(const MemrefDesc &D, size_t ElemSize, const MemrefLay
   for (size_t I = 0; I < Rank; ++I) {
     Sizes[I] = D.size(I);
     Strides[I] = D.stride(I);
+    Transposed |= Sizes[I] > 1 && RunStride != 1 && magnitude(Strides[I]) < magnitude(RunStride);
   }
 }
 
@@ -158,15 +163,15 @@ void MemrefPacker::advanceRun() {
   }
 }
 
-template <size_t N>
-static void copyStrided(char *Dst, const char *Src, uint64_t Count, int64_t Step) {
+namespace {
+
+template <size_t N> void copyStrided(char *Dst, const char *Src, uint64_t Count, int64_t Step) {
   for (uint64_t I = 0; I < Count; ++I, Dst += N, Src += Step)
     std::memcpy(Dst, Src, N);
 }
 
-static void copyElements(char *Dst, const char *Src, uint64_t Count, int64_t Stride,
-                         size_t ElemSize) {
-  int64_t Step = Stride * int64_t(ElemSize);
+// Count elements Step bytes apart into Dst, densely.
+void copyElements(char *Dst, const char *Src, uint64_t Count, int64_t Step, size_t ElemSize) {
   switch (ElemSize) {
   case 1:
     return copyStrided<1>(Dst, Src, Count, Step);
@@ -183,15 +188,131 @@ static void copyElements(char *Dst, const char *Src, uint64_t Count, int64_t Str
     std::memcpy(Dst, Src, ElemSize);
 }
 
+// A block of a strided memref and where it goes in a dense destination:
+// per dimension, its size and its strides in bytes on either side.
+struct Box {
+  size_t Rank = 0;
+  size_t ElemSize = 0;
+  int64_t Edge = 0; // a leaf's largest dimension
+  int64_t Size[MaxRank + 1];
+  int64_t Src[MaxRank + 1];
+  int64_t Dst[MaxRank + 1];
+};
+
+// A block small enough that every line it touches, on both sides, stays in
+// the first-level cache: walked in destination order, innermost dimension
+// at a time. Offsets are kept as numbers, so that no pointer is formed
+// outside either buffer.
+void copyLeaf(char *Dst, const char *Src, const Box &B) {
+  int Inner = int(B.Rank) - 1;
+  int64_t Index[MaxRank + 1] = {};
+  int64_t SrcOff = 0, DstOff = 0;
+  for (;;) {
+    copyElements(Dst + DstOff, Src + SrcOff, B.Size[Inner], B.Src[Inner], B.ElemSize);
+    int K = Inner - 1;
+    for (; K >= 0; --K) {
+      if (++Index[K] < B.Size[K]) {
+        SrcOff += B.Src[K];
+        DstOff += B.Dst[K];
+        break;
+      }
+      SrcOff -= B.Src[K] * (B.Size[K] - 1);
+      DstOff -= B.Dst[K] * (B.Size[K] - 1);
+      Index[K] = 0;
+    }
+    if (K < 0)
+      return;
+  }
+}
+
+// Cache-oblivious: halves the block's largest dimension until it is a leaf.
+// A transpose read along its rows would take a cache miss per element; in
+// leaves, each line read is used for all the elements it holds.
+void copyBox(char *Dst, const char *Src, Box &B) {
+  size_t Big = 0;
+  for (size_t K = 1; K < B.Rank; ++K)
+    if (B.Size[K] > B.Size[Big])
+      Big = K;
+  int64_t Whole = B.Size[Big];
+  if (Whole <= B.Edge)
+    return copyLeaf(Dst, Src, B);
+  int64_t Half = Whole / 2;
+  B.Size[Big] = Half;
+  copyBox(Dst, Src, B);
+  B.Size[Big] = Whole - Half;
+  copyBox(Dst + Half * B.Dst[Big], Src + Half * B.Src[Big], B);
+  B.Size[Big] = Whole;
+}
+
+} // namespace
+
+// The largest block of whole rows of some dimension that starts here and
+// fits in Capacity: its rows are consecutive in the destination. Returns
+// its elements (zero when not even one run fits).
+uint64_t MemrefPacker::nextBlock(size_t Capacity, size_t &Dim, int64_t &Rows) const {
+  uint64_t RowElems = RunElems;
+  uint64_t Best = 0;
+  for (size_t Q = OuterRank; Q-- > 0;) {
+    int64_t Fit = int64_t(std::min<uint64_t>(Sizes[Q] - Index[Q], Capacity / ElemSize / RowElems));
+    if (Fit == 0)
+      break;
+    Dim = Q;
+    Rows = Fit;
+    Best = uint64_t(Fit) * RowElems;
+    if (Index[Q] != 0)
+      break; // an outer row would start before here
+    RowElems *= uint64_t(Sizes[Q]);
+  }
+  return Best;
+}
+
+// Copies Rows rows of dimension Dim, everything inside them, as one box.
+size_t MemrefPacker::packBlock(char *Dst, size_t Dim, int64_t Rows) {
+  Box B;
+  B.ElemSize = ElemSize;
+  B.Edge = std::max<int64_t>(4, 64 / int64_t(ElemSize));
+  for (size_t K = Dim; K < OuterRank; ++K) {
+    int64_t Size = K == Dim ? Rows : Sizes[K];
+    if (Size == 1)
+      continue; // its stride may be anything, and means nothing
+    B.Size[B.Rank] = Size;
+    B.Src[B.Rank++] = Strides[K] * int64_t(ElemSize);
+  }
+  B.Size[B.Rank] = int64_t(RunElems);
+  B.Src[B.Rank++] = RunStride * int64_t(ElemSize);
+  int64_t Dense = int64_t(ElemSize);
+  for (size_t K = B.Rank; K-- > 0;) {
+    B.Dst[K] = Dense;
+    Dense *= B.Size[K];
+  }
+  copyBox(Dst, runStart(), B);
+  // Past the block: its last row's last run, then one more.
+  uint64_t Elems = uint64_t(Dense) / ElemSize;
+  Index[Dim] += Rows - 1;
+  for (size_t K = Dim + 1; K < OuterRank; ++K)
+    Index[K] = Sizes[K] - 1;
+  advanceRun();
+  Remaining -= Elems;
+  return Elems * ElemSize;
+}
+
+// Runs of one element apart go by memcpy; a transposed view's by blocks
+// when whole runs fit, so that it reads each cache line once.
 size_t MemrefPacker::pack(char *Dst, size_t Capacity) {
   size_t Written = 0;
   while (Remaining > 0 && Capacity - Written >= ElemSize) {
+    size_t Dim;
+    int64_t Rows;
+    if (Transposed && InRun == 0 && nextBlock(Capacity - Written, Dim, Rows) > 0) {
+      Written += packBlock(Dst + Written, Dim, Rows);
+      continue;
+    }
     uint64_t N = std::min<uint64_t>(RunElems - InRun, (Capacity - Written) / ElemSize);
     const char *Src = runStart() + int64_t(InRun) * RunStride * int64_t(ElemSize);
     if (RunStride == 1)
       std::memcpy(Dst + Written, Src, N * ElemSize);
     else
-      copyElements(Dst + Written, Src, N, RunStride, ElemSize);
+      copyElements(Dst + Written, Src, N, RunStride * int64_t(ElemSize), ElemSize);
     Written += N * ElemSize;
     InRun += N;
     Remaining -= N;

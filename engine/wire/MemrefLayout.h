@@ -101,6 +101,8 @@ public:
 private:
   const char *runStart() const;
   void advanceRun();
+  uint64_t nextBlock(size_t Capacity, size_t &Dim, int64_t &Rows) const;
+  size_t packBlock(char *Dst, size_t Dim, int64_t Rows);
 
   const char *Data;
   size_t ElemSize;
@@ -111,6 +113,9 @@ private:
   uint64_t RunElems = 1; // Elements of the innermost collapsed run.
   int64_t RunStride = 1; // Element stride inside the run.
   uint64_t InRun = 0;    // Elements of the current run already copied.
+  // Some outer dimension's stride is smaller than the run's: reading runs
+  // one by one would take a cache miss per element.
+  bool Transposed = false;
   uint64_t Remaining = 0;
 };
 

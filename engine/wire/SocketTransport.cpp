@@ -2,6 +2,7 @@
 
 #include "SocketTransport.h"
 
+#include "SocketTimeouts.h"
 #include "SpsCheck.h"
 
 #include "llvm/ADT/SmallVector.h"
@@ -44,13 +45,32 @@ constexpr uint64_t MaxPlanSize = 64 << 20;
 static_assert(SocketTransport::PeekSize >= SocketTransport::HeaderSize);
 constexpr size_t ChunkSize = 1 << 20;
 
+// A blocking send returns only once all it was given is queued: each call
+// gets at most this much, so that bytesWritten() grows while a large message
+// goes out. That is one system call more per MiB, a microsecond or two
+// against the millisecond or so the MiB takes to move; and a step fits in
+// the socket buffers of a warmed-up connection, so that it returns even
+// while the peer reads nothing.
+constexpr size_t SendStep = 1 << 20;
+
+// How many of Iov's first Count entries one call sends, and by how much the
+// last of them overshoots the step (trimmed for that call).
+std::pair<int, size_t> stepOf(const iovec *Iov, int Count) {
+  int N = 0;
+  size_t Total = 0;
+  while (N < std::min(Count, IOV_MAX) && Total < SendStep)
+    Total += Iov[N++].iov_len;
+  return {N, Total > SendStep ? Total - SendStep : 0};
+}
+
 } // namespace
 
 PayloadHandler::~PayloadHandler() = default;
 
 // Writes all of Iov, resuming after partial writes, and adds what went out
-// to Written. MSG_NOSIGNAL: a dead peer must surface as an error, not as
-// SIGPIPE in the embedding process.
+// to Written and to MovedOut (which others read as it grows). MSG_NOSIGNAL:
+// a dead peer must surface as an error, not as SIGPIPE in the embedding
+// process.
 // Under a liveness timeout, SO_SNDTIMEO wakes a send that moves nothing
 // every quarter of it (a slice); one that moved nothing for four slices in
 // a row, while nothing arrived from the peer either, gives up with
@@ -62,10 +82,13 @@ int SocketTransport::sendAll(iovec *Iov, int Count, uint64_t &Written) {
   unsigned QuietSlices = 0;
   uint64_t HeardBefore = Heard.load(std::memory_order_relaxed);
   while (Count > 0) {
+    auto [Parts, Over] = stepOf(Iov, Count);
     msghdr Msg{};
     Msg.msg_iov = Iov;
-    Msg.msg_iovlen = std::min(Count, IOV_MAX);
+    Msg.msg_iovlen = Parts;
+    Iov[Parts - 1].iov_len -= Over;
     ssize_t N = ::sendmsg(Fd, &Msg, MSG_NOSIGNAL);
+    Iov[Parts - 1].iov_len += Over;
     if (N < 0 && errno == EINTR)
       continue;
     if (N < 0 && timedOut(errno) && ReplyTimeoutMs.load() > 0) {
@@ -79,8 +102,8 @@ int SocketTransport::sendAll(iovec *Iov, int Count, uint64_t &Written) {
     if (N < 0)
       return errno;
     QuietSlices = 0;
-    Spoke.fetch_add(1, std::memory_order_relaxed);
     Written += N;
+    MovedOut.fetch_add(N, std::memory_order_relaxed);
     while (Count > 0 && static_cast<size_t>(N) >= Iov->iov_len) {
       N -= Iov->iov_len;
       ++Iov;
@@ -183,12 +206,13 @@ std::string SocketTransport::hangupReason() const {
 
 Error SocketTransport::readExact(char *Dst, size_t Size, bool *CleanEof) {
   size_t Done = 0;
-  uint64_t Seen = Spoke.load(std::memory_order_relaxed);
+  uint64_t Seen = MovedOut.load(std::memory_order_relaxed);
   while (Done < Size) {
     ssize_t N = ::read(Fd, Dst + Done, Size - Done);
     if (N > 0) {
       Heard.fetch_add(1, std::memory_order_relaxed);
       Done += N;
+      MovedIn.fetch_add(N, std::memory_order_relaxed);
       continue;
     }
     if (N < 0 && (errno == EINTR || (timedOut(errno) && peerTookBytes(Seen))))
@@ -211,10 +235,10 @@ bool SocketTransport::timedOut(int Errno) {
 
 // A read timed out: the peer said nothing for the liveness timeout. It is
 // alive still if it took bytes of ours meanwhile, a long request on its way
-// (the reply is due from when the request started). Seen is the count of
-// sends that moved bytes when the reader last looked.
+// (the reply is due from when the request started). Seen is the bytes
+// sent when the reader last looked.
 bool SocketTransport::peerTookBytes(uint64_t &Seen) const {
-  uint64_t Now = Spoke.load(std::memory_order_relaxed);
+  uint64_t Now = MovedOut.load(std::memory_order_relaxed);
   bool Took = Now != Seen;
   Seen = Now;
   return Took;
@@ -246,21 +270,13 @@ Error SocketTransport::readHeartbeat(Head &H, uint64_t MsgSize) {
   return Error::success();
 }
 
-namespace {
-timeval toTimeval(std::chrono::microseconds Us) {
-  return {time_t(Us.count() / 1000000), suseconds_t(Us.count() % 1000000)};
-}
-} // namespace
-
 void SocketTransport::setReplyTimeout(std::chrono::milliseconds Timeout) {
   ReplyTimeoutMs = Timeout.count();
-  timeval Read = toTimeval(Timeout);
-  ::setsockopt(Fd, SOL_SOCKET, SO_RCVTIMEO, &Read, sizeof(Read));
+  setReadTimeout(Fd, Timeout);
   // Zero (no timeout) stays zero; a timeout too short to slice gets 1 us.
   auto Slice = std::chrono::duration_cast<std::chrono::microseconds>(Timeout) / SendSlices;
-  timeval Send = toTimeval(Timeout.count() > 0 ? std::max(Slice, std::chrono::microseconds(1))
-                                               : std::chrono::microseconds(0));
-  ::setsockopt(Fd, SOL_SOCKET, SO_SNDTIMEO, &Send, sizeof(Send));
+  setSendTimeout(Fd, Timeout.count() > 0 ? std::max(Slice, std::chrono::microseconds(1))
+                                         : std::chrono::microseconds(0));
 }
 
 Error SocketTransport::sendHeartbeat() {
@@ -303,7 +319,7 @@ Error SocketTransport::waitForFirstMessage() {
 // one, its plan, so that a single readv can then consume header, plan and
 // payload, the payload straight into place.
 Error SocketTransport::readHead(Head &H, bool &Eof) {
-  uint64_t Seen = Spoke.load(std::memory_order_relaxed);
+  uint64_t Seen = MovedOut.load(std::memory_order_relaxed);
   for (;;) {
     ssize_t N = ::recv(Fd, H.Bytes, sizeof(H.Bytes), MSG_PEEK);
     if (N > 0)
@@ -576,7 +592,7 @@ void SocketTransport::readLoop() {
 Error SocketTransport::readInto(MutableArrayRef<iovec> Dst) {
   iovec *Iov = Dst.data();
   int Count = Dst.size();
-  uint64_t Seen = Spoke.load(std::memory_order_relaxed);
+  uint64_t Seen = MovedOut.load(std::memory_order_relaxed);
   while (Count > 0) {
     ssize_t N = ::readv(Fd, Iov, std::min(Count, IOV_MAX));
     if (N > 0)
@@ -588,6 +604,7 @@ Error SocketTransport::readInto(MutableArrayRef<iovec> Dst) {
     if (N == 0)
       return createStringError(inconvertibleErrorCode(),
                                "connection closed by the peer in the middle of a payload");
+    MovedIn.fetch_add(N, std::memory_order_relaxed);
     for (; Count > 0 && size_t(N) >= Iov->iov_len; ++Iov, --Count)
       N -= Iov->iov_len;
     if (Count > 0) {

@@ -163,6 +163,11 @@ public:
   uint64_t bytesReceived() const { return BytesIn.load(std::memory_order_relaxed); }
   // Heartbeats sent or received, kept out of the message counts.
   uint64_t heartbeats() const { return Heartbeats.load(std::memory_order_relaxed); }
+  // Bytes written to and read from the socket so far, counted as each system
+  // call returns rather than per whole message: what a progress display
+  // reads, from any thread, while one large message is on its way.
+  uint64_t bytesWritten() const { return MovedOut.load(std::memory_order_relaxed); }
+  uint64_t bytesRead() const { return MovedIn.load(std::memory_order_relaxed); }
 
   // Why the peer hung up, when it said so (its Hangup message carried an
   // error); empty otherwise.
@@ -248,11 +253,12 @@ private:
   // For the error text and the senders; SO_RCVTIMEO and SO_SNDTIMEO do the
   // timing.
   std::atomic<int64_t> ReplyTimeoutMs{0};
-  // Reads that returned bytes, and sends that moved some: a sender that
-  // cannot move a byte, or a reader that waits for one, tells a peer that
-  // is alive (busy, or taking a long request in) from one that is gone by
-  // what the other direction did meanwhile.
-  std::atomic<uint64_t> Heard{0}, Spoke{0};
+  // Bytes moved each way, grown by whoever is writing or reading the socket
+  // (bytesWritten, bytesRead); and reads or peeks that saw bytes. A sender
+  // that cannot move a byte, or a reader that waits for one, tells a peer
+  // that is alive (busy, or taking a long request in) from one that is gone
+  // by what the other direction did meanwhile.
+  std::atomic<uint64_t> MovedOut{0}, MovedIn{0}, Heard{0};
   mutable std::mutex HangupMutex;
   std::string Hangup, Closed;
 };

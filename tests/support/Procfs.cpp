@@ -16,17 +16,20 @@ namespace {
 struct StatLine {
   char State = '?';
   pid_t Parent = -1;
+  int64_t MinorFaults = -1;
 };
 
-// State and parent from /proc/<pid>/stat; the command name may hold spaces
-// and parentheses, so fields are counted from the last ')'.
+// Fields of /proc/<pid>/stat; the command name may hold spaces and
+// parentheses, so fields are counted from the last ')'.
 bool readStat(pid_t Pid, StatLine &Out) {
   std::string Line = readFile("/proc/" + std::to_string(Pid) + "/stat");
   auto Close = Line.rfind(')');
   if (Close == std::string::npos)
     return false;
   std::istringstream Rest(Line.substr(Close + 1));
-  return static_cast<bool>(Rest >> Out.State >> Out.Parent);
+  int64_t Group, Session, Tty, Foreground, Flags;
+  return static_cast<bool>(Rest >> Out.State >> Out.Parent >> Group >> Session >> Tty >>
+                           Foreground >> Flags >> Out.MinorFaults);
 }
 
 // Children of Parent (per /proc/<pid>/stat) whose state Keep accepts.
@@ -102,6 +105,11 @@ bool processAlive(pid_t Pid) {
 
 int64_t residentKiB(pid_t Pid) {
   return statusField(Pid, "VmRSS:");
+}
+
+int64_t minorFaults(pid_t Pid) {
+  StatLine S;
+  return readStat(Pid, S) ? S.MinorFaults : -1;
 }
 
 } // namespace catalyst::remote::test

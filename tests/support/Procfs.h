@@ -29,6 +29,10 @@ int64_t openFdCount(pid_t Pid);
 // Threads of Pid (the Threads line of /proc/<pid>/status), or -1.
 int64_t threadCount(pid_t Pid);
 
+// Page faults Pid has taken that needed no disk (first touches of fresh
+// pages among them), or -1.
+int64_t minorFaults(pid_t Pid);
+
 // The whole file, or "" when it cannot be read.
 std::string readFile(const std::string &Path);
 

@@ -107,7 +107,9 @@ struct catalyst_remote_stats {
 /* Fills *out with the session's counters. Returns 0, or -1 on failure.
  * The strategy a session uses comes from CATALYST_REMOTE_STRATEGY
  * (naive|batched|zerocopy) at open; CATALYST_REMOTE_PROFILE=1 prints each
- * launch's counters to stderr. */
+ * launch's counters to stderr; CATALYST_REMOTE_TRACE=FILE.json writes every
+ * session's calls and launches, their phases on host and executor, as a
+ * Chrome trace (Perfetto opens it; "%p" in FILE stands for the process id). */
 int32_t __catalyst__remote__stats(int64_t session, struct catalyst_remote_stats *out);
 
 /* This thread's most recent failure message, or "". */

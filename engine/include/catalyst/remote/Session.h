@@ -18,6 +18,7 @@
 #ifndef CATALYST_REMOTE_SESSION_H
 #define CATALYST_REMOTE_SESSION_H
 
+#include "catalyst/remote/ExecutorInfo.h"
 #include "catalyst/remote/Launch.h"
 #include "catalyst/remote/SessionOptions.h"
 #include "catalyst/remote/Stats.h"
@@ -51,6 +52,17 @@ public:
   Strategy strategy() const;
 
   SessionStats stats() const;
+
+  // What the executor offers, as it announced when the session opened.
+  const ExecutorInfo &executor() const;
+
+  // Bytes moved so far, for showing a launch's progress from another thread
+  // while it runs; zeros once the session is closed.
+  Traffic traffic() const;
+
+  // One round trip that does nothing on the executor: the connection's
+  // latency, when timed.
+  llvm::Error ping();
 
   // Ships a file: an object is linked into its own JITDylib now, so link
   // errors surface here; an asset is stored byte for byte in the executor's

@@ -35,9 +35,19 @@ struct LaunchStats {
   uint64_t ExecutorCopyBytes = 0; // payload bytes copied in user space, executor
   uint64_t SlabInUse = 0;         // executor slab bytes this launch placed
   uint64_t SlabHighWater = 0;     // most ever placed by one launch
+  // Outputs received into host buffers prepared (allocated and faulted in)
+  // while the launch ran, as the same entry's last launch foretold.
+  uint64_t OutputsReady = 0;
   PhaseTimes Phases;
 
   LaunchStats &operator+=(const LaunchStats &O);
+};
+
+// Bytes a session's connection carried each way so far, framing included,
+// counted as they move (a launch's large message, part way through).
+struct Traffic {
+  uint64_t Sent = 0;
+  uint64_t Received = 0;
 };
 
 struct SessionStats {
