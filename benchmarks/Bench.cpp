@@ -30,6 +30,8 @@
 //   CATALYST_REMOTE_LINK      a name for the link, kept in the results'
 //                             context as "link"
 //   CATALYST_REMOTE_BENCH_PIN split (default), same or none: see Pinning.h
+//   CATALYST_REMOTE_TRACE     a trace file the benchmark's one session per
+//                             strategy writes to (which then pays for it)
 //
 //===----------------------------------------------------------------------===//
 
@@ -97,6 +99,10 @@ Expected<std::unique_ptr<Session>> openSession(const std::string &Address, Strat
   Options.Outputs = OutputAllocator{std::malloc, std::free};
   Options.Transfer = Transfer;
   Options.Transport = Over;
+  // As a program on the C ABI would: a trace of the launches measured,
+  // which then pay what tracing costs.
+  if (const char *Trace = std::getenv("CATALYST_REMOTE_TRACE"))
+    Options.TracePath = Trace;
   auto S = Session::open(Address, Options);
   if (!S)
     return S.takeError();
@@ -404,6 +410,7 @@ int main(int argc, char **argv) {
   registerFanoutBenchmarks(Env);
   registerMemoryBenchmarks(Env);
   registerAuthBenchmarks(Env);
+  registerTraceBenchmarks(Env);
   registerGrpcBenchmarks();
   if (Listing) {
     benchmark::RunSpecifiedBenchmarks();

@@ -100,8 +100,9 @@ void registerTransferBenchmarks(BenchEnv &Env);
 void registerFanoutBenchmarks(BenchEnv &Env);
 void registerMemoryBenchmarks(BenchEnv &Env);
 void registerAuthBenchmarks(BenchEnv &Env);
-// Interleaves 8 B zerocopy launches of forward.o on Plain and on Other (both
-// have it linked) and reports their medians (plain_us, OtherCounter) and
+void registerTraceBenchmarks(BenchEnv &Env);
+// Interleaves 8 B launches of forward.o on Plain and on Other (both have
+// it linked) and reports their medians (plain_us, OtherCounter) and
 // Other's ratio to Plain.
 void compareTinyLaunches(benchmark::State &State, Session &Plain, Session &Other,
                          const char *OtherCounter);

@@ -30,6 +30,7 @@
 //   fanout/zerocopy/<size>/<K>exec  (FanoutBench.cpp)
 //   memory/...  (MemoryBench.cpp)
 //   auth/open, auth/launch/8B, liveness/launch/8B  (AuthBench.cpp)
+//   trace/launch/8B/<strategy>  (TraceBench.cpp)
 //
 // Presets, for --benchmark_filter (catalyst-remote-bench --list-presets
 // prints them; --quick, --same-host and --full select them, and without a
@@ -39,12 +40,12 @@
 //            with 16 inputs and with the strided view; zerocopy 16MiB with
 //            64 inputs, strided and into a lent buffer, zerocopy 256MiB;
 //            shm at 8B, 16MiB and 256MiB; fan-out at 1MiB; the executor's
-//            RSS over 1000 launches; what authentication costs
-//     ^(launch/(naive|batched|zerocopy)/(8B|1MiB|16MiB)/1in/rank1|launch/(naive|batched|zerocopy)/64KiB/(16in/rank1|1in/rank3/strided)|launch/zerocopy/16MiB/(64in/rank1|1in/rank3/strided|1in/rank1/into)|launch/zerocopy/256MiB/1in/rank1|launch/shm/(8B|16MiB|256MiB)/1in/rank1|fanout/zerocopy/1MiB/[124]exec|memory/executor_rss/zerocopy_scale_1MiB|auth/open|auth/launch/8B|liveness/launch/8B)/iterations
+//            RSS over 1000 launches; what authentication and traces cost
+//     ^(launch/(naive|batched|zerocopy)/(8B|1MiB|16MiB)/1in/rank1|launch/(naive|batched|zerocopy)/64KiB/(16in/rank1|1in/rank3/strided)|launch/zerocopy/16MiB/(64in/rank1|1in/rank3/strided|1in/rank1/into)|launch/zerocopy/256MiB/1in/rank1|launch/shm/(8B|16MiB|256MiB)/1in/rank1|fanout/zerocopy/1MiB/[124]exec|memory/executor_rss/zerocopy_scale_1MiB|auth/open|auth/launch/8B|liveness/launch/8B|trace/launch/8B/zerocopy)/iterations
 //   default  (2.5-3.5 min)  everything over TCP up to 256MiB, naive capped
-//            at 16MiB, fan-out at 1MiB and 64MiB, the raw, memory, gRPC and
-//            authentication benchmarks
-//     ^(launch/(batched|zerocopy)/(8B|4KiB|64KiB|1MiB|16MiB|256MiB)/|launch/naive/(8B|4KiB|64KiB|1MiB|16MiB)/|raw/fresh_output/|fanout/zerocopy/(1MiB|64MiB)/|memory/|grpc/|auth/|liveness/)
+//            at 16MiB, fan-out at 1MiB and 64MiB, the raw, memory, gRPC,
+//            authentication and trace benchmarks
+//     ^(launch/(batched|zerocopy)/(8B|4KiB|64KiB|1MiB|16MiB|256MiB)/|launch/naive/(8B|4KiB|64KiB|1MiB|16MiB)/|raw/fresh_output/|fanout/zerocopy/(1MiB|64MiB)/|memory/|grpc/|auth/|liveness/|trace/)
 //   same-host  (about 1 min)  shm, every shape up to 256MiB, with its
 //            three references (tools/bench's same-host link)
 //     ^launch/shm/(8B|4KiB|64KiB|1MiB|16MiB|256MiB)/
@@ -74,10 +75,10 @@ constexpr Preset Presets[] = {
               "launch/zerocopy/16MiB/(64in/rank1|1in/rank3/strided|1in/rank1/into)|"
               "launch/zerocopy/256MiB/1in/rank1|launch/shm/(8B|16MiB|256MiB)/1in/rank1|"
               "fanout/zerocopy/1MiB/[124]exec|memory/executor_rss/zerocopy_scale_1MiB|auth/open|"
-              "auth/launch/8B|liveness/launch/8B)/iterations"},
+              "auth/launch/8B|liveness/launch/8B|trace/launch/8B/zerocopy)/iterations"},
     {"default", "^(launch/(batched|zerocopy)/(8B|4KiB|64KiB|1MiB|16MiB|256MiB)/|launch/naive/"
                 "(8B|4KiB|64KiB|1MiB|16MiB)/|raw/fresh_output/|fanout/zerocopy/(1MiB|64MiB)/|"
-                "memory/|grpc/|auth/|liveness/)"},
+                "memory/|grpc/|auth/|liveness/|trace/)"},
     {"same-host", "^launch/shm/(8B|4KiB|64KiB|1MiB|16MiB|256MiB)/"},
     {"full", "."},
 };

@@ -100,52 +100,6 @@ void copyStats(const LaunchStats &S, catalyst_remote_launch_stats &Out) {
          P.CopyInNs,          P.KernelNs,  P.CopyOutNs,     P.ReceiveNs,     P.RewriteNs};
 }
 
-// A duration in milliseconds from the environment variable Name, if set.
-llvm::Error durationFromEnvironment(const char *Name, std::chrono::milliseconds &Out) {
-  const char *Text = std::getenv(Name);
-  if (!Text || !*Text)
-    return llvm::Error::success();
-  uint64_t Ms = 0;
-  if (llvm::StringRef(Text).getAsInteger(10, Ms) || Ms > (uint64_t(1) << 40))
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "%s='%s' is not a number of milliseconds", Name, Text);
-  Out = std::chrono::milliseconds(Ms);
-  return llvm::Error::success();
-}
-
-// Options an embedder sets through the environment.
-llvm::Expected<SessionOptions> optionsFromEnvironment(const OutputAllocator &Outputs) {
-  SessionOptions Opts;
-  Opts.Outputs = Outputs;
-  if (const char *S = std::getenv("CATALYST_REMOTE_STRATEGY"); S && *S) {
-    auto Parsed = parseStrategy(S);
-    if (!Parsed)
-      return Parsed.takeError();
-    Opts.Transfer = *Parsed;
-  }
-  if (const char *T = std::getenv("CATALYST_REMOTE_TRANSPORT"); T && *T) {
-    auto Parsed = parseTransport(T);
-    if (!Parsed)
-      return Parsed.takeError();
-    Opts.Transport = *Parsed;
-  }
-  if (const char *File = std::getenv("CATALYST_REMOTE_TOKEN_FILE"); File && *File) {
-    auto Secret = readTokenFile(File);
-    if (!Secret)
-      return Secret.takeError();
-    Opts.Secret = std::move(*Secret);
-  } else if (const char *Secret = std::getenv("CATALYST_REMOTE_TOKEN")) {
-    Opts.Secret = Secret;
-  }
-  if (auto Err = durationFromEnvironment("CATALYST_REMOTE_LIVENESS_MS", Opts.LivenessTimeout))
-    return Err;
-  if (auto Err = durationFromEnvironment("CATALYST_REMOTE_LAUNCH_TIMEOUT_MS", Opts.LaunchTimeout))
-    return Err;
-  const char *Profile = std::getenv("CATALYST_REMOTE_PROFILE");
-  Opts.Profile = Profile && *Profile && std::strcmp(Profile, "0") != 0;
-  return Opts;
-}
-
 std::vector<MemrefArg> memrefArgs(size_t N, void *const *Descs, const size_t *Ranks,
                                   const size_t *ElemSizes) {
   std::vector<MemrefArg> Args(N);
@@ -173,7 +127,9 @@ CATALYST_REMOTE_API int64_t __catalyst__remote__open(const char *addr) {
       return Live;
     Outputs = R.Outputs;
   }
-  auto Opts = optionsFromEnvironment(Outputs);
+  SessionOptions Base;
+  Base.Outputs = Outputs;
+  auto Opts = optionsFromEnvironment(std::move(Base));
   if (!Opts) {
     failed(Opts.takeError(), "open");
     return 0;

@@ -49,9 +49,11 @@ void holdReturned(const char *Rv, ArrayRef<uint64_t> Ranks, ExecutorAddrRange Sl
   }
 }
 
-Expected<std::tuple<std::vector<char>, uint64_t>> invoke(ExecutorAddr Entry, ExecutorAddr Av,
-                                                         std::vector<uint64_t> Ranks,
-                                                         ExecutorAddr SlabBase, uint64_t SlabSize) {
+// The returned descriptors, the executor's steady clock (ns) when the entry
+// started, and its time.
+Expected<std::tuple<std::vector<char>, uint64_t, uint64_t>>
+invokeTimed(ExecutorAddr Entry, ExecutorAddr Av, std::vector<uint64_t> Ranks, ExecutorAddr SlabBase,
+            uint64_t SlabSize) {
   freePending();
   uint64_t RvBytes = 0;
   for (uint64_t Rank : Ranks) {
@@ -63,12 +65,23 @@ Expected<std::tuple<std::vector<char>, uint64_t>> invoke(ExecutorAddr Entry, Exe
   if (!Entry)
     return createStringError(inconvertibleErrorCode(), "null entry address");
   std::vector<char> Rv(RvBytes, 0);
-  auto Start = std::chrono::steady_clock::now();
+  using namespace std::chrono;
+  auto Start = steady_clock::now();
   Entry.toPtr<void (*)(void *, void *)>()(Rv.data(), Av.toPtr<void *>());
-  uint64_t Ns =
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - Start)
-          .count();
+  uint64_t Ns = duration_cast<nanoseconds>(steady_clock::now() - Start).count();
   holdReturned(Rv.data(), Ranks, ExecutorAddrRange(SlabBase, ExecutorAddrDiff(SlabSize)));
+  uint64_t StartNs = duration_cast<nanoseconds>(Start.time_since_epoch()).count();
+  return std::make_tuple(std::move(Rv), StartNs, Ns);
+}
+
+// For hosts that do not ask for the start time.
+Expected<std::tuple<std::vector<char>, uint64_t>> invoke(ExecutorAddr Entry, ExecutorAddr Av,
+                                                         std::vector<uint64_t> Ranks,
+                                                         ExecutorAddr SlabBase, uint64_t SlabSize) {
+  auto R = invokeTimed(Entry, Av, std::move(Ranks), SlabBase, SlabSize);
+  if (!R)
+    return R.takeError();
+  auto &[Rv, StartNs, Ns] = *R;
   return std::make_tuple(std::move(Rv), Ns);
 }
 
@@ -76,6 +89,10 @@ Expected<std::tuple<std::vector<char>, uint64_t>> invoke(ExecutorAddr Entry, Exe
 
 shared::CWrapperFunctionBuffer batchedInvokeWrapper(const char *Data, size_t Size) {
   return handleChecked<SPSBatchedInvokeSig>(Data, Size, invoke).release();
+}
+
+shared::CWrapperFunctionBuffer batchedInvokeTimedWrapper(const char *Data, size_t Size) {
+  return handleChecked<SPSBatchedInvokeTimedSig>(Data, Size, invokeTimed).release();
 }
 
 shared::CWrapperFunctionBuffer batchedReleaseWrapper(const char *Data, size_t Size) {

@@ -22,7 +22,9 @@
 #include "llvm/ExecutionEngine/Orc/Shared/WrapperFunctionUtils.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <chrono>
 #include <cstdlib>
+#include <unistd.h>
 
 using namespace llvm;
 using namespace llvm::orc;
@@ -74,8 +76,22 @@ uint32_t enableLiveness(uint32_t IntervalMs) {
 }
 
 uint32_t enableZeroCopy(uint32_t HostVersion) {
-  ZeroCopyService::get().enable(HostVersion);
-  return wire::ZeroCopyVersion;
+  return ZeroCopyService::get().enable(HostVersion);
+}
+
+// Read as late as the reply allows: the host takes the midpoint of its
+// call as the moment this was read.
+std::tuple<uint64_t, uint64_t> readClock() {
+  auto Now = std::chrono::steady_clock::now().time_since_epoch();
+  return {uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(Now).count()),
+          uint64_t(::getpid())};
+}
+
+std::vector<char> encodedVersion(uint32_t Version) {
+  std::vector<char> Bytes(SPSArgList<wire::SPSProtocolValue>::size(Version));
+  SPSOutputBuffer OB(Bytes.data(), Bytes.size());
+  SPSArgList<wire::SPSProtocolValue>::serialize(OB, Version);
+  return Bytes;
 }
 
 Expected<ExecutorAddr> reserveSlab(uint64_t Bytes) {
@@ -102,6 +118,15 @@ template <typename SPSSig, auto Fn> CWrapperFunctionBuffer serve(const char *Dat
   return wire::handleChecked<SPSSig>(Data, Size, Fn).release();
 }
 
+// A bootstrap map value.
+template <typename Tag, typename T> std::vector<char> encode(const T &Value) {
+  std::vector<char> Bytes(SPSArgList<Tag>::size(Value));
+  SPSOutputBuffer OB(Bytes.data(), Bytes.size());
+  [[maybe_unused]] bool Ok = SPSArgList<Tag>::serialize(OB, Value);
+  assert(Ok && "sized by SPS itself");
+  return Bytes;
+}
+
 } // namespace
 
 void addServices(StringMap<ExecutorAddr> &Symbols, StringMap<std::vector<char>> &BootstrapMap,
@@ -126,14 +151,13 @@ void addServices(StringMap<ExecutorAddr> &Symbols, StringMap<std::vector<char>> 
   Symbols[wire::SlabReleaseName] =
       ExecutorAddr::fromPtr(&serve<wire::SPSSlabReleaseSig, releaseSlab>);
   Symbols[wire::BatchedInvokeName] = ExecutorAddr::fromPtr(&batchedInvokeWrapper);
+  Symbols[wire::BatchedInvokeTimedName] = ExecutorAddr::fromPtr(&batchedInvokeTimedWrapper);
   Symbols[wire::BatchedReleaseName] = ExecutorAddr::fromPtr(&batchedReleaseWrapper);
-  static_assert(wire::ZeroCopyVersion == wire::ProtocolVersion,
-                "one encoded version serves both keys");
-  std::vector<char> Version(SPSArgList<wire::SPSProtocolValue>::size(wire::ProtocolVersion));
-  SPSOutputBuffer OB(Version.data(), Version.size());
-  SPSArgList<wire::SPSProtocolValue>::serialize(OB, wire::ProtocolVersion);
-  BootstrapMap[wire::ProtocolKey] = Version;
-  BootstrapMap[wire::ZeroCopyKey] = std::move(Version);
+  Symbols[wire::ClockName] = ExecutorAddr::fromPtr(&serve<wire::SPSClockSig, readClock>);
+  BootstrapMap[wire::ProtocolKey] = encodedVersion(wire::ProtocolVersion);
+  BootstrapMap[wire::ZeroCopyKey] = encodedVersion(wire::ZeroCopyVersion);
+  BootstrapMap[wire::VersionKey] =
+      encode<wire::SPSVersionValue>(std::string(CATALYST_REMOTE_VERSION));
   if (!Options.LocalOffer.empty())
     BootstrapMap[wire::LocalOfferKey] = Options.LocalOffer;
 }

@@ -22,20 +22,27 @@ namespace catalyst::remote::executor {
 class WorkerPool final : public llvm::orc::SimpleRemoteEPCServer::Dispatcher {
 public:
   explicit WorkerPool(unsigned Threads);
+  // Joins every thread; runs on the pool's owner, never on a worker.
   ~WorkerPool() override;
 
   void dispatch(llvm::unique_function<void()> Work) override;
-  // Runs what is queued, then stops the threads.
+  // Runs what is queued, then joins every thread but the caller's own (a
+  // worker cannot join itself; the destructor joins it).
   void shutdown() override;
 
 private:
-  void run();
+  void run(size_t Slot);
+  bool joinOneOther(std::unique_lock<std::mutex> &Lock);
 
   std::mutex M;
-  std::condition_variable Ready;
-  std::deque<llvm::unique_function<void()>> Queue;
-  bool Stopping = false;
+  std::condition_variable Ready;                   // work was queued, or Stopping was set
+  std::condition_variable Exited;                  // a worker left run()
+  std::deque<llvm::unique_function<void()>> Queue; // guarded by M
+  bool Stopping = false;                           // guarded by M
+  // One slot per worker, guarded by M: its thread (moved out by whoever
+  // joins it) and whether it has left run().
   std::vector<std::thread> Threads;
+  std::vector<bool> Left;
 };
 
 } // namespace catalyst::remote::executor

@@ -72,14 +72,33 @@ uint64_t outputBytes(ArrayRef<PayloadPart> Parts) {
   return Bytes;
 }
 
-std::vector<char> encodeResult(const std::string &Error, ArrayRef<ZeroCopyOutput> Outs,
-                               uint64_t CopyInNs, uint64_t KernelNs, uint64_t CopyOutNs,
-                               uint64_t CopyBytes) {
+uint64_t clockNs(std::chrono::steady_clock::time_point T) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(T.time_since_epoch()).count();
+}
+
+// What the executor measured of one launch.
+struct Timings {
+  uint64_t StartNs = 0; // its steady clock when the inputs began to land
+  uint64_t CopyInNs = 0, KernelNs = 0, CopyOutNs = 0;
+};
+
+// In the encoding of the host's version: version 1 has no start time.
+template <typename SPSResult, typename... Extra>
+std::vector<char> encodeAs(const std::string &Error, ArrayRef<ZeroCopyOutput> Outs,
+                           const Timings &T, uint64_t CopyBytes, const Extra &...More) {
   std::vector<char> Plan(
-      SPSZeroCopyResult::size(Error, Outs, CopyInNs, KernelNs, CopyOutNs, CopyBytes));
+      SPSResult::size(Error, Outs, T.CopyInNs, T.KernelNs, T.CopyOutNs, CopyBytes, More...));
   sps::SPSOutputBuffer OB(Plan.data(), Plan.size());
-  SPSZeroCopyResult::serialize(OB, Error, Outs, CopyInNs, KernelNs, CopyOutNs, CopyBytes);
+  SPSResult::serialize(OB, Error, Outs, T.CopyInNs, T.KernelNs, T.CopyOutNs, CopyBytes, More...);
   return Plan;
+}
+
+std::vector<char> encodeResult(uint32_t Version, const std::string &Error,
+                               ArrayRef<ZeroCopyOutput> Outs, const Timings &T,
+                               uint64_t CopyBytes) {
+  if (Version == 1)
+    return encodeAs<SPSZeroCopyResultV1>(Error, Outs, T, CopyBytes);
+  return encodeAs<SPSZeroCopyResult>(Error, Outs, T, CopyBytes, T.StartNs);
 }
 
 } // namespace
@@ -94,14 +113,16 @@ void ZeroCopyService::attach(SocketTransport &T) {
   T.setPayloadHandler(this);
 }
 
-void ZeroCopyService::enable(uint32_t HostVersion) {
-  if (HostVersion == ZeroCopyVersion) {
-    Enabled = true;
-    return;
+uint32_t ZeroCopyService::enable(uint32_t HostVersion) {
+  if (HostVersion >= ZeroCopyOldestVersion && HostVersion <= ZeroCopyVersion) {
+    Speaking = HostVersion;
+    return HostVersion;
   }
   RefusedVersion = HostVersion;
   errs() << "catalyst-remote-executor: refusing zero-copy launches from a host speaking version "
-         << HostVersion << " (this executor speaks " << ZeroCopyVersion << ")\n";
+         << HostVersion << " (this executor speaks " << ZeroCopyOldestVersion << " to "
+         << ZeroCopyVersion << ")\n";
+  return ZeroCopyVersion;
 }
 
 Error ZeroCopyService::notEnabled() const {
@@ -127,7 +148,7 @@ Expected<std::vector<iovec>> ZeroCopyService::place(PayloadOpcode OpC, uint64_t 
                                                     ArrayRef<char> Plan, uint64_t PayloadBytes) {
   if (!isLaunchOpcode(OpC))
     return badLaunchRequest("a host sends launches only");
-  if (!Enabled)
+  if (!Speaking)
     return notEnabled();
   auto From = OpC == PayloadOpcode::SharedLaunch ? InputSource::InPlace : InputSource::Payload;
   if (auto Err = decode(Plan, PayloadBytes, From))
@@ -152,7 +173,9 @@ void ZeroCopyService::finish(PayloadOpcode, uint64_t SeqNo, shared::WrapperFunct
 // connection, which fails the launch on the host, and say why here.
 void ZeroCopyService::replyError(uint64_t SeqNo, Error Err) {
   std::string Reason = toString(std::move(Err));
-  auto Plan = encodeResult(Reason, {}, 0, 0, 0, 0);
+  // A refused host hears it in this executor's newest encoding.
+  uint32_t Version = Speaking ? Speaking.load() : ZeroCopyVersion;
+  auto Plan = encodeResult(Version, Reason, {}, Timings(), 0);
   if (auto SendErr = Transport->sendWithPayload(PayloadOpcode::LaunchResult, SeqNo, Plan, {})) {
     errs() << "catalyst-remote-executor: ending the connection: the error reply to launch " << SeqNo
            << " (" << Reason << ") could not be sent: " << toString(std::move(SendErr)) << "\n";
@@ -241,8 +264,9 @@ void ZeroCopyService::run(uint64_t SeqNo) {
   uint64_t Packed = collectOutputs(*Outs);
   Error Err = Current.InPlace ? SharedSlabs::get().placeOutputs(Work.Parts, Work.Shared, Packed)
                               : Error::success();
-  auto Plan = encodeResult("", Work.Shapes, nsBetween(Current.Arrived, Start),
-                           nsBetween(Start, Ran), nsBetween(Ran, Clock::now()), Packed);
+  Timings T{clockNs(Current.Arrived), nsBetween(Current.Arrived, Start), nsBetween(Start, Ran),
+            nsBetween(Ran, Clock::now())};
+  auto Plan = encodeResult(Speaking, "", Work.Shapes, T, Packed);
   if (!Err && Current.InPlace)
     Err = SharedSlabs::get().sendResult(SeqNo, Plan, outputBytes(Work.Parts), Work.Shared);
   else if (!Err)

@@ -37,10 +37,10 @@ public:
   static ZeroCopyService &get(); // one per connection process
 
   void attach(wire::SocketTransport &T);
-  // Enables zero-copy launches for a host speaking HostVersion, the only
-  // version this executor speaks; refuses them (each launch gets an error
-  // reply saying why) for any other.
-  void enable(uint32_t HostVersion);
+  // Enables zero-copy launches for a host speaking HostVersion, when this
+  // executor speaks it too, and returns that version; else refuses them
+  // (each launch gets an error reply saying why) and returns its newest.
+  uint32_t enable(uint32_t HostVersion);
 
   llvm::Expected<std::vector<iovec>> place(wire::PayloadOpcode OpC, uint64_t SeqNo,
                                            llvm::ArrayRef<char> Plan,
@@ -76,7 +76,7 @@ private:
   void replyError(uint64_t SeqNo, llvm::Error Err);
 
   wire::SocketTransport *Transport = nullptr;
-  std::atomic<bool> Enabled{false};
+  std::atomic<uint32_t> Speaking{0}; // the version enabled; 0 before
   std::atomic<uint32_t> RefusedVersion{0};
   Launch Current;
   Scratch Work;

@@ -51,6 +51,24 @@ Bytes header(uint64_t MsgSize, uint64_t OpC, uint64_t SeqNo, uint64_t Tag) {
   return B;
 }
 
+// An .npy file: magic, version, header length, Dict padded to 64 bytes,
+// then Values bytes.
+Bytes npy(int Major, const std::string &Dict, size_t Values) {
+  size_t Prefix = Major == 1 ? 10 : 12;
+  std::string Text = Dict;
+  Text.append((64 - (Prefix + Text.size() + 1) % 64) % 64, ' ');
+  Text += '\n';
+  Bytes B = {'\x93', 'N', 'U', 'M', 'P', 'Y', char(Major), 0};
+  if (Major == 1)
+    put(B, uint16_t(Text.size()));
+  else
+    put(B, uint32_t(Text.size()));
+  B.insert(B.end(), Text.begin(), Text.end());
+  for (size_t I = 0; I < Values; ++I)
+    B.push_back(char(I * 7));
+  return B;
+}
+
 // A descriptor: allocated, aligned, offset, sizes, strides.
 Bytes desc(uint64_t Aligned, int64_t Offset, std::vector<int64_t> Sizes,
            std::vector<int64_t> Strides) {
@@ -115,13 +133,21 @@ std::vector<std::pair<std::string, Bytes>> seeds() {
                                        std::vector<Output>{{0, 8}, {2, 4}}));
   S.push_back({"launch-plan/one-input", One});
   S.push_back({"launch-plan/two-inputs", TwoIn});
-  // Zero-copy results: outputs, payload size (32 bits), then the plan.
+  // Zero-copy results: outputs, payload size (32 bits), then the plan, in
+  // the current encoding; "v1-" seeds in version 1's, which has no start
+  // time (the target decodes every input as each version).
   using ZOut = wire::ZeroCopyOutput;
   auto Result = [](Bytes Outs, uint32_t Payload, std::string Err, std::vector<ZOut> Shapes) {
     put(Outs, Payload);
-    append(Outs, encode<wire::SPSZeroCopyResult>(Err, Shapes, Ns, Ns, Ns, Ns));
+    append(Outs, encode<wire::SPSZeroCopyResult>(Err, Shapes, Ns, Ns, Ns, Ns, Ns));
     return Outs;
   };
+  auto ResultV1 = [](Bytes Outs, uint32_t Payload, std::vector<ZOut> Shapes) {
+    put(Outs, Payload);
+    append(Outs, encode<wire::SPSZeroCopyResultV1>(std::string(), Shapes, Ns, Ns, Ns, Ns));
+    return Outs;
+  };
+  S.push_back({"zerocopy-result/v1-one", ResultV1(outputs({{1, 2}}), 16, {{{4}, 16}})});
   S.push_back({"zerocopy-result/one", Result(outputs({{1, 2}}), 16, "", {{{4}, 16}})});
   S.push_back({"zerocopy-result/error", Result(outputs({{1, 2}}), 0, "the kernel failed", {})});
   S.push_back(
@@ -134,8 +160,8 @@ std::vector<std::pair<std::string, Bytes>> seeds() {
       Total += N;
     put(Outs, Base);
     append(Outs, encode<wire::SPSSharedResult>(
-                     encode<wire::SPSZeroCopyResult>(std::string(), Shapes, Ns, Ns, Ns, Ns), Total,
-                     Where));
+                     encode<wire::SPSZeroCopyResult>(std::string(), Shapes, Ns, Ns, Ns, Ns, Ns),
+                     Total, Where));
     return Outs;
   };
   S.push_back({"shared-result/one",
@@ -196,6 +222,15 @@ std::vector<std::pair<std::string, Bytes>> seeds() {
   S.push_back({"memref-layout/transposed", Layout(3, 3, 0, {2, 3, 4}, {1, 2, 6})});
   S.push_back({"memref-layout/broadcast", Layout(2, 0, 7, {3, 5}, {0, 1})});
   S.push_back({"memref-layout/wrapping", Layout(2, 0, 0, {2, 2}, {INT64_MAX, INT64_MIN})});
+  // .npy files as NumPy writes them, of each header version.
+  S.push_back({"npy-file/f64-c-v1",
+               npy(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }", 48)});
+  S.push_back({"npy-file/i32-fortran-v2",
+               npy(2, "{'descr': '<i4', 'fortran_order': True, 'shape': (3, 4), }", 48)});
+  S.push_back({"npy-file/bool-scalar-v3",
+               npy(3, "{'descr': '|b1', 'fortran_order': False, 'shape': (), }", 1)});
+  S.push_back({"npy-file/c128-empty-v1",
+               npy(1, "{'descr': '<c16', 'fortran_order': False, 'shape': (0, 5), }", 0)});
   return S;
 }
 

@@ -1,7 +1,7 @@
 //===- GrpcBenchUnavailable.cpp - The gRPC baseline, built without gRPC ---===//
 //
-// CMake found no gRPC: catalyst-remote-bench still links and runs, without
-// the baseline, and says why once.
+// CMake did not find all gRPC needs: catalyst-remote-bench still links and
+// runs, without the baseline, and says once what was missing.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,8 +13,9 @@ namespace catalyst::remote::bench {
 
 void registerGrpcBenchmarks() {
   std::fprintf(stderr,
-               "catalyst-remote-bench: built without gRPC, no grpc/ benchmarks "
-               "(apt-get install libgrpc++-dev protobuf-compiler-grpc, then reconfigure)\n");
+               "catalyst-remote-bench: built without the gRPC baseline, no grpc/ benchmarks: "
+               "missing %s (install, then reconfigure)\n",
+               CATALYST_REMOTE_GRPC_MISSING);
 }
 
 bool grpcBenchmarksFailed() {

@@ -2,18 +2,21 @@
 
 #include "catalyst/remote/Session.h"
 
+#include "../trace/SessionTrace.h"
 #include "../transfer/BatchedTransfer.h"
 #include "../transfer/CheckedCall.h"
 #include "../transfer/NaiveTransfer.h"
+#include "../transfer/OutputForecast.h"
 #include "../transfer/PhaseClock.h"
 #include "../transfer/ZeroCopyTransfer.h"
 #include "../wire/Protocol.h"
-#include "../wire/ReadTimeout.h"
 #include "../wire/ReadableMemory.h"
 #include "../wire/Secret.h"
+#include "../wire/SocketTimeouts.h"
 #include "../wire/SocketTransport.h"
 #include "../wire/UnixSocket.h"
 #include "CodeLinker.h"
+#include "ExecutorInfo.h"
 #include "LaunchQueue.h"
 #include "LaunchWatchdog.h"
 #include "OpenLink.h"
@@ -57,11 +60,6 @@ Expected<std::unique_ptr<jitlink::JITLinkMemoryManager>> createCodeMemory(Simple
   return MapperJITLinkMemoryManager::CreateWithMapper<SimpleRemoteMemoryMapper>(SlabSize, EPC, SAs);
 }
 
-bool hasSymbols(const ExecutorProcessControl &EPC, ArrayRef<const char *> Names) {
-  const auto &Map = EPC.getBootstrapSymbolsMap();
-  return llvm::all_of(Names, [&](const char *N) { return Map.count(N); });
-}
-
 // What the transport counted, to be differenced around one launch.
 struct WireCounters {
   uint64_t Requests, Sent, Received, BytesOut, BytesIn;
@@ -85,10 +83,11 @@ void printProfile(StringRef Entry, const char *Strategy, TransportKind Over, con
          << transportName(Over) << "] " << S.RoundTrips << " round trips, " << S.Messages
          << " messages, " << S.BytesSent << " B sent, " << S.BytesReceived
          << " B received, copies host " << S.HostCopyBytes << " B executor " << S.ExecutorCopyBytes
-         << " B, slab " << S.SlabInUse << " B (high " << S.SlabHighWater << " B); us: plan "
-         << Us(P.PlanNs) << " send " << Us(P.SendNs) << " copy-in " << Us(P.CopyInNs) << " kernel "
-         << Us(P.KernelNs) << " copy-out " << Us(P.CopyOutNs) << " receive " << Us(P.ReceiveNs)
-         << " rewrite " << Us(P.RewriteNs) << "\n";
+         << " B, slab " << S.SlabInUse << " B (high " << S.SlabHighWater << " B), outputs ready "
+         << S.OutputsReady << "; us: plan " << Us(P.PlanNs) << " send " << Us(P.SendNs)
+         << " copy-in " << Us(P.CopyInNs) << " kernel " << Us(P.KernelNs) << " copy-out "
+         << Us(P.CopyOutNs) << " receive " << Us(P.ReceiveNs) << " rewrite " << Us(P.RewriteNs)
+         << "\n";
 }
 
 // What a session stored under one asset name.
@@ -121,6 +120,14 @@ Expected<bool> isStored(const StringMap<SentAsset> &Sent, StringRef Name, const 
   return It->second.Hash == Now.Hash && It->second.Size == Now.Size;
 }
 
+// Outputs the caller lends a buffer for: no fresh buffer to prepare.
+SmallVector<bool, 8> lentOutputs(ArrayRef<MutableArrayRef<char>> Into, size_t Count) {
+  SmallVector<bool, 8> Lent(Count, false);
+  for (size_t I = 0; I < Into.size() && I < Count; ++I)
+    Lent[I] = Into[I].data() != nullptr;
+  return Lent;
+}
+
 } // namespace
 
 class Session::Impl {
@@ -128,19 +135,26 @@ public:
   Impl(std::string Address, const SessionOptions &Opts) : Address(std::move(Address)), Opts(Opts) {
     if (!this->Opts.Outputs.Allocate)
       this->Opts.Outputs = defaultOutputAllocator();
+    Forecast = std::make_unique<OutputForecast>(this->Opts.Outputs);
   }
 
+  Error open();
   Error connect();
   Error startEpc(int Fd);
   Error startLiveness();
   Error chooseTransfer();
   Expected<std::unique_ptr<Transfer>> makeTransfer(Strategy S);
+  Error sendBinary(StringRef Path, BinaryFormat Format);
   Error sendAsset(StringRef Path);
   Expected<std::vector<char>> callWrapper(ExecutorAddr Fn, ArrayRef<char> Args);
   Error launch(const LaunchCall &Call);
+  Error launchMeasured(const LaunchCall &Call, HostOutputs &Outputs, LaunchStats &S,
+                       LaunchTimeline &When, uint64_t &InputBytes);
+  Error ping();
   Error runLaunch(ExecutorAddr Entry, ArrayRef<InputPlan> Inputs, HostOutputs &Outputs,
-                  LaunchStats &S);
+                  LaunchStats &S, LaunchTimeline &When);
   Error explain(Error Err, const Twine &What);
+  std::string endReason() const;
   void settle();
   Error close();
   Error tearDown();
@@ -152,6 +166,9 @@ public:
   std::string Address;
   SessionOptions Opts;
   catalyst::remote::Strategy Chosen = Strategy::Naive;
+  std::unique_ptr<SessionTrace> Trace; // null when not tracing; outlives the connection
+  OpenMarks Opening;                   // written by open only
+  ExecutorInfo Info;
 
   // The connection and what works over it, from open until close, which
   // tears them down holding Life exclusively; every call that uses them
@@ -171,12 +188,28 @@ public:
   // Launches share the session's slab, so they take turns.
   std::mutex LaunchMutex;
   SessionStats Stats; // guarded by LaunchMutex, but for Transport, set by open
+  std::unique_ptr<OutputForecast> Forecast; // used under LaunchMutex
 
   // Held across a send, so that two sends of one name cannot cross.
   std::mutex AssetMutex;
   StringMap<SentAsset> Assets; // by file name, as the executor keeps them, under AssetMutex
   LaunchQueue Async;           // locks its own
 };
+
+// Connects, and when tracing, writes how it went, failed or not.
+Error Session::Impl::open() {
+  if (!Opts.TracePath.empty()) {
+    auto T = SessionTrace::create(Opts.TracePath, Address);
+    if (!T)
+      return T.takeError();
+    Trace = std::move(*T);
+  }
+  Opening.Start = PhaseClock::now();
+  Error Err = connect();
+  if (Trace)
+    Trace->opened(Opening, Chosen, messageOf(Err));
+  return Err;
+}
 
 Error Session::Impl::connect() {
   if (!Opts.Secret.empty())
@@ -187,6 +220,7 @@ Error Session::Impl::connect() {
   if (!L)
     return L.takeError();
   Stats.Transport = L->Kind;
+  Opening.Connected = PhaseClock::now();
   // Until the liveness timeout replaces it: the session's setup, the
   // executor's first replies included, cannot outlast the handshake's
   // deadline, whoever does the reading.
@@ -194,6 +228,11 @@ Error Session::Impl::connect() {
   Error Err = startEpc(L->Fd);
   if (!Err)
     Err = startLiveness();
+  if (!Err && Trace) {
+    Opening.SetUp = PhaseClock::now();
+    Trace->syncClock(ES->getExecutorProcessControl());
+    Opening.Synced = PhaseClock::now();
+  }
   if (!Err || std::chrono::steady_clock::now() < By)
     return Err;
   return createStringError(inconvertibleErrorCode(),
@@ -276,13 +315,12 @@ Error Session::Impl::chooseTransfer() {
                                           {Upstream.Invoke, wire::InvokeName},
                                           {Upstream.StoreAsset, wire::StoreAssetName}}))
     return Err;
-  bool Own = EPC.getBootstrapMap().count(wire::ProtocolKey);
-  bool CanBatch = Own && hasSymbols(EPC, {wire::BatchedInvokeName, wire::BatchedReleaseName});
-  bool CanZeroCopy = CanBatch && EPC.getBootstrapMap().count(wire::ZeroCopyKey);
+  Info = describeExecutor(EPC, !Opts.Secret.empty());
+  auto Offers = [&](Strategy S) { return llvm::is_contained(Info.Strategies, S); };
   Strategy Want = Opts.Transfer;
-  if ((Want == Strategy::Auto || Want == Strategy::ZeroCopy) && CanZeroCopy)
+  if ((Want == Strategy::Auto || Want == Strategy::ZeroCopy) && Offers(Strategy::ZeroCopy))
     Chosen = Strategy::ZeroCopy;
-  else if (Want != Strategy::Naive && CanBatch)
+  else if (Want != Strategy::Naive && Offers(Strategy::Batched))
     Chosen = Strategy::Batched;
   else
     Chosen = Strategy::Naive;
@@ -304,6 +342,9 @@ Expected<std::unique_ptr<Transfer>> Session::Impl::makeTransfer(catalyst::remote
   if (auto Err = EPC.getBootstrapSymbols(
           {{BS.Invoke, wire::BatchedInvokeName}, {BS.Release, wire::BatchedReleaseName}}))
     return Err;
+  if (auto It = EPC.getBootstrapSymbolsMap().find(wire::BatchedInvokeTimedName);
+      It != EPC.getBootstrapSymbolsMap().end())
+    BS.InvokeTimed = It->second;
   auto Backend = executorMemoryBackend(EPC);
   if (!Backend)
     return Backend.takeError();
@@ -319,13 +360,17 @@ Error Session::Impl::explain(Error Err, const Twine &What) {
   // The connection's end explains Err (ORC's "disconnecting"), and is
   // what this says instead.
   consumeError(std::move(Err));
+  return createStringError(inconvertibleErrorCode(), What + ": the connection to the executor at " +
+                                                         Address + " closed" + endReason());
+}
+
+// Why the connection ended, as ": why" (the executor's hangup, or this
+// end's reason for closing it); the transport must be there.
+std::string Session::Impl::endReason() const {
   std::string Why = Transport->hangupReason();
   if (Why.empty())
     Why = Transport->closeReason();
-  return createStringError(
-      inconvertibleErrorCode(),
-      What + ": the connection to the executor at " + Address + " closed" +
-          (Why.empty() ? " (its connection process exited or was killed)" : ": " + Why));
+  return Why.empty() ? " (its connection process exited or was killed)" : ": " + Why;
 }
 
 // Linking ends with ORC work of its own: tasks on the pool that may still
@@ -444,9 +489,9 @@ static Error checkOutputs(const LaunchCall &Call) {
 
 // The transfer's launch, under the launch deadline when there is one.
 Error Session::Impl::runLaunch(ExecutorAddr Entry, ArrayRef<InputPlan> Inputs, HostOutputs &Outputs,
-                               LaunchStats &S) {
+                               LaunchStats &S, LaunchTimeline &When) {
   if (Opts.LaunchTimeout.count() <= 0)
-    return Active->launch(Entry, Inputs, Outputs, S);
+    return Active->launch(Entry, Inputs, Outputs, S, When);
   if (!Watchdog)
     Watchdog = std::make_unique<LaunchWatchdog>([this, Limit = Opts.LaunchTimeout] {
       Transport->closeWith(formatv("a launch did not finish within {0} ms "
@@ -456,7 +501,7 @@ Error Session::Impl::runLaunch(ExecutorAddr Entry, ArrayRef<InputPlan> Inputs, H
                                .str());
     });
   Watchdog->arm(LaunchWatchdog::Clock::now() + Opts.LaunchTimeout);
-  Error Err = Active->launch(Entry, Inputs, Outputs, S);
+  Error Err = Active->launch(Entry, Inputs, Outputs, S, When);
   Watchdog->disarm();
   return Err;
 }
@@ -464,13 +509,27 @@ Error Session::Impl::runLaunch(ExecutorAddr Entry, ArrayRef<InputPlan> Inputs, H
 Error Session::Impl::launch(const LaunchCall &Call) {
   std::lock_guard<std::mutex> Lock(LaunchMutex);
   LaunchStats S;
-  auto Start = PhaseClock::now();
-  HostOutputs Outputs(Call.Outputs, Opts.Outputs, Call.Into);
+  LaunchTimeline When;
+  uint64_t InputBytes = 0;
+  When.Plan = PhaseClock::now();
+  HostOutputs Outputs(Call.Outputs, Opts.Outputs, Call.Into, Forecast.get());
+  Error Err = launchMeasured(Call, Outputs, S, When, InputBytes);
+  When.End = PhaseClock::now();
+  if (Trace)
+    Trace->launched({Call.Entry, Call.Object, Chosen, Stats.Transport, S, When, Call.Inputs.size(),
+                     Call.Outputs.size(), InputBytes, Outputs.bytesGiven(), messageOf(Err)});
+  return Err;
+}
+
+Error Session::Impl::launchMeasured(const LaunchCall &Call, HostOutputs &Outputs, LaunchStats &S,
+                                    LaunchTimeline &When, uint64_t &InputBytes) {
   if (auto Err = checkOutputs(Call))
     return Err;
   auto Inputs = planInputs(Call.Inputs);
   if (!Inputs)
     return Inputs.takeError();
+  for (const InputPlan &In : *Inputs)
+    InputBytes += In.Layout.Bytes;
   uint64_t Request = Active->largestRequest(*Inputs);
   if (Request > Opts.MaxMessageSize)
     return createStringError(inconvertibleErrorCode(),
@@ -481,19 +540,37 @@ Error Session::Impl::launch(const LaunchCall &Call) {
   auto Entry = Linker->lookup(Call.Object, Call.Entry);
   if (!Entry)
     return Entry.takeError();
-  S.Phases.PlanNs = nsSince(Start);
+  S.Phases.PlanNs = nsSince(When.Plan);
   auto Before = WireCounters::of(*Transport);
-  if (auto Err = runLaunch(*Entry, *Inputs, Outputs, S))
-    return explain(std::move(Err), "launch of '" + Call.Entry + "' failed");
-  auto Rewrite = PhaseClock::now();
-  Outputs.commit();
-  S.Phases.RewriteNs = nsSince(Rewrite);
+  Forecast->begin(Entry->getValue(), Call.Outputs, lentOutputs(Call.Into, Call.Outputs.size()));
+  Error Err = runLaunch(*Entry, *Inputs, Outputs, S, When);
+  // Counted failed or not: a trace shows what a failed launch sent.
   WireCounters::of(*Transport).addDelta(Before, S);
+  if (Err) {
+    Forecast->end(Entry->getValue(), {});
+    return explain(std::move(Err), "launch of '" + Call.Entry + "' failed");
+  }
+  When.Rewrite = PhaseClock::now();
+  Outputs.commit();
+  S.Phases.RewriteNs = nsSince(When.Rewrite);
+  Forecast->end(Entry->getValue(), Outputs.bytes());
+  S.OutputsReady = Outputs.readyTaken();
   Stats.Launches++;
   Stats.Last = S;
   Stats.Total += S;
   if (Opts.Profile)
     printProfile(Call.Entry, strategyName(Chosen), Stats.Transport, S);
+  return Error::success();
+}
+
+// free(NULL) does nothing, on this project's executor as on Catalyst's:
+// the call is one round trip and nothing else. It takes its turn with
+// launches, so that no launch's counters include it.
+Error Session::Impl::ping() {
+  std::lock_guard<std::mutex> Lock(LaunchMutex);
+  if (auto Err = callChecked<wire::SPSFreeSig>(ES->getExecutorProcessControl(), Upstream.Free,
+                                               wire::FreeName, ExecutorAddr()))
+    return explain(std::move(Err), "ping failed");
   return Error::success();
 }
 
@@ -504,6 +581,7 @@ Error Session::Impl::launch(const LaunchCall &Call) {
 Error Session::Impl::close() {
   if (Closed)
     return Error::success();
+  auto Start = PhaseClock::now();
   Error Err = Async.drain();
   if (Closed.exchange(true)) {
     // Another thread's close() tears down: returns once it has.
@@ -516,7 +594,10 @@ Error Session::Impl::close() {
       Transport->closeWith("the session was closed while a call was in flight");
     Exclusive.lock();
   }
-  return joinErrors(std::move(Err), tearDown());
+  Err = joinErrors(std::move(Err), tearDown());
+  if (Trace)
+    Trace->closed(Start, messageOf(Err));
+  return Err;
 }
 
 // Under Life, exclusively. The transfer goes after the EPC has ended, which
@@ -549,8 +630,10 @@ std::shared_lock<std::shared_mutex> Session::Impl::hold(Error &Err) {
   std::shared_lock<std::shared_mutex> Held(Life);
   if (!Closed && Transport && !Transport->disconnected())
     return Held;
-  Err =
-      createStringError(inconvertibleErrorCode(), "the session with %s is closed", Address.c_str());
+  // Closed by the user, or by the connection's end, which says why.
+  std::string Why = !Closed && Transport ? " since its connection closed" + endReason() : "";
+  Err = createStringError(inconvertibleErrorCode(), "the session with %s is closed%s",
+                          Address.c_str(), Why.c_str());
   return {};
 }
 
@@ -564,7 +647,7 @@ Session::~Session() {
 
 Expected<std::unique_ptr<Session>> Session::open(StringRef Address, const SessionOptions &Options) {
   auto I = std::make_unique<Impl>(Address.str(), Options);
-  if (auto Err = I->connect()) {
+  if (auto Err = I->open()) {
     consumeError(I->close());
     return Err;
   }
@@ -583,6 +666,28 @@ TransportKind Session::transport() const {
   return I->Stats.Transport; // set by open, read-only afterwards
 }
 
+const ExecutorInfo &Session::executor() const {
+  return I->Info;
+}
+
+Traffic Session::traffic() const {
+  Error Closed = Error::success();
+  auto Held = I->hold(Closed);
+  // A closed session carries nothing more; why it closed is not asked.
+  consumeError(std::move(Closed));
+  if (!Held)
+    return {};
+  return {I->Transport->bytesWritten(), I->Transport->bytesRead()};
+}
+
+Error Session::ping() {
+  Error Closed = Error::success();
+  auto Held = I->hold(Closed);
+  if (!Held)
+    return Closed;
+  return I->ping();
+}
+
 SessionStats Session::stats() const {
   std::lock_guard<std::mutex> Lock(I->LaunchMutex);
   return I->Stats;
@@ -596,25 +701,35 @@ bool Session::connected() const {
   return Up;
 }
 
-Error Session::sendBinary(StringRef Path, BinaryFormat Format) {
+Error Session::Impl::sendBinary(StringRef Path, BinaryFormat Format) {
   Error Closed = Error::success();
-  auto Held = I->hold(Closed);
+  auto Held = hold(Closed);
   if (!Held)
     return Closed;
   switch (Format) {
   case BinaryFormat::Object: {
-    Error Err = I->Linker->addObject(Path);
-    I->settle();
+    Error Err = Linker->addObject(Path);
+    settle();
     return Err;
   }
   case BinaryFormat::Asset:
-    if (auto Err = I->sendAsset(Path))
-      return I->explain(std::move(Err), "sending asset '" + Path + "' failed");
+    if (auto Err = sendAsset(Path))
+      return explain(std::move(Err), "sending asset '" + Path + "' failed");
     return Error::success();
   }
   return createStringError(inconvertibleErrorCode(),
                            "unknown binary format %u for '%s' (0 is an object, 1 an asset)",
                            unsigned(Format), Path.str().c_str());
+}
+
+Error Session::sendBinary(StringRef Path, BinaryFormat Format) {
+  auto Start = PhaseClock::now();
+  Error Err = I->sendBinary(Path, Format);
+  bool Known = Format == BinaryFormat::Object || Format == BinaryFormat::Asset;
+  if (I->Trace && Known)
+    I->Trace->binarySent(Format == BinaryFormat::Object ? "link" : "asset", Path, Start,
+                         messageOf(Err));
+  return Err;
 }
 
 Expected<std::vector<char>> Session::callWrapper(StringRef Symbol, ArrayRef<char> Args) {
@@ -636,7 +751,9 @@ Error Session::launch(const LaunchCall &Call) {
   auto Held = I->hold(Closed);
   if (!Held) {
     HostOutputs Zeroed(Call.Outputs, {});
-    return Closed;
+    // Which launch, for one queued (launchAsync) before the session closed.
+    return createStringError(inconvertibleErrorCode(), "launch of '" + Call.Entry + "' failed: " +
+                                                           toString(std::move(Closed)));
   }
   return I->launch(Call);
 }

@@ -4,9 +4,61 @@
 
 #include "../wire/Secret.h"
 
+#include <cstdlib>
+#include <cstring>
+
 using namespace llvm;
 
 namespace catalyst::remote {
+
+namespace {
+
+// A duration in milliseconds from the environment variable Name, if set.
+Error durationFromEnvironment(const char *Name, std::chrono::milliseconds &Out) {
+  const char *Text = std::getenv(Name);
+  if (!Text || !*Text)
+    return Error::success();
+  uint64_t Ms = 0;
+  if (StringRef(Text).getAsInteger(10, Ms) || Ms > (uint64_t(1) << 40))
+    return createStringError(inconvertibleErrorCode(), "%s='%s' is not a number of milliseconds",
+                             Name, Text);
+  Out = std::chrono::milliseconds(Ms);
+  return Error::success();
+}
+
+} // namespace
+
+Expected<SessionOptions> optionsFromEnvironment(SessionOptions Opts) {
+  if (const char *S = std::getenv("CATALYST_REMOTE_STRATEGY"); S && *S) {
+    auto Parsed = parseStrategy(S);
+    if (!Parsed)
+      return Parsed.takeError();
+    Opts.Transfer = *Parsed;
+  }
+  if (const char *T = std::getenv("CATALYST_REMOTE_TRANSPORT"); T && *T) {
+    auto Parsed = parseTransport(T);
+    if (!Parsed)
+      return Parsed.takeError();
+    Opts.Transport = *Parsed;
+  }
+  if (const char *File = std::getenv("CATALYST_REMOTE_TOKEN_FILE"); File && *File) {
+    auto Secret = readTokenFile(File);
+    if (!Secret)
+      return Secret.takeError();
+    Opts.Secret = std::move(*Secret);
+  } else if (const char *Secret = std::getenv("CATALYST_REMOTE_TOKEN")) {
+    Opts.Secret = Secret;
+  }
+  if (auto Err = durationFromEnvironment("CATALYST_REMOTE_LIVENESS_MS", Opts.LivenessTimeout))
+    return Err;
+  if (auto Err = durationFromEnvironment("CATALYST_REMOTE_LAUNCH_TIMEOUT_MS", Opts.LaunchTimeout))
+    return Err;
+  const char *Profile = std::getenv("CATALYST_REMOTE_PROFILE");
+  Opts.Profile = Profile && *Profile && std::strcmp(Profile, "0") != 0;
+  if (const char *Trace = std::getenv("CATALYST_REMOTE_TRACE"))
+    Opts.TracePath = Trace;
+  return Opts;
+}
 
 Expected<std::string> readTokenFile(StringRef Path) {
   return wire::readTokenFile(Path);

@@ -22,6 +22,7 @@ LaunchStats &LaunchStats::operator+=(const LaunchStats &O) {
   BytesReceived += O.BytesReceived;
   HostCopyBytes += O.HostCopyBytes;
   ExecutorCopyBytes += O.ExecutorCopyBytes;
+  OutputsReady += O.OutputsReady;
   SlabInUse = O.SlabInUse;
   SlabHighWater = O.SlabHighWater > SlabHighWater ? O.SlabHighWater : SlabHighWater;
   Phases += O.Phases;

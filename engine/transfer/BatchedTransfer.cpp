@@ -142,31 +142,57 @@ Error BatchedTransfer::readOutputs(std::vector<char> &Rv, HostOutputs &Outputs,
   return Error::success();
 }
 
-Error BatchedTransfer::launch(ExecutorAddr Entry, ArrayRef<InputPlan> Inputs, HostOutputs &Outputs,
-                              LaunchStats &Stats) {
-  auto Start = PhaseClock::now();
-  ExecutorAddr Av;
-  if (auto Err = writeInputs(Inputs, Av, Stats))
-    return Err;
-  Stats.Phases.SendNs += nsSince(Start);
-
+// Runs the entry and returns the output descriptors it wrote.
+Expected<std::vector<char>> BatchedTransfer::invoke(ExecutorAddr Entry, ExecutorAddr Av,
+                                                    const HostOutputs &Outputs, LaunchStats &Stats,
+                                                    LaunchTimeline &When) {
   std::vector<uint64_t> Ranks;
   for (size_t I = 0; I < Outputs.size(); ++I)
     Ranks.push_back(Outputs[I].Rank);
-  Expected<std::tuple<std::vector<char>, uint64_t>> Result(
-      (std::tuple<std::vector<char>, uint64_t>()));
-  if (auto Err = callChecked<SPSBatchedInvokeSig>(EPC, S.Invoke, BatchedInvokeName, Result, Entry,
-                                                  Av, Ranks, Pool.base(), Pool.reserved()))
-    return Err;
+  When.Invoke = PhaseClock::now();
+  using Timed = std::tuple<std::vector<char>, uint64_t, uint64_t>;
+  Expected<Timed> Result((Timed()));
+  Error Err = Error::success();
+  if (S.InvokeTimed) {
+    Err = callChecked<SPSBatchedInvokeTimedSig>(EPC, S.InvokeTimed, BatchedInvokeTimedName, Result,
+                                                Entry, Av, Ranks, Pool.base(), Pool.reserved());
+  } else {
+    using Plain = std::tuple<std::vector<char>, uint64_t>;
+    Expected<Plain> Untimed((Plain()));
+    Err = callChecked<SPSBatchedInvokeSig>(EPC, S.Invoke, BatchedInvokeName, Untimed, Entry, Av,
+                                           Ranks, Pool.base(), Pool.reserved());
+    if (Untimed)
+      *Result = {std::move(std::get<0>(*Untimed)), 0, std::get<1>(*Untimed)};
+    else
+      Result = Untimed.takeError();
+  }
+  When.InvokeNs = nsSince(When.Invoke);
+  if (Err)
+    return joinErrors(std::move(Err), Result.takeError());
   if (!Result)
     return Result.takeError();
-  auto &[Rv, KernelNs] = *Result;
+  auto &[Rv, StartNs, KernelNs] = *Result;
   Stats.Phases.KernelNs += KernelNs;
+  When.ExecutorStartNs = StartNs;
+  return std::move(Rv);
+}
 
-  auto Receive = PhaseClock::now();
-  if (auto Err = readOutputs(Rv, Outputs, Stats))
+Error BatchedTransfer::launch(ExecutorAddr Entry, ArrayRef<InputPlan> Inputs, HostOutputs &Outputs,
+                              LaunchStats &Stats, LaunchTimeline &When) {
+  When.Send = PhaseClock::now();
+  ExecutorAddr Av;
+  if (auto Err = writeInputs(Inputs, Av, Stats))
     return Err;
-  Stats.Phases.ReceiveNs += nsSince(Receive);
+  Stats.Phases.SendNs += nsSince(When.Send);
+
+  auto Rv = invoke(Entry, Av, Outputs, Stats, When);
+  if (!Rv)
+    return Rv.takeError();
+
+  When.Receive = PhaseClock::now();
+  if (auto Err = readOutputs(*Rv, Outputs, Stats))
+    return Err;
+  Stats.Phases.ReceiveNs += nsSince(When.Receive);
   return Error::success();
 }
 

@@ -21,7 +21,9 @@ namespace catalyst::remote {
 class BatchedTransfer final : public Transfer {
 public:
   struct Services {
-    llvm::orc::ExecutorAddr Invoke, Release;
+    // InvokeTimed, where the executor has it, also says when the entry
+    // started; else Invoke runs it.
+    llvm::orc::ExecutorAddr Invoke, InvokeTimed, Release;
   };
 
   BatchedTransfer(llvm::orc::ExecutorProcessControl &EPC, Services S, SlabPool::Backend Slabs,
@@ -30,12 +32,15 @@ public:
 
   const char *name() const override { return "batched"; }
   llvm::Error launch(llvm::orc::ExecutorAddr Entry, llvm::ArrayRef<InputPlan> Inputs,
-                     HostOutputs &Outputs, LaunchStats &Stats) override;
+                     HostOutputs &Outputs, LaunchStats &Stats, LaunchTimeline &When) override;
   llvm::Error close() override;
 
 private:
   llvm::Error writeInputs(llvm::ArrayRef<InputPlan> Inputs, llvm::orc::ExecutorAddr &Av,
                           LaunchStats &Stats);
+  llvm::Expected<std::vector<char>> invoke(llvm::orc::ExecutorAddr Entry,
+                                           llvm::orc::ExecutorAddr Av, const HostOutputs &Outputs,
+                                           LaunchStats &Stats, LaunchTimeline &When);
   llvm::Error readOutputs(std::vector<char> &Rv, HostOutputs &Outputs, LaunchStats &Stats);
 
   llvm::orc::ExecutorProcessControl &EPC;

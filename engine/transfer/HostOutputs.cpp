@@ -3,6 +3,7 @@
 #include "HostOutputs.h"
 
 #include "../wire/MemrefLayout.h"
+#include "OutputForecast.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -16,7 +17,7 @@ namespace catalyst::remote {
 // A fresh output buffer is written once, by the receive, and every 4 KiB
 // page of it faults on the way: for large outputs that costs as much as the
 // transfer. Transparent huge pages (madvise mode) fault once per 2 MiB.
-static void adviseHugePages(char *Buf, uint64_t Bytes) {
+void adviseHugePages(char *Buf, uint64_t Bytes) {
   constexpr uintptr_t Huge = 2 << 20;
   if (Bytes < 2 * Huge)
     return;
@@ -27,9 +28,9 @@ static void adviseHugePages(char *Buf, uint64_t Bytes) {
 }
 
 HostOutputs::HostOutputs(ArrayRef<MemrefArg> Outputs, OutputAllocator Alloc,
-                         ArrayRef<MutableArrayRef<char>> Into)
-    : Outputs(Outputs), Alloc(Alloc), Into(Into), Buffers(Outputs.size(), nullptr),
-      Lent(Outputs.size(), false) {}
+                         ArrayRef<MutableArrayRef<char>> Into, OutputForecast *Forecast)
+    : Outputs(Outputs), Alloc(Alloc), Into(Into), Forecast(Forecast),
+      Buffers(Outputs.size(), nullptr), Bytes(Outputs.size(), 0), Lent(Outputs.size(), false) {}
 
 HostOutputs::~HostOutputs() {
   if (Committed)
@@ -60,23 +61,30 @@ Expected<MutableArrayRef<char>> HostOutputs::allocate(size_t I, ArrayRef<int64_t
   auto Counted = bytesOf(I, Sizes);
   if (!Counted)
     return Counted.takeError();
-  uint64_t Bytes = *Counted;
+  uint64_t Size = *Counted;
+  BytesGiven += Size;
   const MemrefArg &Out = Outputs[I];
   wire::MemrefDesc D(Out.Desc, Out.Rank);
   for (size_t K = 0; K < Sizes.size(); ++K)
     D.setSize(K, Sizes[K]);
-  if (I < Into.size() && Into[I].data() && Bytes <= Into[I].size()) {
+  Bytes[I] = Size;
+  if (I < Into.size() && Into[I].data() && Size <= Into[I].size()) {
     Lent[I] = true;
     Buffers[I] = Into[I].data();
-  } else if (!(Buffers[I] = freshBuffer(Bytes))) {
+  } else if (!(Buffers[I] = freshBuffer(I, Size))) {
     return createStringError(std::errc::not_enough_memory,
                              "output %zu: cannot allocate %llu bytes on the host", I,
-                             (unsigned long long)Bytes);
+                             (unsigned long long)Size);
   }
-  return MutableArrayRef<char>(Buffers[I], Bytes);
+  return MutableArrayRef<char>(Buffers[I], Size);
 }
 
-char *HostOutputs::freshBuffer(uint64_t Bytes) {
+char *HostOutputs::freshBuffer(size_t I, uint64_t Bytes) {
+  if (Forecast)
+    if (char *Ready = Forecast->take(I, Bytes)) {
+      ++ReadyTaken;
+      return Ready;
+    }
   // A zero-size output still gets a distinct buffer, as MLIR's own do.
   char *Buf = static_cast<char *>(Alloc.Allocate(Bytes ? Bytes : 1));
   if (Buf)

@@ -17,15 +17,24 @@
 
 #include "llvm/Support/Error.h"
 
+#include <cstdint>
 #include <vector>
 
 namespace catalyst::remote {
 
+class OutputForecast;
+
+// Asks for transparent huge pages over a large fresh buffer, which then
+// faults in once per 2 MiB instead of once per 4 KiB page.
+void adviseHugePages(char *Buf, uint64_t Bytes);
+
 class HostOutputs {
 public:
-  // Into[I], where present and large enough, receives output I.
+  // Into[I], where present and large enough, receives output I; Forecast,
+  // when given, may have a fresh buffer of the right size ready.
   HostOutputs(llvm::ArrayRef<MemrefArg> Outputs, OutputAllocator Alloc,
-              llvm::ArrayRef<llvm::MutableArrayRef<char>> Into = {});
+              llvm::ArrayRef<llvm::MutableArrayRef<char>> Into = {},
+              OutputForecast *Forecast = nullptr);
   ~HostOutputs();
   HostOutputs(const HostOutputs &) = delete;
   HostOutputs &operator=(const HostOutputs &) = delete;
@@ -44,15 +53,26 @@ public:
   // Points every output descriptor at its buffer; the caller now owns them.
   void commit();
 
+  // The dense bytes of the outputs given buffers so far.
+  uint64_t bytesGiven() const { return BytesGiven; }
+  // The bytes of each output's values, once all are allocated.
+  llvm::ArrayRef<uint64_t> bytes() const { return Bytes; }
+  // Outputs that got a buffer the forecast had ready.
+  uint64_t readyTaken() const { return ReadyTaken; }
+
 private:
-  char *freshBuffer(uint64_t Bytes);
+  char *freshBuffer(size_t I, uint64_t Bytes);
 
   llvm::ArrayRef<MemrefArg> Outputs;
   OutputAllocator Alloc;
   llvm::ArrayRef<llvm::MutableArrayRef<char>> Into;
+  OutputForecast *Forecast;
   std::vector<char *> Buffers;
-  std::vector<bool> Lent; // Buffers[I] is Into[I]: never released here
+  std::vector<uint64_t> Bytes; // of Buffers[I]'s values
+  std::vector<bool> Lent;      // Buffers[I] is Into[I]: never released here
+  uint64_t ReadyTaken = 0;
   bool Committed = false;
+  uint64_t BytesGiven = 0;
 };
 
 } // namespace catalyst::remote

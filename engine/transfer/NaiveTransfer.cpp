@@ -5,6 +5,7 @@
 #include "../wire/Protocol.h"
 #include "CheckedCall.h"
 #include "OutputReplies.h"
+#include "PhaseClock.h"
 
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ExecutionEngine/Orc/MemoryAccess.h"
@@ -166,8 +167,9 @@ uint64_t NaiveTransfer::largestRequest(ArrayRef<InputPlan> Inputs) const {
 // serialized by the executor, then copied out of the message, out of the
 // decoded vector and into the host buffer by the host.
 Error NaiveTransfer::launch(ExecutorAddr Entry, ArrayRef<InputPlan> Inputs, HostOutputs &Outputs,
-                            LaunchStats &Stats) {
+                            LaunchStats &Stats, LaunchTimeline &When) {
   Launch L(EPC, S);
+  When.Send = PhaseClock::now();
   std::vector<ExecutorAddr> InputValues, Args;
   for (const InputPlan &In : Inputs) {
     std::vector<char> Scratch;
@@ -200,8 +202,12 @@ Error NaiveTransfer::launch(ExecutorAddr Entry, ArrayRef<InputPlan> Inputs, Host
   auto Rv = L.alloc(RvBytes);
   if (!Rv)
     return Rv.takeError();
+  Stats.Phases.SendNs += nsSince(When.Send);
+  When.Invoke = PhaseClock::now();
   if (auto Err = callChecked<SPSInvokeSig>(EPC, S.Invoke, InvokeName, Entry, std::vector{*Rv, *Av}))
     return Err;
+  When.InvokeNs = nsSince(When.Invoke);
+  When.Receive = PhaseClock::now();
   auto ReturnedBytes = L.read(*Rv, RvBytes);
   if (!ReturnedBytes)
     return ReturnedBytes.takeError();
@@ -212,7 +218,10 @@ Error NaiveTransfer::launch(ExecutorAddr Entry, ArrayRef<InputPlan> Inputs, Host
   Err = joinErrors(std::move(Err), freeReturned(L, ownersOf(Returned, Outputs), InputValues));
   if (Err)
     return Err;
-  return L.freeAll();
+  if (auto Err = L.freeAll())
+    return Err;
+  Stats.Phases.ReceiveNs += nsSince(When.Receive);
+  return Error::success();
 }
 
 } // namespace catalyst::remote

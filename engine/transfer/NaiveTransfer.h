@@ -29,7 +29,7 @@ public:
   const char *name() const override { return "naive"; }
   uint64_t largestRequest(llvm::ArrayRef<InputPlan> Inputs) const override;
   llvm::Error launch(llvm::orc::ExecutorAddr Entry, llvm::ArrayRef<InputPlan> Inputs,
-                     HostOutputs &Outputs, LaunchStats &Stats) override;
+                     HostOutputs &Outputs, LaunchStats &Stats, LaunchTimeline &When) override;
 
 private:
   llvm::orc::ExecutorProcessControl &EPC;

@@ -21,8 +21,9 @@ Error malformedResult(const Twine &What) {
 
 } // namespace
 
-Error decodeSharedResult(ArrayRef<char> Plan, HostOutputs &Outputs, ZeroCopyResult &R,
-                         ResolveShared Resolve, std::vector<SharedCopy> &Copies) {
+Error decodeSharedResult(uint32_t Version, ArrayRef<char> Plan, HostOutputs &Outputs,
+                         ZeroCopyResult &R, ResolveShared Resolve,
+                         std::vector<SharedCopy> &Copies) {
   std::vector<char> Inner;
   uint64_t Total = 0;
   std::vector<ExecutorAddr> Where;
@@ -33,12 +34,8 @@ Error decodeSharedResult(ArrayRef<char> Plan, HostOutputs &Outputs, ZeroCopyResu
   // Places first, against the byte counts the inner plan gives: no buffer
   // is allocated for an output that is not all in memory this host mapped,
   // which bounds each by a mapping's size.
-  sps::SPSInputBuffer InnerIB(Inner.data(), Inner.size());
-  R.Outputs.clear(); // SPS appends to the sequences it decodes into
-  if (!spsWellFormed<SPSZeroCopyResult>(Inner.data(), Inner.size()) ||
-      !SPSZeroCopyResult::deserialize(InnerIB, R.RemoteError, R.Outputs, R.CopyInNs, R.KernelNs,
-                                      R.CopyOutNs, R.ExecutorCopyBytes))
-    return malformedResult("undecodable plan");
+  if (auto Err = decodeZeroCopyPlan(Version, Inner, R))
+    return Err;
   if (R.RemoteError.empty() && Where.size() != R.Outputs.size())
     return malformedResult(Twine(Where.size()) + " places for " + Twine(R.Outputs.size()) +
                            " outputs");
@@ -51,7 +48,7 @@ Error decodeSharedResult(ArrayRef<char> Plan, HostOutputs &Outputs, ZeroCopyResu
                              ") is outside the memory shared with the executor");
   }
   std::vector<iovec> Dst;
-  if (auto Err = decodeZeroCopyResult(Inner, Total, Outputs, R, Dst))
+  if (auto Err = decodeZeroCopyResult(Version, Inner, Total, Outputs, R, Dst))
     return Err;
   size_t Next = 0;
   for (size_t I = 0; I < From.size(); ++I) {

@@ -11,6 +11,7 @@
 
 #include "../wire/MemrefLayout.h"
 #include "HostOutputs.h"
+#include "LaunchTimeline.h"
 #include "catalyst/remote/Stats.h"
 
 #include "llvm/ExecutionEngine/Orc/Shared/ExecutorAddress.h"
@@ -31,9 +32,10 @@ public:
   virtual ~Transfer();
   virtual const char *name() const = 0;
   // Runs one launch; adds what it measured to Stats (round trips, messages
-  // and bytes are counted by the session).
+  // and bytes are counted by the session) and notes in When when its
+  // phases began.
   virtual llvm::Error launch(llvm::orc::ExecutorAddr Entry, llvm::ArrayRef<InputPlan> Inputs,
-                             HostOutputs &Outputs, LaunchStats &Stats) = 0;
+                             HostOutputs &Outputs, LaunchStats &Stats, LaunchTimeline &When) = 0;
   // The largest message this strategy would send for Inputs: the session
   // refuses a launch whose message could not go, before any traffic.
   virtual uint64_t largestRequest(llvm::ArrayRef<InputPlan> Inputs) const;

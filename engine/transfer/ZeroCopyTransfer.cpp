@@ -3,6 +3,7 @@
 #include "ZeroCopyTransfer.h"
 
 #include "../wire/Protocol.h"
+#include "../wire/SpsCheck.h"
 #include "CheckedCall.h"
 #include "PhaseClock.h"
 #include "ZeroCopyResult.h"
@@ -34,6 +35,24 @@ SlabPool::Backend slabBackend(ExecutorProcessControl &EPC, ExecutorAddr Reserve,
     return Result;
   };
   return B;
+}
+
+// The newest zero-copy version both ends speak: the executor advertises its
+// own in the bootstrap map.
+Expected<uint32_t> versionToSpeak(ExecutorProcessControl &EPC) {
+  auto It = EPC.getBootstrapMap().find(ZeroCopyKey);
+  uint32_t Theirs = 0;
+  if (It != EPC.getBootstrapMap().end() &&
+      spsWellFormed<sps::SPSArgList<SPSProtocolValue>>(It->second.data(), It->second.size())) {
+    sps::SPSInputBuffer IB(It->second.data(), It->second.size());
+    sps::SPSArgList<SPSProtocolValue>::deserialize(IB, Theirs);
+  }
+  if (Theirs < ZeroCopyOldestVersion)
+    return createStringError(inconvertibleErrorCode(),
+                             "the executor advertises zero-copy version %u; this host speaks %u "
+                             "to %u",
+                             Theirs, ZeroCopyOldestVersion, ZeroCopyVersion);
+  return std::min(Theirs, ZeroCopyVersion);
 }
 
 Error notWaiting(uint64_t SeqNo) {
@@ -68,14 +87,15 @@ ZeroCopyTransfer::Create(ExecutorProcessControl &EPC, SocketTransport &T, uint64
                                    {Reserve, Shared ? SharedSlabReserveName : SlabReserveName},
                                    {Release, SlabReleaseName}}))
     return Err;
+  auto Want = versionToSpeak(EPC);
+  if (!Want)
+    return Want.takeError();
   uint32_t Version = 0;
-  if (auto Err = callChecked<SPSZeroCopyEnableSig>(EPC, Enable, ZeroCopyEnableName, Version,
-                                                   ZeroCopyVersion))
+  if (auto Err = callChecked<SPSZeroCopyEnableSig>(EPC, Enable, ZeroCopyEnableName, Version, *Want))
     return Err;
-  if (Version != ZeroCopyVersion)
+  if (Version != *Want)
     return createStringError(inconvertibleErrorCode(),
-                             "executor speaks zero-copy version %u, this host %u", Version,
-                             ZeroCopyVersion);
+                             "executor speaks zero-copy version %u, this host %u", Version, *Want);
   auto Backend = slabBackend(EPC, Reserve, Release);
   std::unique_ptr<SharedPayloads> SP;
   if (Shared) {
@@ -83,7 +103,7 @@ ZeroCopyTransfer::Create(ExecutorProcessControl &EPC, SocketTransport &T, uint64
     Backend = SP->wrap(std::move(Backend));
   }
   std::unique_ptr<ZeroCopyTransfer> Z(
-      new ZeroCopyTransfer(T, std::move(Backend), SlabInitial, SlabCap, std::move(SP)));
+      new ZeroCopyTransfer(T, Version, std::move(Backend), SlabInitial, SlabCap, std::move(SP)));
   T.setPayloadHandler(Z.get());
   return Z;
 }
@@ -138,7 +158,7 @@ void ZeroCopyTransfer::collectPayload(ArrayRef<InputPlan> Inputs, LaunchStats &S
 }
 
 Error ZeroCopyTransfer::launch(ExecutorAddr Entry, ArrayRef<InputPlan> Inputs, HostOutputs &Outputs,
-                               LaunchStats &Stats) {
+                               LaunchStats &Stats, LaunchTimeline &When) {
   auto Start = PhaseClock::now();
   if (auto Err = encodePlan(Entry, Inputs, Outputs))
     return Err;
@@ -149,6 +169,7 @@ Error ZeroCopyTransfer::launch(ExecutorAddr Entry, ArrayRef<InputPlan> Inputs, H
   Waiting W;
   W.Outputs = &Outputs;
   W.Stats = &Stats;
+  W.When = &When;
   return sendAndWait(W, Stats);
 }
 
@@ -160,7 +181,7 @@ Error ZeroCopyTransfer::sendAndWait(Waiting &W, LaunchStats &Stats) {
     W.SeqNo = NextSeqNo++;
     Current = &W;
   }
-  auto Send = PhaseClock::now();
+  auto Send = W.When->Send = PhaseClock::now();
   Error SendErr = Shared ? Shared->sendLaunch(T, W.SeqNo, Work.Plan, Work.Parts, Work.Places, Stats)
                          : T.sendWithPayload(PayloadOpcode::Launch, W.SeqNo, Work.Plan, Work.Parts);
   if (SendErr && take(W.SeqNo)) {
@@ -199,8 +220,8 @@ Error ZeroCopyTransfer::placeOutputs(Waiting &W, PayloadOpcode OpC, ArrayRef<cha
                                      uint64_t PayloadBytes, std::vector<iovec> &Dst) {
   ZeroCopyResult &R = Work.Result;
   bool InShared = OpC == PayloadOpcode::SharedResult && Shared && !PayloadBytes;
-  if (auto Err = InShared ? Shared->receive(Plan, *W.Outputs, R, *W.Stats)
-                          : decodeZeroCopyResult(Plan, PayloadBytes, *W.Outputs, R, Dst))
+  if (auto Err = InShared ? Shared->receive(Version, Plan, *W.Outputs, R, *W.Stats)
+                          : decodeZeroCopyResult(Version, Plan, PayloadBytes, *W.Outputs, R, Dst))
     return Err;
   if (!R.RemoteError.empty()) {
     W.RemoteError = std::move(R.RemoteError);
@@ -211,6 +232,7 @@ Error ZeroCopyTransfer::placeOutputs(Waiting &W, PayloadOpcode OpC, ArrayRef<cha
   P.KernelNs += R.KernelNs;
   P.CopyOutNs += R.CopyOutNs;
   W.Stats->ExecutorCopyBytes += R.ExecutorCopyBytes;
+  W.When->ExecutorStartNs = R.StartNs;
   return Error::success();
 }
 
@@ -246,6 +268,7 @@ void ZeroCopyTransfer::finish(PayloadOpcode OpC, uint64_t SeqNo, shared::Wrapper
     return;
   }
   W->Stats->Phases.ReceiveNs += nsSince(W->Landing);
+  W->When->Receive = W->Landing;
   if (!Err && !W->RemoteError.empty())
     Err = createStringError(inconvertibleErrorCode(), W->RemoteError);
   resolve(*W, std::move(Err));

@@ -41,7 +41,7 @@ public:
   // The session runs one launch at a time, which the scratch buffers and
   // the single waiting launch rely on.
   llvm::Error launch(llvm::orc::ExecutorAddr Entry, llvm::ArrayRef<InputPlan> Inputs,
-                     HostOutputs &Outputs, LaunchStats &Stats) override;
+                     HostOutputs &Outputs, LaunchStats &Stats, LaunchTimeline &When) override;
   llvm::Error close() override;
 
   llvm::Expected<std::vector<iovec>> place(wire::PayloadOpcode OpC, uint64_t SeqNo,
@@ -57,6 +57,7 @@ private:
     uint64_t SeqNo;
     HostOutputs *Outputs;
     LaunchStats *Stats;
+    LaunchTimeline *When;
     llvm::Error Result = llvm::Error::success();
     std::atomic<bool> Finished{false};
     std::string RemoteError;
@@ -74,9 +75,9 @@ private:
     ZeroCopyResult Result;
   };
 
-  ZeroCopyTransfer(wire::SocketTransport &T, SlabPool::Backend B, uint64_t Initial, uint64_t Cap,
-                   std::unique_ptr<SharedPayloads> Shared)
-      : T(T), Shared(std::move(Shared)), Pool(std::move(B), Initial, Cap) {}
+  ZeroCopyTransfer(wire::SocketTransport &T, uint32_t Version, SlabPool::Backend B,
+                   uint64_t Initial, uint64_t Cap, std::unique_ptr<SharedPayloads> Shared)
+      : T(T), Version(Version), Shared(std::move(Shared)), Pool(std::move(B), Initial, Cap) {}
   llvm::Error encodePlan(llvm::orc::ExecutorAddr Entry, llvm::ArrayRef<InputPlan> Inputs,
                          const HostOutputs &Outputs);
   void collectPayload(llvm::ArrayRef<InputPlan> Inputs, LaunchStats &Stats);
@@ -87,6 +88,7 @@ private:
   void resolve(Waiting &W, llvm::Error Err);
 
   wire::SocketTransport &T;
+  const uint32_t Version;                 // of the zero-copy protocol, agreed with the executor
   std::unique_ptr<SharedPayloads> Shared; // null over TCP; outlives Pool, whose slabs it maps
   SlabPool Pool;
   Scratch Work;

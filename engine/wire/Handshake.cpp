@@ -2,7 +2,7 @@
 
 #include "Handshake.h"
 
-#include "ReadTimeout.h"
+#include "SocketTimeouts.h"
 #include "Secret.h"
 #include "SocketTransport.h"
 #include "SpsCheck.h"

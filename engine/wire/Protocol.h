@@ -38,6 +38,9 @@ using SPSStoreAssetSig = int32_t(sps::SPSSequence<char>, sps::SPSString);
 inline constexpr const char *ProtocolKey = "catalyst_remote_protocol";
 inline constexpr uint32_t ProtocolVersion = 1;
 using SPSProtocolValue = uint32_t;
+// The executor's release, as tools show it (catalyst-remote ping).
+inline constexpr const char *VersionKey = "catalyst_remote_version";
+using SPSVersionValue = sps::SPSString;
 
 // Calls an ORC wrapper function in the executor process and returns its
 // result, or its out-of-band error as an error: the stock EPC server turns
@@ -51,7 +54,12 @@ using SPSCallWrapperSig = sps::SPSExpected<sps::SPSSequence<char>>(sps::SPSExecu
 // host enables them once per session; launch inputs land in slabs the
 // executor reserved for the session and checks every destination against.
 inline constexpr const char *ZeroCopyKey = "catalyst_remote_zerocopy";
-inline constexpr uint32_t ZeroCopyVersion = 1;
+// Version 2 ends the result plan with the executor's clock at the launch's
+// start (see SPSZeroCopyResult). The executor speaks every version from the
+// oldest and advertises its newest as ZeroCopyKey's value; the host enables
+// the newest both speak, so hosts and executors of either version meet.
+inline constexpr uint32_t ZeroCopyVersion = 2;
+inline constexpr uint32_t ZeroCopyOldestVersion = 1;
 inline constexpr const char *ZeroCopyEnableName = "catalyst_remote_zerocopy_enable";
 // Liveness: the host asks the executor for a heartbeat frame (see
 // SocketTransport.h) every interval of work on a request, so that it can
@@ -59,7 +67,8 @@ inline constexpr const char *ZeroCopyEnableName = "catalyst_remote_zerocopy_enab
 inline constexpr const char *LivenessEnableName = "catalyst_remote_liveness_enable";
 using SPSLivenessEnableSig = uint32_t(uint32_t); // interval in ms -> heartbeat version
 inline constexpr uint32_t LivenessVersion = 1;
-using SPSZeroCopyEnableSig = uint32_t(uint32_t); // host version -> executor version
+// host version -> that version when the executor speaks it, else its newest
+using SPSZeroCopyEnableSig = uint32_t(uint32_t);
 inline constexpr const char *SlabReserveName = "catalyst_remote_slab_reserve";
 inline constexpr const char *SlabReleaseName = "catalyst_remote_slab_release";
 using SPSSlabReserveSig = sps::SPSExpected<sps::SPSExecutorAddr>(uint64_t);
@@ -92,10 +101,13 @@ using SPSSharedResult =
 
 // Result plan; the payload is every output's dense values, in order.
 //   error (empty when the launch ran), outputs {sizes, bytes}, copy-in ns,
-//   kernel ns, copy-out ns, executor copy bytes
+//   kernel ns, copy-out ns, executor copy bytes, and from version 2 the
+//   executor's steady clock (ns) when the inputs began to land
 using SPSZeroCopyOutput = sps::SPSTuple<sps::SPSSequence<int64_t>, uint64_t>;
+using SPSZeroCopyResultV1 = sps::SPSArgList<sps::SPSString, sps::SPSSequence<SPSZeroCopyOutput>,
+                                            uint64_t, uint64_t, uint64_t, uint64_t>;
 using SPSZeroCopyResult = sps::SPSArgList<sps::SPSString, sps::SPSSequence<SPSZeroCopyOutput>,
-                                          uint64_t, uint64_t, uint64_t, uint64_t>;
+                                          uint64_t, uint64_t, uint64_t, uint64_t, uint64_t>;
 using ZeroCopyOutput = std::tuple<std::vector<int64_t>, uint64_t>;
 
 // Batched launches: inputs are already in a host-managed slab; this runs
@@ -109,6 +121,19 @@ using SPSBatchedInvokeSig = sps::SPSExpected<sps::SPSTuple<sps::SPSSequence<char
     sps::SPSExecutorAddr, sps::SPSExecutorAddr, sps::SPSSequence<uint64_t>, sps::SPSExecutorAddr,
     uint64_t);
 using SPSBatchedReleaseSig = void();
+// The same invoke, also returning the executor's steady clock (ns) when the
+// entry started; the host uses it where the executor has it.
+inline constexpr const char *BatchedInvokeTimedName = "catalyst_remote_invoke_batched_timed";
+using SPSBatchedInvokeTimedSig =
+    sps::SPSExpected<sps::SPSTuple<sps::SPSSequence<char>, uint64_t, uint64_t>>(
+        sps::SPSExecutorAddr, sps::SPSExecutorAddr, sps::SPSSequence<uint64_t>,
+        sps::SPSExecutorAddr, uint64_t);
+
+// The executor's steady clock (ns) and the id of the process serving the
+// connection: a host writing a trace calls it a few times at open to map the
+// executor's times onto its own clock.
+inline constexpr const char *ClockName = "catalyst_remote_clock";
+using SPSClockSig = sps::SPSTuple<uint64_t, uint64_t>();
 
 } // namespace catalyst::remote::wire
 

@@ -2,7 +2,7 @@
 
 #include "SocketTransport.h"
 
-#include "ReadTimeout.h"
+#include "SocketTimeouts.h"
 #include "SpsCheck.h"
 #include "SysError.h"
 
@@ -38,34 +38,86 @@ void encodeHeader(char *H, uint64_t MsgSize, SimpleRemoteEPCOpcode OpC, uint64_t
   support::endian::write64le(H + 24, TagAddr.getValue());
 }
 
+// The plan of a payload message is small; the payload is what may be large.
+constexpr uint64_t MaxPlanSize = 64 << 20;
+static_assert(SocketTransport::PeekSize >= SocketTransport::HeaderSize);
+constexpr size_t ChunkSize = 1 << 20;
+
+// A blocking send returns only once all it was given is queued: each call
+// gets at most this much, so that bytesWritten() grows while a large message
+// goes out. That is one system call more per MiB, a microsecond or two
+// against the millisecond or so the MiB takes to move; and a step fits in
+// the socket buffers of a warmed-up connection, so that it returns even
+// while the peer reads nothing.
+constexpr size_t SendStep = 1 << 20;
+
+// How many of Iov's first Count entries one call sends, and by how much the
+// last of them overshoots the step (trimmed for that call).
+std::pair<int, size_t> stepOf(const iovec *Iov, int Count) {
+  int N = 0;
+  size_t Total = 0;
+  while (N < std::min(Count, IOV_MAX) && Total < SendStep)
+    Total += Iov[N++].iov_len;
+  return {N, Total > SendStep ? Total - SendStep : 0};
+}
+
+} // namespace
+
+PayloadHandler::~PayloadHandler() = default;
+
+// Puts Descriptors (SCM_RIGHTS) in Msg, using Control for them.
+static void attachDescriptors(msghdr &Msg, char *Control, ArrayRef<int> Descriptors) {
+  Msg.msg_control = Control;
+  Msg.msg_controllen = CMSG_SPACE(sizeof(int) * Descriptors.size());
+  cmsghdr *C = CMSG_FIRSTHDR(&Msg);
+  C->cmsg_level = SOL_SOCKET;
+  C->cmsg_type = SCM_RIGHTS;
+  C->cmsg_len = CMSG_LEN(sizeof(int) * Descriptors.size());
+  std::memcpy(CMSG_DATA(C), Descriptors.data(), sizeof(int) * Descriptors.size());
+}
+
 // Writes all of Iov, resuming after partial writes, and adds what went out
-// to Written; Descriptors (SCM_RIGHTS) go with the first byte. MSG_NOSIGNAL:
-// a dead peer must surface as an error, not as SIGPIPE in the embedding
-// process.
-int sendAll(int Fd, iovec *Iov, int Count, uint64_t &Written, ArrayRef<int> Descriptors = {}) {
-  alignas(cmsghdr) char Control[CMSG_SPACE(sizeof(int) * SocketTransport::MaxDescriptors)];
-  assert(Descriptors.size() <= SocketTransport::MaxDescriptors && "the peer takes no more");
+// to Written and to MovedOut (which others read as it grows); Descriptors
+// (SCM_RIGHTS) go with the first byte. MSG_NOSIGNAL: a dead peer must
+// surface as an error, not as SIGPIPE in the embedding process.
+// Under a liveness timeout, SO_SNDTIMEO wakes a send that moves nothing
+// every quarter of it (a slice); one that moved nothing for four slices in
+// a row, while nothing arrived from the peer either, gives up with
+// ETIMEDOUT: the peer takes no bytes and says nothing (a cut link, a
+// stopped machine). A peer that is alive but not reading (its reader busy
+// in a kernel) sends heartbeats meanwhile, so a quiet slice is one in
+// which no read returned a byte.
+int SocketTransport::sendAll(iovec *Iov, int Count, uint64_t &Written, ArrayRef<int> Descriptors) {
+  alignas(cmsghdr) char Control[CMSG_SPACE(sizeof(int) * MaxDescriptors)];
+  assert(Descriptors.size() <= MaxDescriptors && "the peer takes no more");
+  unsigned QuietSlices = 0;
+  uint64_t HeardBefore = Heard.load(std::memory_order_relaxed);
   while (Count > 0) {
+    auto [Parts, Over] = stepOf(Iov, Count);
     msghdr Msg{};
     Msg.msg_iov = Iov;
-    Msg.msg_iovlen = std::min(Count, IOV_MAX);
-    if (!Descriptors.empty()) {
-      Msg.msg_control = Control;
-      Msg.msg_controllen = CMSG_SPACE(sizeof(int) * Descriptors.size());
-      cmsghdr *C = CMSG_FIRSTHDR(&Msg);
-      C->cmsg_level = SOL_SOCKET;
-      C->cmsg_type = SCM_RIGHTS;
-      C->cmsg_len = CMSG_LEN(sizeof(int) * Descriptors.size());
-      std::memcpy(CMSG_DATA(C), Descriptors.data(), sizeof(int) * Descriptors.size());
-    }
+    Msg.msg_iovlen = Parts;
+    if (!Descriptors.empty())
+      attachDescriptors(Msg, Control, Descriptors);
+    Iov[Parts - 1].iov_len -= Over;
     ssize_t N = ::sendmsg(Fd, &Msg, MSG_NOSIGNAL);
-    if (N < 0) {
-      if (errno == EINTR)
+    Iov[Parts - 1].iov_len += Over;
+    if (N < 0 && errno == EINTR)
+      continue;
+    if (N < 0 && timedOut(errno) && ReplyTimeoutMs.load() > 0) {
+      uint64_t HeardNow = Heard.load(std::memory_order_relaxed);
+      QuietSlices = HeardNow == HeardBefore ? QuietSlices + 1 : 0;
+      HeardBefore = HeardNow;
+      if (QuietSlices < SendSlices)
         continue;
-      return errno;
+      return ETIMEDOUT;
     }
+    if (N < 0)
+      return errno;
+    QuietSlices = 0;
     Descriptors = {};
     Written += N;
+    MovedOut.fetch_add(N, std::memory_order_relaxed);
     while (Count > 0 && static_cast<size_t>(N) >= Iov->iov_len) {
       N -= Iov->iov_len;
       ++Iov;
@@ -78,15 +130,6 @@ int sendAll(int Fd, iovec *Iov, int Count, uint64_t &Written, ArrayRef<int> Desc
   }
   return 0;
 }
-
-// The plan of a payload message is small; the payload is what may be large.
-constexpr uint64_t MaxPlanSize = 64 << 20;
-static_assert(SocketTransport::PeekSize >= SocketTransport::HeaderSize);
-constexpr size_t ChunkSize = 1 << 20;
-
-} // namespace
-
-PayloadHandler::~PayloadHandler() = default;
 
 void SocketTransport::MiFree::operator()(char *P) const {
   mi_free(P);
@@ -149,7 +192,7 @@ Error SocketTransport::sendMessage(SimpleRemoteEPCOpcode OpC, uint64_t SeqNo, Ex
   if (!beginSend(MsgSize))
     return goingDown();
   uint64_t Written = 0;
-  int Err = sendAll(Fd, Iov, ArgBytes.empty() ? 1 : 2, Written);
+  int Err = sendAll(Iov, ArgBytes.empty() ? 1 : 2, Written);
   endSend(Written);
   if (Err)
     return lostWhileSending("sending a message", Err, Written, MsgSize);
@@ -228,16 +271,19 @@ std::vector<int> SocketTransport::takeDescriptors() {
 
 Error SocketTransport::readExact(char *Dst, size_t Size, bool *CleanEof) {
   size_t Done = 0;
+  uint64_t Seen = MovedOut.load(std::memory_order_relaxed);
   while (Done < Size) {
     iovec Rest{Dst + Done, Size - Done};
     ssize_t N = receive(&Rest, 1);
     if (TooManyPassed)
       return tooManyDescriptors();
     if (N > 0) {
+      Heard.fetch_add(1, std::memory_order_relaxed);
       Done += N;
+      MovedIn.fetch_add(N, std::memory_order_relaxed);
       continue;
     }
-    if (N < 0 && errno == EINTR)
+    if (N < 0 && (errno == EINTR || (timedOut(errno) && peerTookBytes(Seen))))
       continue;
     if ((N == 0 || Disconnected) && Done == 0 && CleanEof) {
       *CleanEof = true;
@@ -251,11 +297,27 @@ Error SocketTransport::readExact(char *Dst, size_t Size, bool *CleanEof) {
   return Error::success();
 }
 
-// SO_RCVTIMEO ends a blocking read with EAGAIN: the peer said nothing for
-// the whole reply timeout. The reader ends the connection on any error; the
-// reason is kept for whoever asks why (closeReason()).
+bool SocketTransport::timedOut(int Errno) {
+  return Errno == EAGAIN || Errno == EWOULDBLOCK;
+}
+
+// A read timed out: the peer said nothing for the liveness timeout. It is
+// alive still if it took bytes of ours meanwhile, a long request on its way
+// (the reply is due from when the request started). Seen is the bytes
+// sent when the reader last looked.
+bool SocketTransport::peerTookBytes(uint64_t &Seen) const {
+  uint64_t Now = MovedOut.load(std::memory_order_relaxed);
+  bool Took = Now != Seen;
+  Seen = Now;
+  return Took;
+}
+
+// SO_RCVTIMEO ends a blocking read with EAGAIN: the peer said nothing, nor
+// took anything of ours, for the whole reply timeout. The reader ends the
+// connection on any error; the reason is kept for whoever asks why
+// (closeReason()).
 Error SocketTransport::readFailed(const char *What, int Errno) {
-  if (Errno != EAGAIN && Errno != EWOULDBLOCK)
+  if (!timedOut(Errno))
     return sysError(What, Errno);
   std::string Why = formatv("the executor stopped answering: nothing arrived for {0} ms while a "
                             "reply was due (the liveness timeout); this end closed the connection",
@@ -279,6 +341,10 @@ Error SocketTransport::readHeartbeat(Head &H, uint64_t MsgSize) {
 void SocketTransport::setReplyTimeout(std::chrono::milliseconds Timeout) {
   ReplyTimeoutMs = Timeout.count();
   setReadTimeout(Fd, Timeout);
+  // Zero (no timeout) stays zero; a timeout too short to slice gets 1 us.
+  auto Slice = std::chrono::duration_cast<std::chrono::microseconds>(Timeout) / SendSlices;
+  setSendTimeout(Fd, Timeout.count() > 0 ? std::max(Slice, std::chrono::microseconds(1))
+                                         : std::chrono::microseconds(0));
 }
 
 Error SocketTransport::sendHeartbeat() {
@@ -292,7 +358,7 @@ Error SocketTransport::sendHeartbeat() {
   uint64_t Written = 0;
   if (!beginSend(HeaderSize))
     return goingDown();
-  int Err = sendAll(Fd, &Iov, 1, Written);
+  int Err = sendAll(&Iov, 1, Written);
   endSend(Written);
   if (Err)
     return lostWhileSending("sending a heartbeat", Err, Written, HeaderSize);
@@ -338,8 +404,11 @@ void SocketTransport::spinForMessage() {
 Error SocketTransport::readHead(Head &H, bool &Eof) {
   if (Opts.Spin.count() > 0)
     spinForMessage();
+  uint64_t Seen = MovedOut.load(std::memory_order_relaxed);
   for (;;) {
     ssize_t N = ::recv(Fd, H.Bytes, sizeof(H.Bytes), MSG_PEEK);
+    if (N > 0)
+      Heard.fetch_add(1, std::memory_order_relaxed);
     if (N >= ssize_t(HeaderSize)) {
       H.Visible = N;
       return Error::success();
@@ -348,7 +417,7 @@ Error SocketTransport::readHead(Head &H, bool &Eof) {
       Eof = true;
       return Error::success();
     }
-    if (N < 0 && errno == EINTR)
+    if (N < 0 && (errno == EINTR || (timedOut(errno) && peerTookBytes(Seen))))
       continue;
     if (N < 0)
       return readFailed("reading from the connection", errno);
@@ -488,12 +557,18 @@ void SocketTransport::readUntil(function_ref<bool()> Done) {
 // failed before its first byte leaves the stream framed and the session up.
 Error SocketTransport::lostWhileSending(const char *What, int Errno, uint64_t Written,
                                         uint64_t MsgSize) {
-  if (Written == 0 && Errno != EPIPE && Errno != ECONNRESET)
+  if (Written == 0 && Errno != EPIPE && Errno != ECONNRESET && Errno != ETIMEDOUT)
     return sysError(What, Errno);
-  std::string Why = formatv("{0} failed after {1} of its {2} bytes: {3}; this end closed the "
-                            "connection",
-                            What, Written, MsgSize, std::strerror(Errno))
-                        .str();
+  std::string Why =
+      Errno == ETIMEDOUT
+          ? formatv("the executor stopped answering: it took none of the bytes of a message "
+                    "({0}, {1} of {2} bytes sent) and sent nothing for {3} ms (the liveness "
+                    "timeout); this end closed the connection",
+                    What, Written, MsgSize, ReplyTimeoutMs.load())
+                .str()
+          : formatv("{0} failed after {1} of its {2} bytes: {3}; this end closed the connection",
+                    What, Written, MsgSize, std::strerror(Errno))
+                .str();
   noteClosed(Why);
   disconnect();
   return createStringError(std::error_code(Errno, std::generic_category()), Why);
@@ -560,7 +635,7 @@ Error SocketTransport::refuse(Error Why) {
     uint64_t Written = 0;
     // Best effort: the peer may be gone already, and the connection ends
     // below whatever happens.
-    (void)sendAll(Fd, &V, 1, Written);
+    (void)sendAll(&V, 1, Written);
   }
   ::shutdown(Fd, SHUT_WR);
   discardFor(Refused, std::chrono::seconds(5));
@@ -608,17 +683,21 @@ void SocketTransport::readLoop() {
 Error SocketTransport::readInto(MutableArrayRef<iovec> Dst) {
   iovec *Iov = Dst.data();
   int Count = Dst.size();
+  uint64_t Seen = MovedOut.load(std::memory_order_relaxed);
   while (Count > 0) {
     ssize_t N = receive(Iov, std::min(Count, IOV_MAX));
     if (TooManyPassed)
       return tooManyDescriptors();
-    if (N < 0 && errno == EINTR)
+    if (N > 0)
+      Heard.fetch_add(1, std::memory_order_relaxed);
+    if (N < 0 && (errno == EINTR || (timedOut(errno) && peerTookBytes(Seen))))
       continue;
     if (N < 0)
       return readFailed("reading a payload", errno);
     if (N == 0)
       return createStringError(inconvertibleErrorCode(),
                                "connection closed by the peer in the middle of a payload");
+    MovedIn.fetch_add(N, std::memory_order_relaxed);
     for (; Count > 0 && size_t(N) >= Iov->iov_len; ++Iov, --Count)
       N -= Iov->iov_len;
     if (Count > 0) {
@@ -709,18 +788,18 @@ int SocketTransport::sendParts(SmallVectorImpl<iovec> &Iov, ArrayRef<PayloadPart
         Iov.push_back({const_cast<char *>(P.Data), size_t(P.Bytes)});
       continue;
     }
-    if (int Err = sendAll(Fd, Iov.data(), Iov.size(), Written))
+    if (int Err = sendAll(Iov.data(), Iov.size(), Written))
       return Err;
     Iov.clear();
     if (!Chunk)
       Chunk.reset(static_cast<char *>(mi_malloc(ChunkSize)));
     while (!P.Packer->done()) {
       iovec One{Chunk.get(), P.Packer->pack(Chunk.get(), ChunkSize)};
-      if (int Err = sendAll(Fd, &One, 1, Written))
+      if (int Err = sendAll(&One, 1, Written))
         return Err;
     }
   }
-  return sendAll(Fd, Iov.data(), Iov.size(), Written);
+  return sendAll(Iov.data(), Iov.size(), Written);
 }
 
 Error SocketTransport::sendWithPayload(PayloadOpcode OpC, uint64_t SeqNo, ArrayRef<char> Plan,
@@ -748,7 +827,7 @@ Error SocketTransport::sendWithPayload(PayloadOpcode OpC, uint64_t SeqNo, ArrayR
     return goingDown();
   uint64_t Written = 0;
   int Err = Descriptors.empty() ? sendParts(Iov, Parts, Written)
-                                : sendAll(Fd, Iov.data(), Iov.size(), Written, Descriptors);
+                                : sendAll(Iov.data(), Iov.size(), Written, Descriptors);
   endSend(Written);
   if (Err)
     return lostWhileSending("sending a payload message", Err, Written, MsgSize);

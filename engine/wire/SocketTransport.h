@@ -182,7 +182,10 @@ public:
   // From now on, a read that waits longer than Timeout for the peer's next
   // byte (zero: forever) ends the connection with an error saying that the
   // peer stopped answering. Reads happen only while a reply is due, so an
-  // idle session is never ended by it.
+  // idle session is never ended by it. So does a send that could hand the
+  // peer no byte for Timeout. Either only while the other direction moved
+  // nothing either: a peer that takes a long request in, or that sends
+  // heartbeats while it is too busy to read, is alive.
   void setReplyTimeout(std::chrono::milliseconds Timeout);
 
   int fd() const { return Fd; }
@@ -202,6 +205,11 @@ public:
   uint64_t bytesReceived() const { return BytesIn.load(std::memory_order_relaxed); }
   // Heartbeats sent or received, kept out of the message counts.
   uint64_t heartbeats() const { return Heartbeats.load(std::memory_order_relaxed); }
+  // Bytes written to and read from the socket so far, counted as each system
+  // call returns rather than per whole message: what a progress display
+  // reads, from any thread, while one large message is on its way.
+  uint64_t bytesWritten() const { return MovedOut.load(std::memory_order_relaxed); }
+  uint64_t bytesRead() const { return MovedIn.load(std::memory_order_relaxed); }
 
   // Why the peer hung up, when it said so (its Hangup message carried an
   // error); empty otherwise.
@@ -216,7 +224,11 @@ private:
       : Client(Client), Fd(Fd), Opts(Opts), Mark(Opts.Mark ? *Opts.Mark : OwnMark),
         StreamBase(Opts.Mark ? startCounting(Fd, *Opts.Mark) : SendMark::Never) {}
 
+  // A send moving nothing is checked on every Timeout / SendSlices.
+  static constexpr unsigned SendSlices = 4;
+
   void readLoop();
+  int sendAll(iovec *Iov, int Count, uint64_t &Written, llvm::ArrayRef<int> Descriptors = {});
   llvm::Error refuse(llvm::Error Why);
   void discardFor(uint64_t Bytes, std::chrono::milliseconds Limit);
   llvm::Error lostWhileSending(const char *What, int Errno, uint64_t Written, uint64_t MsgSize);
@@ -231,6 +243,8 @@ private:
   void keepDescriptors(msghdr &M);
   void closeDescriptors();
   static llvm::Error tooManyDescriptors();
+  static bool timedOut(int Errno);
+  bool peerTookBytes(uint64_t &Seen) const;
   llvm::Error readFailed(const char *What, int Errno);
   void noteClosed(llvm::StringRef Why);
   llvm::Error waitForFirstMessage(bool &Spoke);
@@ -288,7 +302,15 @@ private:
   };
   std::unique_ptr<char, MiFree> Chunk; // packing scratch, made on first use
   std::atomic<uint64_t> Requests{0}, Sent{0}, Received{0}, BytesOut{0}, BytesIn{0}, Heartbeats{0};
-  std::atomic<int64_t> ReplyTimeoutMs{0}; // for the error text; SO_RCVTIMEO does the timing
+  // For the error text and the senders; SO_RCVTIMEO and SO_SNDTIMEO do the
+  // timing.
+  std::atomic<int64_t> ReplyTimeoutMs{0};
+  // Bytes moved each way, grown by whoever is writing or reading the socket
+  // (bytesWritten, bytesRead); and reads or peeks that saw bytes. A sender
+  // that cannot move a byte, or a reader that waits for one, tells a peer
+  // that is alive (busy, or taking a long request in) from one that is gone
+  // by what the other direction did meanwhile.
+  std::atomic<uint64_t> MovedOut{0}, MovedIn{0}, Heard{0};
   mutable std::mutex HangupMutex;
   std::string Hangup, Closed;
 };

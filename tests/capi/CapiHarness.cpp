@@ -90,22 +90,33 @@ std::vector<size_t> Outputs::elemSizes() const {
   return V;
 }
 
+namespace {
+
+// A launch's inputs as the C ABI takes them: descriptors, ranks, sizes.
+struct InputArrays {
+  std::vector<void *> Descs;
+  std::vector<size_t> Ranks, Sizes;
+  explicit InputArrays(const InputList &Inputs) {
+    for (Desc *D : Inputs) {
+      Descs.push_back(D->data());
+      Ranks.push_back(D->rank());
+      Sizes.push_back(D->elemSize());
+    }
+  }
+};
+
+} // namespace
+
 bool launchRemote(int64_t Session, const std::string &Entry, const std::string &Object,
                   const InputList &Inputs, Outputs &Out, const std::vector<LentBuffer> &Into) {
-  std::vector<void *> InDescs;
-  std::vector<size_t> InRanks, InSizes;
-  for (Desc *D : Inputs) {
-    InDescs.push_back(D->data());
-    InRanks.push_back(D->rank());
-    InSizes.push_back(D->elemSize());
-  }
+  InputArrays In(Inputs);
   auto OutDescs = Out.descs();
   auto OutRanks = Out.ranks();
   auto OutSizes = Out.elemSizes();
   size_t Before = FailureLog::count();
   if (Into.empty()) {
-    __catalyst__remote__launch(Session, Entry.c_str(), Object.c_str(), InDescs.size(),
-                               InDescs.data(), InRanks.data(), InSizes.data(), OutDescs.size(),
+    __catalyst__remote__launch(Session, Entry.c_str(), Object.c_str(), In.Descs.size(),
+                               In.Descs.data(), In.Ranks.data(), In.Sizes.data(), OutDescs.size(),
                                OutDescs.data(), OutRanks.data(), OutSizes.data());
   } else {
     std::vector<void *> Buffers;
@@ -114,12 +125,23 @@ bool launchRemote(int64_t Session, const std::string &Entry, const std::string &
       Buffers.push_back(B.Data);
       Bytes.push_back(B.Bytes);
     }
-    __catalyst__remote__launch_into(Session, Entry.c_str(), Object.c_str(), InDescs.size(),
-                                    InDescs.data(), InRanks.data(), InSizes.data(), OutDescs.size(),
-                                    OutDescs.data(), OutRanks.data(), OutSizes.data(),
-                                    Buffers.data(), Bytes.data());
+    __catalyst__remote__launch_into(Session, Entry.c_str(), Object.c_str(), In.Descs.size(),
+                                    In.Descs.data(), In.Ranks.data(), In.Sizes.data(),
+                                    OutDescs.size(), OutDescs.data(), OutRanks.data(),
+                                    OutSizes.data(), Buffers.data(), Bytes.data());
   }
   return FailureLog::count() == Before;
+}
+
+int64_t launchRemoteAsync(int64_t Session, const std::string &Entry, const std::string &Object,
+                          const InputList &Inputs, Outputs &Out) {
+  InputArrays In(Inputs);
+  auto OutDescs = Out.descs();
+  auto OutRanks = Out.ranks();
+  auto OutSizes = Out.elemSizes();
+  return __catalyst__remote__launch_async_memrefs(
+      Session, Entry.c_str(), Object.c_str(), In.Descs.size(), In.Descs.data(), In.Ranks.data(),
+      In.Sizes.data(), OutDescs.size(), OutDescs.data(), OutRanks.data(), OutSizes.data());
 }
 
 void runLocal(PyfaceEntry Fn, const InputList &Inputs, Outputs &Out) {

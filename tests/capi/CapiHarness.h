@@ -78,6 +78,12 @@ struct LentBuffer {
 bool launchRemote(int64_t Session, const std::string &Entry, const std::string &Object,
                   const InputList &Inputs, Outputs &Out, const std::vector<LentBuffer> &Into = {});
 
+// Queues the same through __catalyst__remote__launch_async_memrefs and
+// returns its token (0 when it failed at once). Inputs and Out must live
+// until the token is awaited.
+int64_t launchRemoteAsync(int64_t Session, const std::string &Entry, const std::string &Object,
+                          const InputList &Inputs, Outputs &Out);
+
 // Runs a local kernel entry the way the executor would.
 void runLocal(PyfaceEntry Fn, const InputList &Inputs, Outputs &Out);
 

@@ -2,6 +2,7 @@
 
 #include "CapiHarness.h"
 #include "Procfs.h"
+#include "Sockets.h"
 
 #include <arpa/inet.h>
 #include <atomic>
@@ -28,36 +29,6 @@ using namespace catalyst::remote::test;
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// A loopback TCP socket bound to an ephemeral port; listening when asked.
-class LoopbackSocket {
-public:
-  explicit LoopbackSocket(bool Listen) {
-    Fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in A{};
-    A.sin_family = AF_INET;
-    A.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t Len = sizeof(A);
-    EXPECT_EQ(::bind(Fd, reinterpret_cast<sockaddr *>(&A), sizeof(A)), 0);
-    EXPECT_EQ(::getsockname(Fd, reinterpret_cast<sockaddr *>(&A), &Len), 0);
-    Port = ntohs(A.sin_port);
-    if (Listen) {
-      EXPECT_EQ(::listen(Fd, 4), 0);
-    }
-  }
-  ~LoopbackSocket() { close(); }
-  void close() {
-    if (Fd >= 0)
-      ::close(Fd);
-    Fd = -1;
-  }
-  std::string address() const { return "127.0.0.1:" + std::to_string(Port); }
-  int fd() const { return Fd; }
-
-private:
-  int Fd = -1;
-  int Port = 0;
-};
 
 // A peer that accepts connections and never says a word until released.
 class SilentPeer {

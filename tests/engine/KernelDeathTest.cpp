@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Deaths.h"
 #include "EngineHarness.h"
 #include "ExecutorProcess.h"
 #include "Kernels.h"
@@ -19,22 +20,6 @@ using namespace catalyst::remote::test;
 using namespace std::chrono_literals;
 
 namespace {
-
-struct Death {
-  const char *Entry;
-  const char *Named; // what the error must say
-};
-
-constexpr Death Deaths[] = {
-    {"die_segv", "signal 11 (Segmentation fault)"},
-    {"die_bus", "signal 7 (Bus error)"},
-    {"die_fpe", "signal 8 (Floating point exception)"},
-    {"die_ill", "signal 4 (Illegal instruction)"},
-    {"die_abort", "signal 6 (Aborted)"},
-    {"die_stack", "signal 11 (Segmentation fault)"},
-    {"die_exit", "exited with status 3"},
-    {"die__exit", "exited with status 4"},
-};
 
 class KernelDeathTest : public ::testing::TestWithParam<std::tuple<Strategy, Death>> {};
 

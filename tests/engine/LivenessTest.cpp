@@ -1,8 +1,10 @@
 //===- LivenessTest.cpp - A stopped executor is not waited for forever ----===//
 //
 // A host waiting for a reply declares the executor dead once nothing (no
-// reply, no heartbeat) has arrived for SessionOptions::LivenessTimeout: the
-// launch fails saying so, its outputs zeroed, and the session is closed.
+// reply, no heartbeat) has arrived for SessionOptions::LivenessTimeout, and
+// a host sending a request once the executor took none of it for as long
+// while saying nothing: the launch fails saying so, its outputs zeroed, and
+// the session is closed.
 // A healthy executor running a long kernel sends heartbeats and is never
 // cut. A launch past SessionOptions::LaunchTimeout fails and takes its
 // connection process with it. The executor here is stopped with SIGSTOP,
@@ -16,7 +18,10 @@
 #include "Text.h"
 
 #include <csignal>
+#include <filesystem>
+#include <fstream>
 #include <thread>
+#include <unistd.h>
 
 using namespace catalyst::remote;
 using namespace catalyst::remote::test;
@@ -71,6 +76,17 @@ protected:
     return Err ? llvm::toString(std::move(Err)) : "";
   }
 
+  // A launch on S with a liveness timeout of 1 s failed saying Says, in
+  // about that time, and closed the session.
+  void expectDeclaredDead(Session &S, const std::string &Msg, Clock::duration Took,
+                          const std::string &Says) {
+    EXPECT_TRUE(mentions(Msg, Says)) << Msg;
+    EXPECT_TRUE(mentions(Msg, Exec.address())) << Msg;
+    EXPECT_GE(Took, 900ms);
+    EXPECT_LT(Took, 3000ms);
+    EXPECT_FALSE(S.connected()) << "the session is closed";
+  }
+
   pid_t stopConnection() {
     std::vector<pid_t> Pids;
     EXPECT_TRUE(Exec.waitForConnections(1, Pids, 5s));
@@ -94,12 +110,8 @@ TEST_P(LivenessTest, AStoppedExecutorIsDeclaredDeadWithinTheLivenessTimeout) {
   Sleepy K(0);
   std::chrono::milliseconds Took;
   std::string Msg = launch(*S, K, Took);
-  EXPECT_TRUE(mentions(Msg, "stopped answering")) << Msg;
-  EXPECT_TRUE(mentions(Msg, Exec.address())) << Msg;
-  EXPECT_GE(Took, 900ms);
-  EXPECT_LT(Took, 3000ms);
+  expectDeclaredDead(*S, Msg, Took, "stopped answering");
   EXPECT_TRUE(K.Out.allZero()) << "a failed launch leaves its outputs zeroed";
-  EXPECT_FALSE(S->connected()) << "the session is closed";
 }
 
 TEST_P(LivenessTest, AKernelLongerThanTheLivenessTimeoutIsNeverCut) {
@@ -147,6 +159,77 @@ TEST_P(LivenessTest, ALaunchPastItsDeadlineFailsAndEndsItsConnectionProcess) {
   std::vector<pid_t> Pids;
   EXPECT_TRUE(Exec.waitForConnections(0, Pids, 5s)) << "the connection process outlived its host";
 }
+
+// Stopped while the host still sends a launch's input, far more than the
+// socket buffers hold: the host's send can move nothing, and nothing comes
+// back either (no reply is due yet). The launch fails within the liveness
+// timeout, and the quarter of it at which a stalled send looks again.
+// Zerocopy only: once its slab fits, a launch starts with its input, while
+// the other strategies start with a round trip, and a stop lands in its
+// reply (the test above). Over TCP: in shared memory the input is no send.
+class LivenessSendTest : public LivenessTest {};
+
+TEST_P(LivenessSendTest, AStoppedExecutorIsDeclaredDeadWhileTheHostSends) {
+  SessionOptions O;
+  O.LivenessTimeout = 1000ms;
+  O.Transport = TransportKind::Tcp;
+  auto S = openWithConcat(Exec.address(), GetParam(), O);
+  ASSERT_TRUE(S);
+  std::mt19937_64 Rng(3);
+  auto Ins = byteInputs({64 << 20}, Rng);
+  ASSERT_TRUE(concatMatches(*S, Ins)) << "the slab fits the input from now on";
+  stopConnection();
+  auto Start = Clock::now();
+  auto R = concatMatches(*S, Ins);
+  auto Took = Clock::now() - Start;
+  ASSERT_FALSE(R);
+  expectDeclaredDead(*S, R.message(), Took,
+                     "the executor stopped answering: it took none of the bytes");
+}
+
+// A zerocopy kernel runs on the executor's reader thread, so a large
+// message another thread sends meanwhile stalls until the kernel is done,
+// for longer than the liveness timeout. The heartbeats the executor sends
+// for the launch tell the stalled sender that it is alive: neither call is
+// cut.
+TEST_P(LivenessSendTest, ASendStalledBehindALongKernelIsNotCut) {
+  SessionOptions O;
+  O.LivenessTimeout = 400ms;
+  auto S = open(O);
+  ASSERT_TRUE(S);
+  auto Dir =
+      std::filesystem::path(::testing::TempDir()) / ("liveness-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(Dir);
+  ASSERT_TRUE(std::filesystem::create_directory(Dir));
+  std::string Flag = (Dir / "started").string();
+  std::string Asset = (Dir / "weights.bin").string();
+  {
+    std::ofstream Out(Asset, std::ios::binary);
+    Out << std::string(64 << 20, 'w'); // more than both ends' socket buffers hold
+  }
+  Sleepy K(2000);
+  auto FlagArg = makeDenseInput({int64_t(Flag.size() + 1)}, 1, Flag.c_str());
+  std::string LaunchMsg;
+  std::thread Launch([&] {
+    MemrefArg In{K.In.data(), 1, 8}, Name{FlagArg->D.data(), 1, 1}, Out{K.Out.data(), 1, 8};
+    LaunchMsg = messageOf(S->launch({remoteEntry("sleepy_flag"), "sleepy.o", {In, Name}, {Out}}));
+  });
+  auto Deadline = Clock::now() + 10s;
+  while (!std::filesystem::exists(Flag) && Clock::now() < Deadline)
+    std::this_thread::sleep_for(5ms);
+  bool Started = std::filesystem::exists(Flag);
+  std::string SendMsg = messageOf(S->sendBinary(Asset, BinaryFormat::Asset));
+  Launch.join();
+  std::filesystem::remove_all(Dir);
+  ASSERT_TRUE(Started) << "the kernel did not start within 10 s: " << LaunchMsg;
+  EXPECT_EQ(SendMsg, "");
+  EXPECT_EQ(LaunchMsg, "");
+  EXPECT_TRUE(S->connected());
+  std::free(K.Out.allocated());
+}
+
+INSTANTIATE_TEST_SUITE_P(Sending, LivenessSendTest, ::testing::Values(Strategy::ZeroCopy),
+                         [](const auto &Info) { return strategyTestName(Info.param); });
 
 INSTANTIATE_TEST_SUITE_P(AllStrategies, LivenessTest,
                          ::testing::Values(Strategy::ZeroCopy, Strategy::Batched, Strategy::Naive),

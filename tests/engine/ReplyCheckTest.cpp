@@ -183,9 +183,9 @@ TEST(LayoutTest, SpansThatWrapAreRefused) {
 std::vector<char> zeroCopyResult(const std::string &Error,
                                  const std::vector<wire::ZeroCopyOutput> &Outs) {
   uint64_t Ns = 0;
-  std::vector<char> Plan(wire::SPSZeroCopyResult::size(Error, Outs, Ns, Ns, Ns, Ns));
+  std::vector<char> Plan(wire::SPSZeroCopyResult::size(Error, Outs, Ns, Ns, Ns, Ns, Ns));
   sps::SPSOutputBuffer OB(Plan.data(), Plan.size());
-  EXPECT_TRUE(wire::SPSZeroCopyResult::serialize(OB, Error, Outs, Ns, Ns, Ns, Ns));
+  EXPECT_TRUE(wire::SPSZeroCopyResult::serialize(OB, Error, Outs, Ns, Ns, Ns, Ns, Ns));
   return Plan;
 }
 
@@ -204,7 +204,7 @@ TEST(ZeroCopyResultTest, CountsAndSizesMustMatchTheLaunch) {
     HostOutputs Outputs(Specs, {countingMalloc, std::free});
     ZeroCopyResult R;
     std::vector<iovec> Dst;
-    return decodeZeroCopyResult(Plan, Payload, Outputs, R, Dst);
+    return decodeZeroCopyResult(wire::ZeroCopyVersion, Plan, Payload, Outputs, R, Dst);
   };
   EXPECT_FALSE(bool(Decode(zeroCopyResult("", {{{4}, 16}}), 16)));
   EXPECT_TRUE(failsSaying(Decode(zeroCopyResult("", {}), 0), "0 outputs, expected 1"));

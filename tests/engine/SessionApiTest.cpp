@@ -33,12 +33,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Expects Err to be an error and returns its text ("" on success).
-std::string errorText(llvm::Error Err) {
-  EXPECT_TRUE(static_cast<bool>(Err)) << "expected an error";
-  return Err ? llvm::toString(std::move(Err)) : "";
-}
-
 std::unique_ptr<Session> openOrFail(const std::string &Address, const SessionOptions &O = {}) {
   auto S = Session::open(Address, forThisRun(O));
   if (!S) {
@@ -331,3 +325,92 @@ TEST_F(SessionApiTest, ErrorsNameWhatFailed) {
 }
 
 } // namespace
+
+// What each kind of executor announces, as a tool (catalyst-remote ping)
+// shows it.
+TEST_F(SessionApiTest, TellsWhatTheExecutorOffers) {
+  ExecutorProcess Upstream;
+  ASSERT_TRUE(Upstream.start({/*UpstreamOnly=*/true, {}, {}}));
+  auto S = openOrFail(Exec.address());
+  auto U = openOrFail(Upstream.address());
+  ASSERT_TRUE(S && U);
+  const ExecutorInfo &Full = S->executor();
+  EXPECT_EQ(Full.Version, CATALYST_REMOTE_VERSION);
+  EXPECT_EQ(Full.Protocol, 1u);
+  EXPECT_EQ(Full.Strategies,
+            (std::vector<Strategy>{Strategy::ZeroCopy, Strategy::Batched, Strategy::Naive}));
+  EXPECT_TRUE(Full.Heartbeats);
+  EXPECT_TRUE(Full.WrapperErrors);
+  EXPECT_FALSE(Full.Authenticated);
+  const ExecutorInfo &Up = U->executor();
+  EXPECT_EQ(Up.Version, "");
+  EXPECT_EQ(Up.Protocol, 0u);
+  EXPECT_EQ(Up.Strategies, std::vector<Strategy>{Strategy::Naive});
+  EXPECT_FALSE(Up.Heartbeats);
+  EXPECT_FALSE(Up.WrapperErrors);
+}
+
+// A ping is one round trip and no launch; it works against Catalyst's
+// upstream services too, and fails once the session is closed.
+TEST_F(SessionApiTest, PingIsOneRoundTrip) {
+  ExecutorProcess Upstream;
+  ASSERT_TRUE(Upstream.start({/*UpstreamOnly=*/true, {}, {}}));
+  for (const std::string &Address : {Exec.address(), Upstream.address()}) {
+    SCOPED_TRACE(Address);
+    auto S = openOrFail(Address);
+    ASSERT_TRUE(S);
+    Traffic Before = S->traffic();
+    for (int I = 0; I < 3; ++I)
+      EXPECT_FALSE(static_cast<bool>(S->ping()));
+    Traffic After = S->traffic();
+    // Three requests and three replies, each at least a frame header.
+    EXPECT_GE(After.Sent - Before.Sent, 3u * 32);
+    EXPECT_GE(After.Received - Before.Received, 3u * 32);
+    EXPECT_EQ(S->stats().Launches, 0u);
+    ASSERT_FALSE(static_cast<bool>(S->close()));
+    EXPECT_NE(errorText(S->ping()).find("closed"), std::string::npos);
+    EXPECT_EQ(S->traffic().Sent, 0u);
+  }
+}
+
+// Bytes count as they move, not per message: while the executor's
+// connection process is stopped, a large launch's input goes out only as far
+// as the socket buffers take it, and that part is already counted.
+// Over TCP: traffic is what crosses the socket, and over shared memory a
+// launch's payload does not.
+TEST_F(SessionApiTest, TrafficCountsBytesAsTheyMove) {
+  SessionOptions O;
+  O.Transport = TransportKind::Tcp;
+  auto S = openOrFail(Exec.address(), O);
+  ASSERT_TRUE(S);
+  ASSERT_FALSE(static_cast<bool>(S->sendBinary(kernelObject("concat"), BinaryFormat::Object)));
+  std::vector<pid_t> Pids;
+  ASSERT_TRUE(Exec.waitForConnections(1, Pids, std::chrono::seconds(5)));
+  constexpr int64_t Bytes = int64_t(64) << 20;
+  auto In = makeDenseInput<uint8_t>({Bytes}, std::vector<uint8_t>(Bytes, 7));
+  Desc Out(1, 1);
+  MemrefArg InArg{In->D.data(), 1, 1}, OutArg{Out.data(), 1, 1};
+  std::string Entry = remoteEntry("concat_1");
+  // The first launch sizes the executor's slab, which the second then needs
+  // no round trip for: what it sends is its input. It also grows the
+  // socket buffers past a send slice, which then goes out even to a
+  // stopped peer.
+  ASSERT_FALSE(static_cast<bool>(S->launch({Entry, "concat.o", {InArg}, {OutArg}})));
+  std::free(Out.allocated());
+  Traffic Start = S->traffic();
+  ASSERT_EQ(::kill(Pids[0], SIGSTOP), 0);
+  uint64_t Ticket = S->launchAsync({Entry, "concat.o", {InArg}, {OutArg}});
+  // More than any message but a launch's could be.
+  constexpr uint64_t Some = 32 << 10;
+  uint64_t Sent = 0;
+  auto Deadline = Clock::now() + std::chrono::seconds(5);
+  while ((Sent = S->traffic().Sent - Start.Sent) <= Some && Clock::now() < Deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ::kill(Pids[0], SIGCONT);
+  ASSERT_FALSE(static_cast<bool>(S->await(Ticket)));
+  EXPECT_GT(Sent, Some) << "the input was counted only once all of it had gone";
+  EXPECT_LT(Sent, uint64_t(Bytes)) << "the executor was stopped: not all could have gone";
+  EXPECT_GE(S->traffic().Sent - Start.Sent, uint64_t(Bytes));
+  EXPECT_GE(S->traffic().Received - Start.Received, uint64_t(Bytes));
+  std::free(Out.allocated());
+}

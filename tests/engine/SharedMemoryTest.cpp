@@ -187,9 +187,9 @@ std::vector<char> resultPlan(uint64_t Bytes, std::vector<ExecutorAddr> Where,
   std::vector<wire::ZeroCopyOutput> Outs = {{{int64_t(Bytes)}, Bytes}};
   std::string NoError;
   uint64_t Ns = 0;
-  std::vector<char> Inner(wire::SPSZeroCopyResult::size(NoError, Outs, Ns, Ns, Ns, Ns));
+  std::vector<char> Inner(wire::SPSZeroCopyResult::size(NoError, Outs, Ns, Ns, Ns, Ns, Ns));
   wire::sps::SPSOutputBuffer IB(Inner.data(), Inner.size());
-  EXPECT_TRUE(wire::SPSZeroCopyResult::serialize(IB, NoError, Outs, Ns, Ns, Ns, Ns));
+  EXPECT_TRUE(wire::SPSZeroCopyResult::serialize(IB, NoError, Outs, Ns, Ns, Ns, Ns, Ns));
   Total = Total == UINT64_MAX ? Bytes : Total;
   std::vector<char> Plan(wire::SPSSharedResult::size(Inner, Total, Where));
   wire::sps::SPSOutputBuffer OB(Plan.data(), Plan.size());
@@ -207,7 +207,7 @@ std::string receive(SharedPayloads &Shared, ArrayRef<char> Plan, std::vector<uin
   {
     MemrefArg Arg{Out.data(), 1, 1};
     HostOutputs Outputs(Arg, {std::malloc, std::free});
-    Msg = messageOf(Shared.receive(Plan, Outputs, R, Stats));
+    Msg = messageOf(Shared.receive(wire::ZeroCopyVersion, Plan, Outputs, R, Stats));
     if (Msg.empty())
       Outputs.commit();
   }

@@ -19,6 +19,7 @@
 #include "session/OpenLink.h"
 #include "wire/Protocol.h"
 #include "wire/SocketTransport.h"
+#include "wire/SpsCheck.h"
 
 #include "llvm/ExecutionEngine/Orc/SimpleRemoteEPC.h"
 #include "llvm/ExecutionEngine/Orc/TaskDispatch.h"
@@ -96,6 +97,7 @@ private:
   bool Done = false;
   std::string Broken; // why the reply could not be received
   Reply Current;
+  uint32_t Speaks = wire::ZeroCopyVersion; // how results are decoded
 };
 
 Expected<std::unique_ptr<RawClient>> RawClient::connect(const std::string &Address,
@@ -118,6 +120,7 @@ Expected<std::unique_ptr<RawClient>> RawClient::connect(const std::string &Addre
   if (!L)
     return L.takeError();
   C->Linker = std::move(*L);
+  C->Speaks = HostVersion;
   if (auto Err = C->enableZeroCopy(HostVersion))
     return Err;
   return C;
@@ -134,7 +137,8 @@ Error RawClient::enableZeroCopy(uint32_t HostVersion) {
   uint32_t Version = 0;
   if (auto Err = epc().callSPSWrapper<wire::SPSZeroCopyEnableSig>(Enable, Version, HostVersion))
     return Err;
-  return Version == wire::ZeroCopyVersion || HostVersion != wire::ZeroCopyVersion
+  bool Spoken = HostVersion >= wire::ZeroCopyOldestVersion && HostVersion <= wire::ZeroCopyVersion;
+  return Version == HostVersion || !Spoken
              ? Error::success()
              : failure("executor speaks zero-copy version " + Twine(Version));
 }
@@ -204,10 +208,18 @@ Expected<std::vector<iovec>> RawClient::place(wire::PayloadOpcode OpC, uint64_t 
   }
   if (OpC != wire::PayloadOpcode::LaunchResult || SeqNo != Awaited)
     return failure("unexpected message " + Twine(SeqNo));
-  uint64_t CopyInNs, KernelNs, CopyOutNs, Copied;
+  uint64_t CopyInNs, KernelNs, CopyOutNs, Copied, StartNs;
   wire::sps::SPSInputBuffer IB(Plan.data(), Plan.size());
-  if (!wire::SPSZeroCopyResult::deserialize(IB, Current.Error, Current.Outputs, CopyInNs, KernelNs,
-                                            CopyOutNs, Copied))
+  // Exactly the plan of the version spoken, nothing after it.
+  bool Decoded =
+      Speaks == 1
+          ? wire::spsWellFormed<wire::SPSZeroCopyResultV1>(Plan.data(), Plan.size()) &&
+                wire::SPSZeroCopyResultV1::deserialize(IB, Current.Error, Current.Outputs, CopyInNs,
+                                                       KernelNs, CopyOutNs, Copied)
+          : wire::spsWellFormed<wire::SPSZeroCopyResult>(Plan.data(), Plan.size()) &&
+                wire::SPSZeroCopyResult::deserialize(IB, Current.Error, Current.Outputs, CopyInNs,
+                                                     KernelNs, CopyOutNs, Copied, StartNs);
+  if (!Decoded)
     return failure("undecodable result plan");
   Current.Payload.resize(PayloadBytes);
   if (!PayloadBytes)
@@ -332,25 +344,44 @@ TEST_F(ZeroCopyWireTest, DestinationsOutsideTheSlabsAreRefusedAndTheSessionGoesO
   }
 }
 
+// map_r1_e4 on Values from a client speaking zero-copy HostVersion, on an
+// executor of its own.
+Expected<Reply> mapAsVersion(uint32_t HostVersion) {
+  ExecutorProcess Exec;
+  if (!Exec.start())
+    return failure("the executor did not start");
+  auto C = RawClient::connect(Exec.address(), HostVersion);
+  if (!C)
+    return C.takeError();
+  auto Entry = (*C)->link("map", "map_r1_e4");
+  if (!Entry)
+    return Entry.takeError();
+  auto Slab = (*C)->reserveSlab(SlabBytes);
+  if (!Slab)
+    return Slab.takeError();
+  std::vector<wire::ZeroCopyInput> Ins = {{4, {4}, *Slab, 16}};
+  return (*C)->launch(*Entry, Ins, {{1, 4}}, {reinterpret_cast<const char *>(Values.data()), 16});
+}
+
 // A host of another version is refused: each launch gets an error reply
 // that says so, and the entry never runs.
 TEST(ZeroCopyVersionTest, AHostOfAnotherVersionIsRefused) {
-  ExecutorProcess Exec;
-  ASSERT_TRUE(Exec.start());
-  auto C = RawClient::connect(Exec.address(), wire::ZeroCopyVersion + 1);
-  ASSERT_TRUE(bool(C)) << toString(C.takeError());
-  auto Entry = (*C)->link("map", "map_r1_e4");
-  ASSERT_TRUE(bool(Entry)) << toString(Entry.takeError());
-  auto Slab = (*C)->reserveSlab(SlabBytes);
-  ASSERT_TRUE(bool(Slab)) << toString(Slab.takeError());
-  std::vector<wire::ZeroCopyInput> Ins = {{4, {4}, *Slab, 16}};
-  auto R = (*C)->launch(*Entry, Ins, {{1, 4}}, {reinterpret_cast<const char *>(Values.data()), 16});
+  auto R = mapAsVersion(wire::ZeroCopyVersion + 1);
   ASSERT_TRUE(bool(R)) << toString(R.takeError());
   std::string Says = "zero-copy launches were refused: the host speaks version " +
                      std::to_string(wire::ZeroCopyVersion + 1) + ", this executor " +
                      std::to_string(wire::ZeroCopyVersion);
   EXPECT_NE(R->Error.find(Says), std::string::npos) << R->Error;
   EXPECT_TRUE(R->Outputs.empty());
+}
+
+// A host of the first version, from before results said when the launch
+// started, still gets results it can decode.
+TEST(ZeroCopyVersionTest, AVersionOneHostGetsVersionOneResults) {
+  auto R = mapAsVersion(1);
+  ASSERT_TRUE(bool(R)) << toString(R.takeError());
+  EXPECT_EQ(R->Error, "");
+  EXPECT_EQ(R->Payload, expectedMap());
 }
 
 // SPS bytes whose first sequence announces Count elements and carries none.

@@ -14,7 +14,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 std::vector<std::string> commandLine(const ExecutorOptions &Options) {
-  std::vector<std::string> Args = {executorPath(), "--bind", "127.0.0.1:0"};
+  std::vector<std::string> Args = Options.Prefix;
+  Args.insert(Args.end(), {executorPath(), "--bind", Options.Bind});
   for (const auto &P : Options.Plugins) {
     Args.push_back("--plugin");
     Args.push_back(P);

@@ -1,8 +1,8 @@
 //===- ExecutorProcess.h - A catalyst-remote-executor for one test -*- C++ -*-===//
 //
-// Spawns the executor on an ephemeral loopback port, waits for the line
-// announcing its address, and stops it (SIGTERM, then reaping) when the
-// object goes away. The binary is the one built with the tests unless
+// Spawns the executor on an ephemeral loopback port (or where asked), waits
+// for the line announcing its address, and stops it (SIGTERM, then reaping)
+// when the object goes away. The binary is the one built with the tests unless
 // CATALYST_REMOTE_EXECUTOR names another.
 //
 //===----------------------------------------------------------------------===//
@@ -30,6 +30,11 @@ struct ExecutorOptions {
   std::vector<std::string> Args = {};
   // A file the executor's log (stderr) is appended to; empty: ours.
   std::string LogPath = {};
+  // Where it listens.
+  std::string Bind = "127.0.0.1:0";
+  // A command the executor runs under, which must exec it in its place
+  // (e.g. {"/usr/bin/env", "ip", "netns", "exec", NS}); Prefix[0] is a path.
+  std::vector<std::string> Prefix = {};
 };
 
 class ExecutorProcess {

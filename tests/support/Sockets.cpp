@@ -9,6 +9,7 @@
 #include <linux/tcp.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 namespace catalyst::remote::test {
 
@@ -47,6 +48,26 @@ uint64_t tcpBytesSentTo(const std::string &Address) {
   ::closedir(Fds);
   EXPECT_TRUE(Found) << "no TCP connection to " << Address << " to count the bytes of";
   return Sent;
+}
+
+LoopbackSocket::LoopbackSocket(bool Listen) {
+  Fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in A{};
+  A.sin_family = AF_INET;
+  A.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t Len = sizeof(A);
+  EXPECT_EQ(::bind(Fd, reinterpret_cast<sockaddr *>(&A), sizeof(A)), 0);
+  EXPECT_EQ(::getsockname(Fd, reinterpret_cast<sockaddr *>(&A), &Len), 0);
+  Port = ntohs(A.sin_port);
+  if (Listen) {
+    EXPECT_EQ(::listen(Fd, 4), 0);
+  }
+}
+
+void LoopbackSocket::close() {
+  if (Fd >= 0)
+    ::close(Fd);
+  Fd = -1;
 }
 
 } // namespace catalyst::remote::test

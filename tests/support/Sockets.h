@@ -8,6 +8,23 @@
 
 namespace catalyst::remote::test {
 
+// A loopback TCP socket bound to an ephemeral port; listening when asked.
+// Bound and not listening, its address refuses connections.
+class LoopbackSocket {
+public:
+  explicit LoopbackSocket(bool Listen);
+  ~LoopbackSocket() { close(); }
+  LoopbackSocket(const LoopbackSocket &) = delete;
+  LoopbackSocket &operator=(const LoopbackSocket &) = delete;
+  void close();
+  std::string address() const { return "127.0.0.1:" + std::to_string(Port); }
+  int fd() const { return Fd; }
+
+private:
+  int Fd = -1;
+  int Port = 0;
+};
+
 // Payload bytes this process has sent so far over its TCP connections to
 // Address ("127.0.0.1:port"), as the kernel counts them (TCP_INFO). Unlike
 // the engine's own counters, this sees every byte, including those of a

@@ -113,7 +113,9 @@ struct catalyst_remote_stats {
  * CATALYST_REMOTE_TRANSPORT (auto, the default: shared memory with an
  * executor on this machine that offers it, else TCP; tcp; shm: shared
  * memory or fail); CATALYST_REMOTE_PROFILE=1 prints each launch's counters
- * to stderr. */
+ * to stderr; CATALYST_REMOTE_TRACE=FILE.json writes every session's calls
+ * and launches, their phases on host and executor, as a Chrome trace
+ * (Perfetto opens it; "%p" in FILE stands for the process id). */
 int32_t __catalyst__remote__stats(int64_t session, struct catalyst_remote_stats *out);
 
 /* This thread's most recent failure message, or "". */

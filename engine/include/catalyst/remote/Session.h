@@ -10,14 +10,16 @@
 // launches take turns (they share the session's executor memory); a call in
 // flight when another thread closes the session completes or fails saying
 // the session was closed, and every call after it fails so. An executor
-// that stops answering while a reply is due is declared dead after
-// SessionOptions::LivenessTimeout, which closes the session.
+// that stops answering while a reply is due, or stops taking a request
+// being sent, is declared dead after SessionOptions::LivenessTimeout, which
+// closes the session.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef CATALYST_REMOTE_SESSION_H
 #define CATALYST_REMOTE_SESSION_H
 
+#include "catalyst/remote/ExecutorInfo.h"
 #include "catalyst/remote/Launch.h"
 #include "catalyst/remote/SessionOptions.h"
 #include "catalyst/remote/Stats.h"
@@ -55,6 +57,17 @@ public:
   TransportKind transport() const;
 
   SessionStats stats() const;
+
+  // What the executor offers, as it announced when the session opened.
+  const ExecutorInfo &executor() const;
+
+  // Bytes moved so far, for showing a launch's progress from another thread
+  // while it runs; zeros once the session is closed.
+  Traffic traffic() const;
+
+  // One round trip that does nothing on the executor: the connection's
+  // latency, when timed.
+  llvm::Error ping();
 
   // Ships a file: an object is linked into its own JITDylib now, so link
   // errors surface here; an asset is stored byte for byte in the executor's

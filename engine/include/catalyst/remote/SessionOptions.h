@@ -41,10 +41,13 @@ struct SessionOptions {
   // within this.
   std::chrono::milliseconds HandshakeTimeout{10000};
   // An executor that sends nothing (no reply, no heartbeat) for this long
-  // while a reply is due is declared dead: the call waiting fails saying so
-  // and the session is closed. A kernel that runs for hours is never cut:
-  // the executor sends heartbeats while it works. Zero waits forever, as
-  // does a session with an executor that sends none (Catalyst's own).
+  // while a reply is due, or that takes none of a request the host is
+  // sending and says nothing for this long, is declared dead: the call
+  // waiting fails saying so and the session is closed. A kernel that runs
+  // for hours is never cut: the executor sends heartbeats while it works;
+  // nor is a transfer that takes longer: its bytes show the executor alive.
+  // Zero waits forever, as does a session with an executor that sends no
+  // heartbeats (Catalyst's own).
   std::chrono::milliseconds LivenessTimeout{10000};
   // A launch that has not finished after this long fails, and since its
   // kernel cannot be interrupted, its connection is closed, which ends the
@@ -75,7 +78,21 @@ struct SessionOptions {
   uint64_t SlabCap = uint64_t(64) << 30;
   // Print each launch's counters and phase times to stderr.
   bool Profile = false;
+  // Write Chrome trace-event JSON (Perfetto, chrome://tracing) here: the
+  // session's opening, links, asset sends, each launch with its phases on
+  // the host and on the executor, and its closing. "%p" stands for the
+  // process id. Sessions of one process may share a path: the first
+  // truncates the file, the others add to it. Empty: no trace, and no cost.
+  std::string TracePath;
 };
+
+// Opts with what the environment sets, as every embedder of the library
+// reads it: CATALYST_REMOTE_STRATEGY (a strategy's name),
+// CATALYST_REMOTE_TOKEN_FILE (read as readTokenFile does) or else
+// CATALYST_REMOTE_TOKEN (the secret itself), CATALYST_REMOTE_LIVENESS_MS,
+// CATALYST_REMOTE_LAUNCH_TIMEOUT_MS, and CATALYST_REMOTE_PROFILE (set and
+// not "0": Profile). Fails on a value it cannot use, saying which.
+llvm::Expected<SessionOptions> optionsFromEnvironment(SessionOptions Opts = {});
 
 } // namespace catalyst::remote
 

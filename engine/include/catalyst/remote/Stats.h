@@ -35,6 +35,9 @@ struct LaunchStats {
   uint64_t ExecutorCopyBytes = 0; // payload bytes copied in user space, executor
   uint64_t SlabInUse = 0;         // executor slab bytes this launch placed
   uint64_t SlabHighWater = 0;     // most ever placed by one launch
+  // Outputs received into host buffers prepared (allocated and faulted in)
+  // while the launch ran, as the same entry's last launch foretold.
+  uint64_t OutputsReady = 0;
   PhaseTimes Phases;
 
   LaunchStats &operator+=(const LaunchStats &O);
@@ -47,6 +50,13 @@ struct LaunchStats {
 //        zero-copy launches memory both processes map, through which
 //        payloads move with one copy on the host each way.
 enum class TransportKind { Auto, Tcp, Shm };
+
+// Bytes a session's connection carried each way so far, framing included,
+// counted as they move (a launch's large message, part way through).
+struct Traffic {
+  uint64_t Sent = 0;
+  uint64_t Received = 0;
+};
 
 struct SessionStats {
   TransportKind Transport = TransportKind::Tcp;

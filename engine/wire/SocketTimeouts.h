@@ -1,13 +1,14 @@
-//===- ReadTimeout.h - Bounding blocking reads on a socket ------*- C++ -*-===//
+//===- SocketTimeouts.h - Bounding blocking reads and sends ------*- C++ -*-===//
 //
 // SO_RCVTIMEO ends a blocking read that waited the whole timeout with
-// EAGAIN. Every bounded wait for a peer's bytes (the handshake, a session's
-// setup, a reply under liveness) sets it through here.
+// EAGAIN, SO_SNDTIMEO a blocking send that could queue nothing. Every
+// bounded wait on a peer (the handshake, a session's setup, a reply or a
+// send under liveness) sets them through here.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef CATALYST_REMOTE_WIRE_READTIMEOUT_H
-#define CATALYST_REMOTE_WIRE_READTIMEOUT_H
+#ifndef CATALYST_REMOTE_WIRE_SOCKETTIMEOUTS_H
+#define CATALYST_REMOTE_WIRE_SOCKETTIMEOUTS_H
 
 #include <chrono>
 
@@ -23,6 +24,9 @@ void setReadDeadline(int Fd, std::chrono::steady_clock::time_point By);
 inline void clearReadTimeout(int Fd) {
   setReadTimeout(Fd, std::chrono::microseconds(0));
 }
+
+// As setReadTimeout, for sends.
+void setSendTimeout(int Fd, std::chrono::microseconds Timeout);
 
 } // namespace catalyst::remote::wire
 

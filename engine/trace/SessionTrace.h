@@ -1,0 +1,88 @@
+//===- SessionTrace.h - What one session writes to its trace ----*- C++ -*-===//
+//
+// A traced session writes its opening, links, asset sends, launches and
+// closing as spans on the host thread that made each call, and each
+// launch's executor phases on the executor's connection process (its real
+// process id, from the executor's clock service), mapped onto the host's
+// clock (ClockMap.h). Events are written when the call they describe ends,
+// failed or not.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CATALYST_REMOTE_TRACE_SESSIONTRACE_H
+#define CATALYST_REMOTE_TRACE_SESSIONTRACE_H
+
+#include "../transfer/LaunchTimeline.h"
+#include "ClockMap.h"
+#include "TraceEvents.h"
+#include "TraceFile.h"
+#include "catalyst/remote/SessionOptions.h"
+#include "catalyst/remote/Stats.h"
+
+#include "llvm/ExecutionEngine/Orc/ExecutorProcessControl.h"
+
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace catalyst::remote {
+
+// When the steps of opening a session ended; unset ones were not reached.
+struct OpenMarks {
+  PhaseClock::time_point Start, Connected, SetUp, Synced;
+};
+
+// One launch as a trace shows it.
+struct TracedLaunch {
+  llvm::StringRef Entry, Object;
+  Strategy Transfer;
+  TransportKind Over;
+  const LaunchStats &Stats;
+  const LaunchTimeline &When;
+  size_t Inputs, Outputs;
+  uint64_t InputBytes, OutputBytes;
+  llvm::StringRef Error; // empty when it succeeded
+};
+
+class SessionTrace {
+public:
+  static llvm::Expected<std::unique_ptr<SessionTrace>> create(llvm::StringRef Path,
+                                                              llvm::StringRef Address);
+
+  // Reads the executor's clock a few times (wire::ClockName). Without that
+  // service (an upstream executor), or with readings that make no sense,
+  // the trace has no executor spans and the open span says why.
+  void syncClock(llvm::orc::ExecutorProcessControl &EPC);
+
+  void opened(const OpenMarks &Marks, Strategy Transfer, llvm::StringRef Error);
+  void launched(const TracedLaunch &L);
+  // Kind is "link" (an object) or "asset".
+  void binarySent(llvm::StringRef Kind, llvm::StringRef Path, PhaseClock::time_point Start,
+                  llvm::StringRef Error);
+  void closed(PhaseClock::time_point Start, llvm::StringRef Error);
+
+private:
+  SessionTrace(std::shared_ptr<TraceFile> File, std::string Address);
+  TraceTrack hostTrack(TraceEvents &E);
+  TraceTrack executorTrack(TraceEvents &E);
+  void hostPhases(TraceEvents &E, TraceTrack Host, const TracedLaunch &L);
+  // Draws L's executor phases, or returns why it cannot.
+  const char *executorPhases(TraceEvents &E, const TracedLaunch &L, uint64_t Number);
+
+  std::shared_ptr<TraceFile> File;
+  const std::string Address;
+  const uint64_t HostPid;
+  // Set by syncClock, before any other thread sees the session.
+  std::optional<ClockMap> Clock;
+  uint64_t ExecutorPid = 0;
+  std::string NoClock = "not read"; // why Clock is unset
+  std::atomic<uint64_t> Launches{0};
+};
+
+// The message of Err, which is left as it was (still to be handled).
+std::string messageOf(llvm::Error &Err);
+
+} // namespace catalyst::remote
+
+#endif

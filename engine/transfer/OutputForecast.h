@@ -1,0 +1,77 @@
+//===- OutputForecast.h - Output buffers ready before they arrive -*- C++ -*-===//
+//
+// A fresh host buffer faults in page by page as the receive writes it: for
+// a 256 MiB output, as long as the transfer itself. A launch of the same
+// entry as before usually returns outputs of the same sizes, so the session
+// allocates them (from the caller's allocator, still the caller's to free)
+// and faults them in on a thread of its own while the request travels and
+// the kernel runs. The receive then takes a ready buffer when the size is
+// right; a wrong guess costs the guess, which is released at the end of the
+// launch.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CATALYST_REMOTE_TRANSFER_OUTPUTFORECAST_H
+#define CATALYST_REMOTE_TRANSFER_OUTPUTFORECAST_H
+
+#include "catalyst/remote/Launch.h"
+#include "catalyst/remote/OutputAllocator.h"
+
+#include "llvm/ADT/ArrayRef.h"
+
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+namespace catalyst::remote {
+
+class OutputForecast {
+public:
+  // Outputs smaller than MinBytes are not worth a guess.
+  explicit OutputForecast(OutputAllocator Alloc, uint64_t MinBytes = uint64_t(1) << 20);
+  ~OutputForecast();
+  OutputForecast(const OutputForecast &) = delete;
+  OutputForecast &operator=(const OutputForecast &) = delete;
+
+  // Starts preparing the outputs of a launch of Entry from the sizes its
+  // last launch returned; Lent[I] set means output I needs no buffer.
+  void begin(uint64_t Entry, llvm::ArrayRef<MemrefArg> Outputs, llvm::ArrayRef<bool> Lent);
+  // A ready buffer of exactly Bytes for output I, now the caller's; null
+  // when there is none. Waits while output I is being prepared.
+  char *take(size_t I, uint64_t Bytes);
+  // Ends the launch begun: releases what was not taken and, when Returned
+  // holds every output's size (the launch succeeded), remembers it.
+  void end(uint64_t Entry, llvm::ArrayRef<uint64_t> Returned);
+
+private:
+  enum class State { None, Preparing, Ready };
+  struct Guess {
+    uint64_t Bytes = 0;
+    char *Buffer = nullptr;
+    State S = State::None;
+  };
+  void run();
+  void prepare(size_t I, uint64_t Bytes);
+
+  const OutputAllocator Alloc;
+  const uint64_t MinBytes;
+  // Guarded by M: the current launch's guesses (the preparing thread
+  // fills them, the launching thread takes them), the work queued for the
+  // preparing thread and whether it should stop.
+  std::mutex M;
+  std::condition_variable Changed;
+  std::vector<Guess> Guesses;
+  size_t Queued = 0; // guesses from here on await the preparing thread
+  bool Stopping = false;
+  // Sizes each entry last returned; the launching thread's alone (the
+  // session's launch lock), as is the thread, started on first need.
+  std::unordered_map<uint64_t, std::vector<uint64_t>> Last;
+  std::thread Preparer;
+};
+
+} // namespace catalyst::remote
+
+#endif

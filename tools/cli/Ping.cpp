@@ -1,0 +1,81 @@
+//===- Ping.cpp - catalyst-remote ping ------------------------------------===//
+
+#include "Args.h"
+#include "Commands.h"
+#include "Report.h"
+#include "catalyst/remote/Session.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+
+using namespace llvm;
+
+namespace catalyst::remote::cli {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct PingOptions {
+  unsigned Count = 10;
+  bool Json = false;
+  SessionOptions Session;
+};
+
+Command describe(PingOptions &O) {
+  return {"ping",
+          "ADDR [--count N] [--json]",
+          "Connects to the executor at ADDR (HOST:PORT, [IPV6]:PORT), says what it offers\n"
+          "(its version, transfer strategies, extensions, whether both ends proved a shared\n"
+          "secret) and times N round trips that do nothing on the executor. The secret comes\n"
+          "from CATALYST_REMOTE_TOKEN_FILE or CATALYST_REMOTE_TOKEN, as for every host.",
+          {"ADDR"},
+          {{"--count", "N", "round trips to time (default 10)", setCount(O.Count, 1000000)},
+           {"--json", nullptr, "print one JSON object instead of text", setFlag(O.Json)}}};
+}
+
+double nsSince(Clock::time_point T) {
+  return std::chrono::duration<double, std::nano>(Clock::now() - T).count();
+}
+
+} // namespace
+
+Error ping(ArrayRef<StringRef> Args) {
+  PingOptions O;
+  Command C = describe(O);
+  if (wantsHelp(Args)) {
+    outs() << helpText(C);
+    return Error::success();
+  }
+  auto Env = optionsFromEnvironment();
+  if (!Env)
+    return Env.takeError();
+  O.Session = std::move(*Env);
+  auto Operands = parseArgs(C, Args);
+  if (!Operands)
+    return Operands.takeError();
+  PingReport R;
+  R.Address = (*Operands)[0];
+  auto Began = Clock::now();
+  auto S = Session::open(R.Address, O.Session);
+  if (!S)
+    return S.takeError();
+  R.ConnectNs = nsSince(Began);
+  R.Executor = (*S)->executor();
+  R.Chosen = (*S)->strategy();
+  std::vector<std::chrono::nanoseconds> Trips;
+  for (unsigned I = 0; I < O.Count; ++I) {
+    auto Sent = Clock::now();
+    if (auto Err = (*S)->ping())
+      return Err;
+    Trips.push_back(Clock::now() - Sent);
+  }
+  R.RoundTrip = summarize(std::move(Trips));
+  if (auto Err = (*S)->close())
+    return Err;
+  printPing(R, O.Json, outs());
+  return Error::success();
+}
+
+} // namespace catalyst::remote::cli
