@@ -40,6 +40,8 @@ void encodeHeader(char *H, uint64_t MsgSize, SimpleRemoteEPCOpcode OpC, uint64_t
 
 // The plan of a payload message is small; the payload is what may be large.
 constexpr uint64_t MaxPlanSize = 64 << 20;
+// A reason to hang up is a line of text: more is no reason.
+constexpr uint64_t MaxHangupFrame = 64 << 10;
 static_assert(SocketTransport::PeekSize >= SocketTransport::HeaderSize);
 constexpr size_t ChunkSize = 1 << 20;
 
@@ -478,6 +480,26 @@ Error SocketTransport::readMessage(bool &Eof) {
   return Error::success();
 }
 
+// A peer that closed may have said why first, in a Hangup frame this end
+// has not read (a Unix socket fails the next send at once, before any read
+// sees it). Peeks at it without consuming anything, so that whoever reads
+// the socket still finds what is there; only a whole Hangup frame at the
+// head of what is waiting counts.
+void SocketTransport::peekHangup() {
+  char Head[HeaderSize];
+  if (::recv(Fd, Head, HeaderSize, MSG_PEEK | MSG_DONTWAIT) != ssize_t(HeaderSize))
+    return;
+  uint64_t Size = support::endian::read64le(Head);
+  uint64_t OpC = support::endian::read64le(Head + 8);
+  if (OpC != uint64_t(SimpleRemoteEPCOpcode::Hangup) || Size < HeaderSize || Size > MaxHangupFrame)
+    return;
+  std::vector<char> Frame(Size);
+  if (::recv(Fd, Frame.data(), Size, MSG_PEEK | MSG_DONTWAIT) != ssize_t(Size))
+    return;
+  auto Args = shared::WrapperFunctionBuffer::copyFrom(Frame.data() + HeaderSize, Size - HeaderSize);
+  noteHangup(SimpleRemoteEPCOpcode::Hangup, Args);
+}
+
 void SocketTransport::noteHangup(SimpleRemoteEPCOpcode OpC,
                                  const shared::WrapperFunctionBuffer &Args) {
   if (OpC != SimpleRemoteEPCOpcode::Hangup)
@@ -559,6 +581,8 @@ Error SocketTransport::lostWhileSending(const char *What, int Errno, uint64_t Wr
                                         uint64_t MsgSize) {
   if (Written == 0 && Errno != EPIPE && Errno != ECONNRESET && Errno != ETIMEDOUT)
     return sysError(What, Errno);
+  if (Errno == EPIPE || Errno == ECONNRESET)
+    peekHangup();
   std::string Why =
       Errno == ETIMEDOUT
           ? formatv("the executor stopped answering: it took none of the bytes of a message "

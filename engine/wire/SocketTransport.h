@@ -263,6 +263,7 @@ private:
   llvm::Error drain(uint64_t Bytes);
   int sendParts(llvm::SmallVectorImpl<iovec> &Iov, llvm::ArrayRef<PayloadPart> Parts,
                 uint64_t &Written);
+  void peekHangup();
   void noteHangup(llvm::orc::SimpleRemoteEPCOpcode OpC,
                   const llvm::orc::shared::WrapperFunctionBuffer &Args);
 

@@ -11,6 +11,7 @@
 #include "EngineHarness.h"
 #include "ExecutorProcess.h"
 #include "Kernels.h"
+#include "Procfs.h"
 #include "Text.h"
 
 #include <csignal>
@@ -55,6 +56,10 @@ TEST(KernelDeathTest, AConnectionProcessKilledFromOutsideIsNamed) {
   ASSERT_EQ(Sess->transport(), testTransport());
   std::vector<pid_t> Pids;
   ASSERT_TRUE(Exec.waitForConnections(1, Pids, 5s));
+  // Between launches: every thread of the process asleep, its last reply
+  // all sent and counted (over a Unix socket only the process itself
+  // counts what it wrote).
+  ASSERT_TRUE(waitUntilAsleep(Pids[0], 5s));
   ::kill(Pids[0], SIGKILL);
   ASSERT_TRUE(Exec.waitForConnections(0, Pids, 5s));
   std::mt19937_64 Rng(5);

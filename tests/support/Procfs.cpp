@@ -112,4 +112,36 @@ int64_t minorFaults(pid_t Pid) {
   return readStat(Pid, S) ? S.MinorFaults : -1;
 }
 
+namespace {
+
+bool allThreadsAsleep(pid_t Pid) {
+  std::string Tasks = "/proc/" + std::to_string(Pid) + "/task";
+  DIR *D = ::opendir(Tasks.c_str());
+  if (!D)
+    return false;
+  bool Asleep = true, Any = false;
+  while (dirent *E = ::readdir(D)) {
+    if (E->d_name[0] == '.')
+      continue;
+    std::string Line = readFile(Tasks + "/" + E->d_name + "/stat");
+    auto Close = Line.rfind(')');
+    Any = true;
+    Asleep &= Close != std::string::npos && Close + 2 < Line.size() && Line[Close + 2] == 'S';
+  }
+  ::closedir(D);
+  return Any && Asleep;
+}
+
+} // namespace
+
+bool waitUntilAsleep(pid_t Pid, std::chrono::milliseconds Timeout) {
+  auto Deadline = std::chrono::steady_clock::now() + Timeout;
+  while (!allThreadsAsleep(Pid)) {
+    if (std::chrono::steady_clock::now() > Deadline)
+      return false;
+    ::usleep(1000);
+  }
+  return true;
+}
+
 } // namespace catalyst::remote::test

@@ -3,6 +3,7 @@
 #ifndef CATALYST_REMOTE_TESTS_PROCFS_H
 #define CATALYST_REMOTE_TESTS_PROCFS_H
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <sys/types.h>
@@ -28,6 +29,10 @@ int64_t openFdCount(pid_t Pid);
 
 // Threads of Pid (the Threads line of /proc/<pid>/status), or -1.
 int64_t threadCount(pid_t Pid);
+
+// Waits until every thread of Pid is asleep (state S in its stat line),
+// for at most Timeout; false if it never was.
+bool waitUntilAsleep(pid_t Pid, std::chrono::milliseconds Timeout);
 
 // Page faults Pid has taken that needed no disk (first touches of fresh
 // pages among them), or -1.
