@@ -147,13 +147,17 @@ int warmRounds(Mode M) {
 
 // Rounds of 1 MiB each way: keeping a copy of the payload on either side
 // would add 1 MiB per launch, a leak of 100 MiB or more over the rounds
-// measured. The executor runs kernels on several worker threads, each with
-// its own heap, which may keep a few freed 1 MiB blocks: a one-time step of
-// a few MiB is normal, and the warm-up takes it.
+// measured. The executor keeps freed memory for reuse (Retention.h), and
+// its worker threads each have a heap that frees another thread's blocks
+// lazily, so a batched or naive connection steps up by 1 MiB blocks now and
+// then until every heap holds its few: 3-8 MiB in all, flat from then on
+// over 600 rounds. The margin sits well above those steps and well below
+// a leak of a quarter of the payload per launch; smaller leaks are the
+// small launches' test's to catch.
 TEST_P(MemoryTest, LargeLaunchesLeaveNothingBehind) {
   std::mt19937_64 Rng(11);
   auto In = makeInput(Layout::Dense, {MiB}, 1, Rng);
-  expectFlat(*In, 10, 25, 8 * 1024, AllFailures);
+  expectFlat(*In, 10, 25, 20 * 1024, AllFailures);
 }
 
 // Rounds of a few hundred bytes, thousands of them (hundreds with naive
