@@ -3,8 +3,9 @@
 // Measures launches through each transfer strategy next to raw TCP
 // exchanges of the same bytes with a peer process (and, for launches in
 // shared memory, raw Unix-socket exchanges and the memory-copy limit),
-// launches fanned out to several executors, and what launches cost in
-// resident memory on the host and on the executor.
+// a kernel's launches against the same kernel run locally, launches fanned
+// out to several executors, and what launches cost in resident memory on
+// the host and on the executor.
 //
 // Usage:
 //   catalyst-remote-bench [--quick|--same-host|--full] [BENCHMARK_FLAGS...]
@@ -36,6 +37,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "BenchEnv.h"
+#include "LocalKernel.h"
 #include "Pinning.h"
 #include "ProcStatus.h"
 #include "grpc/GrpcBench.h"
@@ -91,6 +93,22 @@ Error launchR1(Session &S, StringRef Entry, StringRef Object, void *In, int64_t 
   MemrefArg InArg{&InDesc, 1, ElemSize};
   MemrefArg OutArg{&Out, 1, ElemSize};
   return S.launch(LaunchCall{Entry, Object, InArg, OutArg});
+}
+
+Expected<double> launchScale(Session &S, std::vector<double> &In) {
+  MemrefR1 Out;
+  auto Start = Clock::now();
+  if (auto Err =
+          launchR1(S, "scale", ScaleKernel, In.data(), int64_t(In.size()), sizeof(double), Out))
+    return Err;
+  double Seconds = secondsSince(Start);
+  const double *Got = static_cast<const double *>(Out.Aligned);
+  bool Ok = Out.Sizes[0] == int64_t(In.size()) && Got[0] == 2 * In[0] &&
+            Got[In.size() / 2] == 2 * In[In.size() / 2] && Got[In.size() - 1] == 2 * In.back();
+  std::free(Out.Allocated);
+  if (!Ok)
+    return createStringError(inconvertibleErrorCode(), "scale returned wrong values");
+  return Seconds;
 }
 
 Expected<std::unique_ptr<Session>> openSession(const std::string &Address, Strategy Transfer,
@@ -400,6 +418,8 @@ std::optional<int> initialize(int &argc, char **argv) {
 int main(int argc, char **argv) {
   if (argc > 1 && StringRef(argv[1]) == HostPeakChildFlag)
     return runHostPeakChild(argc, argv);
+  if (argc > 1 && StringRef(argv[1]) == LocalKernelChildFlag)
+    return runLocalKernelChild(argc, argv);
   if (argc > 1 && StringRef(argv[1]) == RawPeerServeFlag)
     return serveMode(argc, argv);
   bool Listing = onlyListing(argc, argv);
@@ -407,6 +427,7 @@ int main(int argc, char **argv) {
     return *Status;
   BenchEnv Env;
   registerTransferBenchmarks(Env);
+  registerKernelBenchmarks(Env);
   registerFanoutBenchmarks(Env);
   registerMemoryBenchmarks(Env);
   registerAuthBenchmarks(Env);

@@ -43,6 +43,10 @@ inline double secondsSince(Clock::time_point T) {
 llvm::Error launchR1(Session &S, llvm::StringRef Entry, llvm::StringRef Object, void *In,
                      int64_t Elements, size_t ElemSize, MemrefR1 &Out);
 
+// Launches scale.o's "scale" on In (f64, rank 1, not empty); returns the
+// seconds it took, its output checked at both ends and the middle and freed.
+llvm::Expected<double> launchScale(Session &S, std::vector<double> &In);
+
 // Members are destroyed bottom-up: sessions close before their executor stops.
 struct BenchEnv {
   CpuPlan Pins;
@@ -96,7 +100,13 @@ void fail(benchmark::State &State, llvm::Error Err);
 void skip(benchmark::State &State, const std::string &Why);
 bool anyFailed();
 
+// Seconds one exchange on Link took, sending Out.
+llvm::Expected<double> timeRaw(RawLink &Link, const char *Out);
+// The medians of the launches' phases (Stats.h) as <phase>_us counters.
+void reportPhases(benchmark::State &State, const std::vector<PhaseTimes> &All);
+
 void registerTransferBenchmarks(BenchEnv &Env);
+void registerKernelBenchmarks(BenchEnv &Env);
 void registerFanoutBenchmarks(BenchEnv &Env);
 void registerMemoryBenchmarks(BenchEnv &Env);
 void registerAuthBenchmarks(BenchEnv &Env);

@@ -259,22 +259,6 @@ Expected<uint64_t> settledRss(pid_t Pid) {
   return status(Pid, "VmRSS");
 }
 
-Expected<double> launchScale(Session &S, std::vector<double> &In) {
-  MemrefR1 Out;
-  auto Start = Clock::now();
-  if (auto Err =
-          launchR1(S, "scale", ScaleKernel, In.data(), int64_t(In.size()), sizeof(double), Out))
-    return Err;
-  double Seconds = secondsSince(Start);
-  const double *Got = static_cast<const double *>(Out.Aligned);
-  bool Ok = Out.Sizes[0] == int64_t(In.size()) && Got[0] == 2 * In[0] &&
-            Got[In.size() - 1] == 2 * In.back();
-  std::free(Out.Allocated);
-  if (!Ok)
-    return createStringError(inconvertibleErrorCode(), "scale returned wrong values");
-  return Seconds;
-}
-
 struct Growth {
   uint64_t RssEarly = 0, RssLate = 0;
   std::vector<double> Seconds;

@@ -27,6 +27,7 @@
 // the regexes below end a name with /iterations, or with / to take the
 // names that go on. Next to them:
 //   raw/fresh_output/<size>  the raw stream into a fresh buffer per reply
+//   kernel/scale/<size>/<tcp|shm>  (KernelBench.cpp)
 //   fanout/zerocopy/<size>/<K>exec  (FanoutBench.cpp)
 //   memory/...  (MemoryBench.cpp)
 //   auth/open, auth/launch/8B, liveness/launch/8B  (AuthBench.cpp)
@@ -44,11 +45,13 @@
 //     ^(launch/(naive|batched|zerocopy)/(8B|1MiB|16MiB)/1in/rank1|launch/(naive|batched|zerocopy)/64KiB/(16in/rank1|1in/rank3/strided)|launch/zerocopy/16MiB/(64in/rank1|1in/rank3/strided|1in/rank1/into)|launch/zerocopy/256MiB/1in/rank1|launch/shm/(8B|16MiB|256MiB)/1in/rank1|fanout/zerocopy/1MiB/[124]exec|memory/executor_rss/zerocopy_scale_1MiB|auth/open|auth/launch/8B|liveness/launch/8B|trace/launch/8B/zerocopy)/iterations
 //   default  (2.5-3.5 min)  everything over TCP up to 256MiB, naive capped
 //            at 16MiB, fan-out at 1MiB and 64MiB, the raw, memory, gRPC,
-//            authentication and trace benchmarks
-//     ^(launch/(batched|zerocopy)/(8B|4KiB|64KiB|1MiB|16MiB|256MiB)/|launch/naive/(8B|4KiB|64KiB|1MiB|16MiB)/|raw/fresh_output/|fanout/zerocopy/(1MiB|64MiB)/|memory/|grpc/|auth/|liveness/|trace/)
+//            authentication and trace benchmarks, the scale kernel at
+//            256MiB over TCP against its local run
+//     ^(launch/(batched|zerocopy)/(8B|4KiB|64KiB|1MiB|16MiB|256MiB)/|launch/naive/(8B|4KiB|64KiB|1MiB|16MiB)/|raw/fresh_output/|fanout/zerocopy/(1MiB|64MiB)/|memory/|grpc/|auth/|liveness/|trace/|kernel/scale/256MiB/tcp/)
 //   same-host  (about 1 min)  shm, every shape up to 256MiB, with its
-//            three references (tools/bench's same-host link)
-//     ^launch/shm/(8B|4KiB|64KiB|1MiB|16MiB|256MiB)/
+//            three references, and the scale kernel at 256MiB in shared
+//            memory against its local run (tools/bench's same-host link)
+//     ^(launch/shm/(8B|4KiB|64KiB|1MiB|16MiB|256MiB)/|kernel/scale/256MiB/shm/)
 //   full     (about 20 min, estimated from its parts)  every benchmark
 //            registered: naive at 256MiB, 1GiB, fan-out at 16MiB and 256MiB
 //     .
@@ -78,8 +81,8 @@ constexpr Preset Presets[] = {
               "auth/launch/8B|liveness/launch/8B|trace/launch/8B/zerocopy)/iterations"},
     {"default", "^(launch/(batched|zerocopy)/(8B|4KiB|64KiB|1MiB|16MiB|256MiB)/|launch/naive/"
                 "(8B|4KiB|64KiB|1MiB|16MiB)/|raw/fresh_output/|fanout/zerocopy/(1MiB|64MiB)/|"
-                "memory/|grpc/|auth/|liveness/|trace/)"},
-    {"same-host", "^launch/shm/(8B|4KiB|64KiB|1MiB|16MiB|256MiB)/"},
+                "memory/|grpc/|auth/|liveness/|trace/|kernel/scale/256MiB/tcp/)"},
+    {"same-host", "^(launch/shm/(8B|4KiB|64KiB|1MiB|16MiB|256MiB)/|kernel/scale/256MiB/shm/)"},
     {"full", "."},
 };
 
@@ -116,13 +119,6 @@ int64_t iterationsFor(Strategy S, const SizeCase &Size, const CaseShape &Shape) 
 // payload itself sent and echoed back.
 constexpr uint64_t BulkBytes = MiB;
 
-Expected<double> timeRaw(RawLink &Link, const char *Out) {
-  auto Start = Clock::now();
-  if (auto Err = Link.exchange(Out))
-    return Err;
-  return secondsSince(Start);
-}
-
 // The memory-copy limit of a launch on one machine: its payload copied
 // once each way, into buffers touched before (a warm shared slab, and the
 // caller's lent buffer).
@@ -157,24 +153,6 @@ struct Samples {
   std::vector<double> Launch, Raw, Unix, Copy; // seconds
   std::vector<PhaseTimes> Phases;
 };
-
-double medianUs(const std::vector<PhaseTimes> &All, uint64_t PhaseTimes::*Field) {
-  std::vector<double> Us;
-  for (const PhaseTimes &P : All)
-    Us.push_back(double(P.*Field) / 1e3);
-  return median(std::move(Us));
-}
-
-void reportPhases(benchmark::State &State, const std::vector<PhaseTimes> &All) {
-  auto &C = State.counters;
-  C["plan_us"] = medianUs(All, &PhaseTimes::PlanNs);
-  C["send_us"] = medianUs(All, &PhaseTimes::SendNs);
-  C["copy_in_us"] = medianUs(All, &PhaseTimes::CopyInNs);
-  C["kernel_us"] = medianUs(All, &PhaseTimes::KernelNs);
-  C["copy_out_us"] = medianUs(All, &PhaseTimes::CopyOutNs);
-  C["receive_us"] = medianUs(All, &PhaseTimes::ReceiveNs);
-  C["rewrite_us"] = medianUs(All, &PhaseTimes::RewriteNs);
-}
 
 // Exact per-launch counts; the same for every launch of one case.
 void reportCounts(benchmark::State &State, const LaunchStats &L) {
@@ -424,7 +402,32 @@ void registerLaunch(BenchEnv &Env, const Row &R, const SizeCase &Size, const Cas
       ->Iterations(iterationsFor(R.Strat, Size, Shape));
 }
 
+double medianUs(const std::vector<PhaseTimes> &All, uint64_t PhaseTimes::*Field) {
+  std::vector<double> Us;
+  for (const PhaseTimes &P : All)
+    Us.push_back(double(P.*Field) / 1e3);
+  return median(std::move(Us));
+}
+
 } // namespace
+
+Expected<double> timeRaw(RawLink &Link, const char *Out) {
+  auto Start = Clock::now();
+  if (auto Err = Link.exchange(Out))
+    return Err;
+  return secondsSince(Start);
+}
+
+void reportPhases(benchmark::State &State, const std::vector<PhaseTimes> &All) {
+  auto &C = State.counters;
+  C["plan_us"] = medianUs(All, &PhaseTimes::PlanNs);
+  C["send_us"] = medianUs(All, &PhaseTimes::SendNs);
+  C["copy_in_us"] = medianUs(All, &PhaseTimes::CopyInNs);
+  C["kernel_us"] = medianUs(All, &PhaseTimes::KernelNs);
+  C["copy_out_us"] = medianUs(All, &PhaseTimes::CopyOutNs);
+  C["receive_us"] = medianUs(All, &PhaseTimes::ReceiveNs);
+  C["rewrite_us"] = medianUs(All, &PhaseTimes::RewriteNs);
+}
 
 // Sizes outermost: the strategies at one size and shape run close together
 // in time, under much the same load. The fresh-output baseline stops at

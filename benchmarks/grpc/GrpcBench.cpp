@@ -145,6 +145,8 @@ void registerGrpcBenchmarks() {
         ->Unit(benchmark::kMicrosecond)
         ->Iterations(iterationsFor(Bytes));
   }
+  benchmark::AddCustomContext(GrpcBaselineContext,
+                              std::string("built with gRPC ") + CATALYST_REMOTE_GRPC_VERSION);
   benchmark::AddCustomContext("grpc_server", describeServer(E));
 }
 

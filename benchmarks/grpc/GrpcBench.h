@@ -20,12 +20,17 @@
 
 namespace catalyst::remote::bench {
 
+// The results' context entry saying whether the baseline was built: "built
+// with gRPC VERSION", or "not built: missing WHAT" naming what CMake did not
+// find (with the Debian package that brings it).
+inline const char *const GrpcBaselineContext = "grpc_baseline";
+
 // Registers grpc/SIZE for the launch benchmarks' sizes. It starts nothing:
 // the first grpc benchmark to run starts the server, which stops at exit.
 // Call it before the benchmark pins itself to one CPU, as the other
 // register functions are called: the server's CPU comes from the CPUs the
 // process may use then. Built without gRPC, it registers nothing and says
-// so on stderr.
+// so on stderr. Either way it sets GrpcBaselineContext.
 void registerGrpcBenchmarks();
 
 // Whether a grpc benchmark failed: Google Benchmark exits 0 regardless.

@@ -1,13 +1,16 @@
 //===- GrpcBenchUnavailable.cpp - The gRPC baseline, built without gRPC ---===//
 //
 // CMake did not find all gRPC needs: catalyst-remote-bench still links and
-// runs, without the baseline, and says once what was missing.
+// runs, without the baseline, and says what was missing: once on stderr,
+// and in the results' context, where tools/bench-report reads it.
 //
 //===----------------------------------------------------------------------===//
 
 #include "GrpcBench.h"
 
+#include <benchmark/benchmark.h>
 #include <cstdio>
+#include <string>
 
 namespace catalyst::remote::bench {
 
@@ -16,6 +19,8 @@ void registerGrpcBenchmarks() {
                "catalyst-remote-bench: built without the gRPC baseline, no grpc/ benchmarks: "
                "missing %s (install, then reconfigure)\n",
                CATALYST_REMOTE_GRPC_MISSING);
+  benchmark::AddCustomContext(GrpcBaselineContext,
+                              std::string("not built: missing ") + CATALYST_REMOTE_GRPC_MISSING);
 }
 
 bool grpcBenchmarksFailed() {
