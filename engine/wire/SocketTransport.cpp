@@ -43,7 +43,10 @@ constexpr uint64_t MaxPlanSize = 64 << 20;
 // A reason to hang up is a line of text: more is no reason.
 constexpr uint64_t MaxHangupFrame = 64 << 10;
 static_assert(SocketTransport::PeekSize >= SocketTransport::HeaderSize);
+// Strided payloads are packed into scratch of 1 MiB, or as much as a
+// transposed view needs to read its source lines whole, up to 16 MiB.
 constexpr size_t ChunkSize = 1 << 20;
+constexpr size_t MaxChunkSize = 16 << 20;
 
 // A blocking send returns only once all it was given is queued: each call
 // gets at most this much, so that bytesWritten() grows while a large message
@@ -815,10 +818,15 @@ int SocketTransport::sendParts(SmallVectorImpl<iovec> &Iov, ArrayRef<PayloadPart
     if (int Err = sendAll(Iov.data(), Iov.size(), Written))
       return Err;
     Iov.clear();
-    if (!Chunk)
-      Chunk.reset(static_cast<char *>(mi_malloc(ChunkSize)));
+    size_t Size = std::clamp<uint64_t>(P.Packer->wholeLineBytes(), ChunkSize, MaxChunkSize);
+    if (ChunkBytes < Size) {
+      Chunk.reset(static_cast<char *>(mi_malloc(Size)));
+      ChunkBytes = Chunk ? Size : 0;
+      if (!Chunk)
+        return ENOMEM;
+    }
     while (!P.Packer->done()) {
-      iovec One{Chunk.get(), P.Packer->pack(Chunk.get(), ChunkSize)};
+      iovec One{Chunk.get(), P.Packer->pack(Chunk.get(), ChunkBytes)};
       if (int Err = sendAll(&One, 1, Written))
         return Err;
     }
