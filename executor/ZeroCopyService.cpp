@@ -30,6 +30,7 @@ uint64_t nsBetween(std::chrono::steady_clock::time_point A,
 
 Expected<std::vector<Returned>> inspect(ArrayRef<LaunchOutputSpec> Specs, char *Rv) {
   std::vector<Returned> Outs;
+  ReadableSet Readable;
   for (size_t I = 0; I < Specs.size(); ++I) {
     auto [Rank, ElemSize] = Specs[I];
     MemrefDesc D(Rv, Rank);
@@ -37,15 +38,17 @@ Expected<std::vector<Returned>> inspect(ArrayRef<LaunchOutputSpec> Specs, char *
     auto L = layoutOf(D, ElemSize, {"kernel output", I});
     if (!L)
       return L.takeError();
-    // Sending from memory that cannot be read would fail part way through
-    // the reply, which would then have to end the connection. The session's
-    // slabs (an output that is an input) are mapped for as long as it lasts.
+    // The session's slabs (an output that is an input) are mapped for as
+    // long as it lasts.
     char *First = static_cast<char *>(D.aligned()) + L->FirstElement * int64_t(ElemSize);
     if (!Slabs::get().contains(First, L->SpanBytes))
-      if (auto Err = checkReadable(D, ElemSize, *L, {"kernel output", I}))
-        return Err;
+      Readable.add(D, ElemSize, *L, {"kernel output", I});
     Outs.push_back({D, size_t(ElemSize), *L});
   }
+  // Sending from memory that cannot be read would fail part way through the
+  // reply, which would then have to end the connection.
+  if (auto Err = Readable.check())
+    return Err;
   return Outs;
 }
 
