@@ -66,6 +66,23 @@ std::pair<int, size_t> stepOf(const iovec *Iov, int Count) {
   return {N, Total > SendStep ? Total - SendStep : 0};
 }
 
+// Joins pieces that continue one another (slices of one buffer, inputs
+// placed back to back in a slab) and drops empty ones, in place: each piece
+// costs the kernel a step per call. Returns the pieces left.
+int joinAdjacent(iovec *Iov, int Count) {
+  int Out = 0;
+  for (int I = 0; I < Count; ++I) {
+    if (Iov[I].iov_len == 0)
+      continue;
+    if (Out > 0 &&
+        static_cast<char *>(Iov[Out - 1].iov_base) + Iov[Out - 1].iov_len == Iov[I].iov_base)
+      Iov[Out - 1].iov_len += Iov[I].iov_len;
+    else
+      Iov[Out++] = Iov[I];
+  }
+  return Out;
+}
+
 } // namespace
 
 PayloadHandler::~PayloadHandler() = default;
@@ -81,22 +98,21 @@ static void attachDescriptors(msghdr &Msg, char *Control, ArrayRef<int> Descript
   std::memcpy(CMSG_DATA(C), Descriptors.data(), sizeof(int) * Descriptors.size());
 }
 
-// Writes all of Iov, resuming after partial writes, and adds what went out
-// to Written and to MovedOut (which others read as it grows); Descriptors
-// (SCM_RIGHTS) go with the first byte. MSG_NOSIGNAL: a dead peer must
-// surface as an error, not as SIGPIPE in the embedding process.
-// Under a liveness timeout, SO_SNDTIMEO wakes a send that moves nothing
-// every quarter of it (a slice); one that moved nothing for four slices in
-// a row, while nothing arrived from the peer either, gives up with
-// ETIMEDOUT: the peer takes no bytes and says nothing (a cut link, a
-// stopped machine). A peer that is alive but not reading (its reader busy
-// in a kernel) sends heartbeats meanwhile, so a quiet slice is one in
-// which no read returned a byte.
+// Writes all of Iov (the caller's scratch: pieces are joined in it first),
+// resuming after partial writes, and adds what went out to Written and to MovedOut (which others
+// read as it grows); Descriptors (SCM_RIGHTS) go with the first byte. MSG_NOSIGNAL: a dead peer
+// must surface as an error, not as SIGPIPE in the embedding process. Under a liveness timeout,
+// SO_SNDTIMEO wakes a send that moves nothing every quarter of it (a slice); one that moved nothing
+// for four slices in a row, while nothing arrived from the peer either, gives up with ETIMEDOUT:
+// the peer takes no bytes and says nothing (a cut link, a stopped machine). A peer that is alive
+// but not reading (its reader busy in a kernel) sends heartbeats meanwhile, so a quiet slice is one
+// in which no read returned a byte.
 int SocketTransport::sendAll(iovec *Iov, int Count, uint64_t &Written, ArrayRef<int> Descriptors) {
   alignas(cmsghdr) char Control[CMSG_SPACE(sizeof(int) * MaxDescriptors)];
   assert(Descriptors.size() <= MaxDescriptors && "the peer takes no more");
   unsigned QuietSlices = 0;
   uint64_t HeardBefore = Heard.load(std::memory_order_relaxed);
+  Count = joinAdjacent(Iov, Count);
   while (Count > 0) {
     auto [Parts, Over] = stepOf(Iov, Count);
     msghdr Msg{};
@@ -707,9 +723,10 @@ void SocketTransport::readLoop() {
   Client.handleDisconnect(std::move(Err));
 }
 
+// Fills Dst (scratch, joined in place like a send's) from the socket.
 Error SocketTransport::readInto(MutableArrayRef<iovec> Dst) {
   iovec *Iov = Dst.data();
-  int Count = Dst.size();
+  int Count = joinAdjacent(Dst.data(), Dst.size());
   uint64_t Seen = MovedOut.load(std::memory_order_relaxed);
   while (Count > 0) {
     ssize_t N = receive(Iov, std::min(Count, IOV_MAX));
