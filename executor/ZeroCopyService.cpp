@@ -234,16 +234,18 @@ void ZeroCopyService::buildArguments() {
 // bytes packed.
 uint64_t ZeroCopyService::collectOutputs(ArrayRef<Returned> Outs) {
   Scratch &S = Work;
-  S.Shapes.clear();
+  S.Shapes.resize(Outs.size()); // kept from launch to launch, shapes and all
   S.Parts.clear();
   S.Packers.clear();
   S.Packers.reserve(Outs.size());
   uint64_t Packed = 0;
-  for (const Returned &O : Outs) {
-    std::vector<int64_t> Sizes(O.Desc.rank());
+  for (size_t I = 0; I < Outs.size(); ++I) {
+    const Returned &O = Outs[I];
+    auto &[Sizes, Bytes] = S.Shapes[I];
+    Sizes.resize(O.Desc.rank());
     for (size_t K = 0; K < Sizes.size(); ++K)
       Sizes[K] = O.Desc.size(K);
-    S.Shapes.emplace_back(std::move(Sizes), O.Layout.Bytes);
+    Bytes = O.Layout.Bytes;
     if (O.Layout.Dense) {
       S.Parts.push_back(
           {static_cast<const char *>(O.Desc.aligned()) + O.Desc.offset() * int64_t(O.ElemSize),
