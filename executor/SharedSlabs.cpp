@@ -27,8 +27,8 @@ uint64_t alignUp(uint64_t V) {
 }
 
 // A dense part the host can read where it is.
-bool inSharedSlab(const PayloadPart &P) {
-  return !P.Packer && Slabs::get().containsShared(P.Data, P.Bytes);
+bool inSharedSlab(const Slabs::Held &InSlabs, const PayloadPart &P) {
+  return !P.Packer && InSlabs.containsShared(P.Data, P.Bytes);
 }
 
 } // namespace
@@ -105,17 +105,24 @@ Error SharedSlabs::placeOutputs(ArrayRef<PayloadPart> Parts, std::vector<Executo
   if (!Transport)
     return notShared();
   uint64_t Needed = 0;
-  for (const PayloadPart &P : Parts)
-    if (P.Bytes && !inSharedSlab(P))
-      Needed += alignUp(P.Bytes);
+  SmallVector<bool, 8> InPlace(Parts.size()); // the host reads it where it is
+  {
+    auto InSlabs = Slabs::get().hold();
+    for (size_t I = 0; I < Parts.size(); ++I) {
+      InPlace[I] = !Parts[I].Bytes || inSharedSlab(InSlabs, Parts[I]);
+      if (!InPlace[I])
+        Needed += alignUp(Parts[I].Bytes);
+    }
+  }
   if (Needed > AreaBytes)
     if (auto Err = growOutputArea(Needed))
       return Err;
   Where.clear();
   Copied = 0;
   uint64_t Offset = 0;
-  for (const PayloadPart &P : Parts) {
-    if (!P.Bytes || inSharedSlab(P)) {
+  for (size_t I = 0; I < Parts.size(); ++I) {
+    const PayloadPart &P = Parts[I];
+    if (InPlace[I]) {
       Where.push_back(P.Bytes ? ExecutorAddr::fromPtr(P.Data) : ExecutorAddr());
       continue;
     }

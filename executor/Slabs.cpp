@@ -113,14 +113,8 @@ const Slabs::Mapping *Slabs::find(const char *P, uint64_t Bytes) const {
   return Inside ? &It->second : nullptr;
 }
 
-bool Slabs::contains(const char *P, uint64_t Bytes) const {
-  std::lock_guard<std::mutex> Lock(M);
-  return find(P, Bytes);
-}
-
-bool Slabs::containsShared(const char *P, uint64_t Bytes) const {
-  std::lock_guard<std::mutex> Lock(M);
-  const Mapping *Map = find(P, Bytes);
+bool Slabs::Held::containsShared(const char *P, uint64_t Bytes) const {
+  const Mapping *Map = S.find(P, Bytes);
   return Map && Map->Shared;
 }
 

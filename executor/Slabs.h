@@ -29,9 +29,22 @@ public:
   // pass on and close; Usable the slab's bytes (Bytes rounded up).
   llvm::Expected<char *> reserveShared(uint64_t Bytes, int &Fd, uint64_t &Usable);
   llvm::Error release(char *Base);
-  // True when [P, P + Bytes) lies inside one slab (one shared slab).
-  bool contains(const char *P, uint64_t Bytes) const;
-  bool containsShared(const char *P, uint64_t Bytes) const;
+
+  // The slabs held still while places are checked against them: a launch
+  // checks each of its memrefs, and takes the lock once for all of them.
+  class Held {
+  public:
+    // True when [P, P + Bytes) lies inside one slab (one shared slab).
+    bool contains(const char *P, uint64_t Bytes) const { return S.find(P, Bytes); }
+    bool containsShared(const char *P, uint64_t Bytes) const;
+
+  private:
+    friend class Slabs;
+    explicit Held(const Slabs &S) : S(S), Lock(S.M) {}
+    const Slabs &S;
+    std::unique_lock<std::mutex> Lock;
+  };
+  Held hold() const { return Held(*this); }
 
 private:
   struct Mapping {

@@ -30,22 +30,28 @@ uint64_t nsBetween(std::chrono::steady_clock::time_point A,
 
 Expected<std::vector<Returned>> inspect(ArrayRef<LaunchOutputSpec> Specs, char *Rv) {
   std::vector<Returned> Outs;
-  for (size_t I = 0; I < Specs.size(); ++I) {
-    auto [Rank, ElemSize] = Specs[I];
-    MemrefDesc D(Rv, Rank);
-    Rv += MemrefDesc::byteSize(Rank);
-    auto L = layoutOf(D, ElemSize, {"kernel output", I});
-    if (!L)
-      return L.takeError();
-    // Sending from memory that cannot be read would fail part way through
-    // the reply, which would then have to end the connection. The session's
-    // slabs (an output that is an input) are mapped for as long as it lasts.
-    char *First = static_cast<char *>(D.aligned()) + L->FirstElement * int64_t(ElemSize);
-    if (!Slabs::get().contains(First, L->SpanBytes))
-      if (auto Err = checkReadable(D, ElemSize, *L, {"kernel output", I}))
-        return Err;
-    Outs.push_back({D, size_t(ElemSize), *L});
+  ReadableSet Readable;
+  {
+    auto InSlabs = Slabs::get().hold();
+    for (size_t I = 0; I < Specs.size(); ++I) {
+      auto [Rank, ElemSize] = Specs[I];
+      MemrefDesc D(Rv, Rank);
+      Rv += MemrefDesc::byteSize(Rank);
+      auto L = layoutOf(D, ElemSize, {"kernel output", I});
+      if (!L)
+        return L.takeError();
+      // The session's slabs (an output that is an input) are mapped for as
+      // long as it lasts.
+      char *First = static_cast<char *>(D.aligned()) + L->FirstElement * int64_t(ElemSize);
+      if (!InSlabs.contains(First, L->SpanBytes))
+        Readable.add(D, ElemSize, *L, {"kernel output", I});
+      Outs.push_back({D, size_t(ElemSize), *L});
+    }
   }
+  // Sending from memory that cannot be read would fail part way through the
+  // reply, which would then have to end the connection.
+  if (auto Err = Readable.check())
+    return Err;
   return Outs;
 }
 
@@ -54,11 +60,12 @@ Expected<std::vector<Returned>> inspect(ArrayRef<LaunchOutputSpec> Specs, char *
 // constant global.
 void freeReturned(ArrayRef<LaunchOutputSpec> Specs, char *Rv) {
   SmallPtrSet<void *, 8> Freed;
+  auto InSlabs = Slabs::get().hold();
   for (auto [Rank, ElemSize] : Specs) {
     void *P = MemrefDesc(Rv, Rank).allocated();
     Rv += MemrefDesc::byteSize(Rank);
     if (!P || reinterpret_cast<uintptr_t>(P) == ConstantGlobalMarker ||
-        Slabs::get().contains(static_cast<char *>(P), 1))
+        InSlabs.contains(static_cast<char *>(P), 1))
       continue;
     if (Freed.insert(P).second)
       std::free(P);
@@ -133,11 +140,12 @@ Error ZeroCopyService::notEnabled() const {
 }
 
 Error ZeroCopyService::decode(ArrayRef<char> Plan, uint64_t PayloadBytes, InputSource From) {
+  auto InSlabs = Slabs::get().hold();
   return decodeLaunchPlan(
       Plan, PayloadBytes,
-      [From](const char *P, uint64_t Bytes) {
-        return From == InputSource::InPlace ? Slabs::get().containsShared(P, Bytes)
-                                            : Slabs::get().contains(P, Bytes);
+      [&](const char *P, uint64_t Bytes) {
+        return From == InputSource::InPlace ? InSlabs.containsShared(P, Bytes)
+                                            : InSlabs.contains(P, Bytes);
       },
       Current, From);
 }
@@ -226,16 +234,18 @@ void ZeroCopyService::buildArguments() {
 // bytes packed.
 uint64_t ZeroCopyService::collectOutputs(ArrayRef<Returned> Outs) {
   Scratch &S = Work;
-  S.Shapes.clear();
+  S.Shapes.resize(Outs.size()); // kept from launch to launch, shapes and all
   S.Parts.clear();
   S.Packers.clear();
   S.Packers.reserve(Outs.size());
   uint64_t Packed = 0;
-  for (const Returned &O : Outs) {
-    std::vector<int64_t> Sizes(O.Desc.rank());
+  for (size_t I = 0; I < Outs.size(); ++I) {
+    const Returned &O = Outs[I];
+    auto &[Sizes, Bytes] = S.Shapes[I];
+    Sizes.resize(O.Desc.rank());
     for (size_t K = 0; K < Sizes.size(); ++K)
       Sizes[K] = O.Desc.size(K);
-    S.Shapes.emplace_back(std::move(Sizes), O.Layout.Bytes);
+    Bytes = O.Layout.Bytes;
     if (O.Layout.Dense) {
       S.Parts.push_back(
           {static_cast<const char *>(O.Desc.aligned()) + O.Desc.offset() * int64_t(O.ElemSize),

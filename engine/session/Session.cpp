@@ -440,6 +440,7 @@ Expected<std::vector<char>> Session::Impl::callWrapper(ExecutorAddr Fn, ArrayRef
 static Expected<std::vector<InputPlan>> planInputs(ArrayRef<MemrefArg> Inputs) {
   std::vector<InputPlan> Plans;
   Plans.reserve(Inputs.size());
+  wire::ReadableSet Readable;
   for (size_t I = 0; I < Inputs.size(); ++I) {
     if (!Inputs[I].Desc)
       return createStringError(inconvertibleErrorCode(), "input %zu: null descriptor", I);
@@ -447,12 +448,13 @@ static Expected<std::vector<InputPlan>> planInputs(ArrayRef<MemrefArg> Inputs) {
     auto L = wire::layoutOf(D, Inputs[I].ElemSize, {"input", I});
     if (!L)
       return L.takeError();
-    // Before any strategy copies or sends from it: either would stop part
-    // way (a crash, or a message cut short that ends the connection).
-    if (auto Err = wire::checkReadable(D, Inputs[I].ElemSize, *L, {"input", I}))
-      return Err;
+    Readable.add(D, Inputs[I].ElemSize, *L, {"input", I});
     Plans.push_back({D, Inputs[I].ElemSize, *L});
   }
+  // Before any strategy copies or sends from them: either would stop part
+  // way (a crash, or a message cut short that ends the connection).
+  if (auto Err = Readable.check())
+    return Err;
   return Plans;
 }
 

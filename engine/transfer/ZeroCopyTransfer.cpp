@@ -120,13 +120,15 @@ Error ZeroCopyTransfer::encodePlan(ExecutorAddr Entry, ArrayRef<InputPlan> Input
     S.Sizes.push_back(In.Layout.Bytes);
   if (auto Err = Pool.place(S.Sizes, S.Places))
     return Err;
-  S.Inputs.clear();
+  S.Inputs.resize(Inputs.size()); // kept from launch to launch, shapes and all
   for (size_t I = 0; I < Inputs.size(); ++I) {
-    std::vector<int64_t> Shape(Inputs[I].Desc.rank());
+    auto &[ElemSize, Shape, Place, Bytes] = S.Inputs[I];
+    ElemSize = Inputs[I].ElemSize;
+    Shape.resize(Inputs[I].Desc.rank());
     for (size_t K = 0; K < Shape.size(); ++K)
       Shape[K] = Inputs[I].Desc.size(K);
-    S.Inputs.emplace_back(Inputs[I].ElemSize, std::move(Shape), S.Places[I],
-                          Inputs[I].Layout.Bytes);
+    Place = S.Places[I];
+    Bytes = Inputs[I].Layout.Bytes;
   }
   S.Outputs.clear();
   for (size_t I = 0; I < Outputs.size(); ++I)

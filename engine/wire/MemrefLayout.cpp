@@ -2,6 +2,8 @@
 
 #include "MemrefLayout.h"
 
+#include "StridedCopy.h"
+
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
@@ -141,10 +143,20 @@ MemrefPacker::MemrefPacker(const MemrefDesc &D, size_t ElemSize, const MemrefLay
   if (RunElems == 1)
     RunStride = 1;
   OuterRank = Rank;
+  size_t Col = Rank;
   for (size_t I = 0; I < Rank; ++I) {
     Sizes[I] = D.size(I);
     Strides[I] = D.stride(I);
-    Transposed |= Sizes[I] > 1 && RunStride != 1 && magnitude(Strides[I]) < magnitude(RunStride);
+    if (Sizes[I] > 1 && Strides[I] != 0 &&
+        magnitude(Strides[I]) < magnitude(Col == Rank ? RunStride : Strides[Col]))
+      Col = I;
+  }
+  Transposed = RunStride != 1 && Col < Rank;
+  if (Transposed) {
+    WholeLineBytes = RunElems * ElemSize;
+    for (size_t I = Col + 1; I < Rank; ++I)
+      WholeLineBytes *= uint64_t(Sizes[I]);
+    WholeLineBytes *= uint64_t(std::min<int64_t>(Sizes[Col], tileEdge(ElemSize)));
   }
 }
 
@@ -165,83 +177,69 @@ void MemrefPacker::advanceRun() {
 
 namespace {
 
-template <size_t N> void copyStrided(char *Dst, const char *Src, uint64_t Count, int64_t Step) {
-  for (uint64_t I = 0; I < Count; ++I, Dst += N, Src += Step)
-    std::memcpy(Dst, Src, N);
-}
-
-// Count elements Step bytes apart into Dst, densely.
-void copyElements(char *Dst, const char *Src, uint64_t Count, int64_t Step, size_t ElemSize) {
-  switch (ElemSize) {
-  case 1:
-    return copyStrided<1>(Dst, Src, Count, Step);
-  case 2:
-    return copyStrided<2>(Dst, Src, Count, Step);
-  case 4:
-    return copyStrided<4>(Dst, Src, Count, Step);
-  case 8:
-    return copyStrided<8>(Dst, Src, Count, Step);
-  case 16:
-    return copyStrided<16>(Dst, Src, Count, Step);
-  }
-  for (uint64_t I = 0; I < Count; ++I, Dst += ElemSize, Src += Step)
-    std::memcpy(Dst, Src, ElemSize);
-}
-
 // A block of a strided memref and where it goes in a dense destination:
-// per dimension, its size and its strides in bytes on either side.
+// per dimension, its size and its strides in bytes on either side. The last
+// dimension is the destination's rows.
 struct Box {
   size_t Rank = 0;
   size_t ElemSize = 0;
-  int64_t Edge = 0; // a leaf's largest dimension
   int64_t Size[MaxRank + 1];
   int64_t Src[MaxRank + 1];
   int64_t Dst[MaxRank + 1];
 };
 
-// A block small enough that every line it touches, on both sides, stays in
-// the first-level cache: walked in destination order, innermost dimension
-// at a time. Offsets are kept as numbers, so that no pointer is formed
-// outside either buffer.
-void copyLeaf(char *Dst, const char *Src, const Box &B) {
-  int Inner = int(B.Rank) - 1;
-  int64_t Index[MaxRank + 1] = {};
-  int64_t SrcOff = 0, DstOff = 0;
-  for (;;) {
-    copyElements(Dst + DstOff, Src + SrcOff, B.Size[Inner], B.Src[Inner], B.ElemSize);
-    int K = Inner - 1;
-    for (; K >= 0; --K) {
-      if (++Index[K] < B.Size[K]) {
-        SrcOff += B.Src[K];
-        DstOff += B.Dst[K];
-        break;
-      }
-      SrcOff -= B.Src[K] * (B.Size[K] - 1);
-      DstOff -= B.Dst[K] * (B.Size[K] - 1);
-      Index[K] = 0;
-    }
-    if (K < 0)
-      return;
-  }
-}
+// A box copied tile by tile: its innermost dimension (the destination's
+// rows, far apart in the source) and its column, the dimension the source
+// holds closest together, both a tile's edge at a time; the others one by
+// one, in destination order, so that the writes go forward in as many
+// streams as a tile has columns. Every source line read is used whole.
+class TileWalk {
+public:
+  TileWalk(const Box &B, size_t Col)
+      : B(B), Col(Col), Inner(B.Rank - 1),
+        Edge(tileEdge(B.ElemSize)), Shape{B.Src[Inner], B.Src[Col], B.Dst[Col]},
+        Full(fullTileFor(B.ElemSize, Shape.SrcCol)) {}
 
-// Cache-oblivious: halves the block's largest dimension until it is a leaf.
-// A transpose read along its rows would take a cache miss per element; in
-// leaves, each line read is used for all the elements it holds.
-void copyBox(char *Dst, const char *Src, Box &B) {
-  size_t Big = 0;
-  for (size_t K = 1; K < B.Rank; ++K)
-    if (B.Size[K] > B.Size[Big])
-      Big = K;
-  int64_t Whole = B.Size[Big];
-  if (Whole <= B.Edge)
-    return copyLeaf(Dst, Src, B);
-  int64_t Half = Whole / 2;
-  B.Size[Big] = Half;
-  copyBox(Dst, Src, B);
-  B.Size[Big] = Whole - Half;
-  copyBox(Dst + Half * B.Dst[Big], Src + Half * B.Src[Big], B);
-  B.Size[Big] = Whole;
+  void run(char *Dst, const char *Src) { walk(0, Dst, Src, 1); }
+
+private:
+  void walk(size_t K, char *Dst, const char *Src, int64_t Cols) {
+    if (K == Inner)
+      return tiles(Dst, Src, Cols);
+    int64_t Step = K == Col ? Edge : 1;
+    for (int64_t I = 0; I < B.Size[K]; I += Step)
+      walk(K + 1, Dst + I * B.Dst[K], Src + I * B.Src[K],
+           K == Col ? std::min(Edge, B.Size[K] - I) : Cols);
+  }
+
+  void tiles(char *Dst, const char *Src, int64_t Cols) {
+    int64_t Rows = B.Size[Inner];
+    int64_t R = 0;
+    if (Full && Cols == Edge)
+      for (; R + Edge <= Rows; R += Edge)
+        Full(Dst + R * B.Dst[Inner], Src + R * Shape.SrcRow, Shape);
+    if (R < Rows)
+      copyTile(Dst + R * B.Dst[Inner], Src + R * Shape.SrcRow, Shape, Rows - R, Cols, B.ElemSize);
+  }
+
+  const Box &B;
+  size_t Col, Inner;
+  int64_t Edge;
+  TileShape Shape;
+  FullTileFn Full; // null for element sizes without one
+};
+
+// The dimension, other than the innermost, that the source holds closest
+// together, if it is closer than the innermost's (a stride of zero repeats
+// one element: no use); else the innermost, and tiles are single rows.
+size_t columnOf(const Box &B) {
+  size_t Col = B.Rank - 1;
+  for (size_t K = 0; K + 1 < B.Rank; ++K) {
+    uint64_t M = magnitude(B.Src[K]);
+    if (M != 0 && M < magnitude(B.Src[Col]))
+      Col = K;
+  }
+  return Col;
 }
 
 } // namespace
@@ -270,7 +268,6 @@ uint64_t MemrefPacker::nextBlock(size_t Capacity, size_t &Dim, int64_t &Rows) co
 size_t MemrefPacker::packBlock(char *Dst, size_t Dim, int64_t Rows) {
   Box B;
   B.ElemSize = ElemSize;
-  B.Edge = std::max<int64_t>(4, 64 / int64_t(ElemSize));
   for (size_t K = Dim; K < OuterRank; ++K) {
     int64_t Size = K == Dim ? Rows : Sizes[K];
     if (Size == 1)
@@ -285,7 +282,7 @@ size_t MemrefPacker::packBlock(char *Dst, size_t Dim, int64_t Rows) {
     B.Dst[K] = Dense;
     Dense *= B.Size[K];
   }
-  copyBox(Dst, runStart(), B);
+  TileWalk(B, columnOf(B)).run(Dst, runStart());
   // Past the block: its last row's last run, then one more.
   uint64_t Elems = uint64_t(Dense) / ElemSize;
   Index[Dim] += Rows - 1;

@@ -98,6 +98,12 @@ public:
   size_t pack(char *Dst, size_t Capacity);
   bool done() const { return Remaining == 0; }
 
+  // For a transposed view, the destination bytes a pack() call needs to
+  // read every source line it touches whole (a tile's edge of rows of the
+  // dimension the source holds closest together); smaller calls read each
+  // line several times. Zero for other views, which read lines in order.
+  uint64_t wholeLineBytes() const { return WholeLineBytes; }
+
 private:
   const char *runStart() const;
   void advanceRun();
@@ -116,6 +122,7 @@ private:
   // Some outer dimension's stride is smaller than the run's: reading runs
   // one by one would take a cache miss per element.
   bool Transposed = false;
+  uint64_t WholeLineBytes = 0;
   uint64_t Remaining = 0;
 };
 

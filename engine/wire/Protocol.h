@@ -11,6 +11,7 @@
 #ifndef CATALYST_REMOTE_WIRE_PROTOCOL_H
 #define CATALYST_REMOTE_WIRE_PROTOCOL_H
 
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ExecutionEngine/Orc/Shared/ExecutorAddress.h"
 #include "llvm/ExecutionEngine/Orc/Shared/SimplePackedSerialization.h"
 
@@ -81,7 +82,10 @@ using SPSZeroCopyInput =
     sps::SPSTuple<uint64_t, sps::SPSSequence<int64_t>, sps::SPSExecutorAddr, uint64_t>;
 using SPSZeroCopyPlan = sps::SPSArgList<sps::SPSExecutorAddr, sps::SPSSequence<SPSZeroCopyInput>,
                                         sps::SPSSequence<SPSLaunchOutputSpec>>;
-using ZeroCopyInput = std::tuple<uint64_t, std::vector<int64_t>, llvm::orc::ExecutorAddr, uint64_t>;
+// A memref's sizes, held inline up to rank 4, so that decoding a plan of
+// many memrefs allocates nothing for each (a decoded plan is reused).
+using Shape = llvm::SmallVector<int64_t, 4>;
+using ZeroCopyInput = std::tuple<uint64_t, Shape, llvm::orc::ExecutorAddr, uint64_t>;
 using LaunchOutputSpec = std::tuple<uint64_t, uint64_t>;
 
 // Shared memory (a session over the executor's local socket, see
@@ -108,7 +112,7 @@ using SPSZeroCopyResultV1 = sps::SPSArgList<sps::SPSString, sps::SPSSequence<SPS
                                             uint64_t, uint64_t, uint64_t, uint64_t>;
 using SPSZeroCopyResult = sps::SPSArgList<sps::SPSString, sps::SPSSequence<SPSZeroCopyOutput>,
                                           uint64_t, uint64_t, uint64_t, uint64_t, uint64_t>;
-using ZeroCopyOutput = std::tuple<std::vector<int64_t>, uint64_t>;
+using ZeroCopyOutput = std::tuple<Shape, uint64_t>;
 
 // Batched launches: inputs are already in a host-managed slab; this runs
 // the entry on Av and returns the output descriptors and the kernel's time.

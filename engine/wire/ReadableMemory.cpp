@@ -117,32 +117,99 @@ void addElements(PageProbe &P, const MemrefDesc &D, size_t ElemSize, uint64_t El
   }
 }
 
+// The span of D's values, and whether it has so few of them for its pages
+// that probing them one by one takes fewer probes.
+struct Span {
+  uintptr_t First, End;
+  uint64_t Pages;
+  bool Sparse;
+};
+
+Span spanOf(const MemrefDesc &D, size_t ElemSize, const MemrefLayout &L) {
+  uintptr_t Page = pageSize();
+  Span S;
+  S.First =
+      reinterpret_cast<uintptr_t>(D.aligned()) + uintptr_t(L.FirstElement * int64_t(ElemSize));
+  S.End = S.First + L.SpanBytes; // layoutOf: no wrap
+  S.Pages = (S.End - 1) / Page - S.First / Page + 1;
+  S.Sparse = !L.Dense && L.Elements < S.Pages / 2;
+  return S;
+}
+
 } // namespace
 
 Error checkReadable(const MemrefDesc &D, size_t ElemSize, const MemrefLayout &L, MemrefName Name) {
   if (L.Elements == 0)
     return Error::success();
   uintptr_t Page = pageSize();
-  uintptr_t First =
-      reinterpret_cast<uintptr_t>(D.aligned()) + uintptr_t(L.FirstElement * int64_t(ElemSize));
-  uintptr_t End = First + L.SpanBytes; // layoutOf: no wrap
-  uint64_t SpanPages = (End - 1) / Page - First / Page + 1;
+  Span S = spanOf(D, ElemSize, L);
   PageProbe P(Page);
-  if (!L.Dense && L.Elements < SpanPages / 2) {
+  if (S.Sparse) {
     addElements(P, D, ElemSize, L.Elements);
-  } else if (populatesReadable(First, End, Page)) {
+  } else if (populatesReadable(S.First, S.End, Page)) {
     return Error::success();
   } else {
-    for (uint64_t I = 0; I < SpanPages; ++I)
-      P.add(I ? (First & ~(Page - 1)) + I * Page : First);
+    for (uint64_t I = 0; I < S.Pages; ++I)
+      P.add(I ? (S.First & ~(Page - 1)) + I * Page : S.First);
   }
   uintptr_t Bad = P.finish();
   if (!Bad)
     return Error::success();
-  return createStringError(inconvertibleErrorCode(),
-                           Twine(Name.Role) + " " + Twine(Name.Index) + ": memory at " +
-                               formatv("{0:x}", Bad) + " is not readable (its values span " +
-                               Twine(L.SpanBytes) + " bytes from " + formatv("{0:x}", First) + ")");
+  return createStringError(inconvertibleErrorCode(), Twine(Name.Role) + " " + Twine(Name.Index) +
+                                                         ": memory at " + formatv("{0:x}", Bad) +
+                                                         " is not readable (its values span " +
+                                                         Twine(L.SpanBytes) + " bytes from " +
+                                                         formatv("{0:x}", S.First) + ")");
+}
+
+void ReadableSet::add(const MemrefDesc &D, size_t ElemSize, const MemrefLayout &L,
+                      MemrefName Name) {
+  if (L.Elements == 0)
+    return;
+  Span S = spanOf(D, ElemSize, L);
+  uintptr_t Page = pageSize();
+  // A sparse view has no pages of its own to merge: zero marks it.
+  uintptr_t First = S.Sparse ? 0 : S.First & ~(Page - 1);
+  uintptr_t End = S.Sparse ? 0 : First + S.Pages * Page;
+  Members.push_back({D, ElemSize, L, Name, First, End});
+}
+
+// One system call per run of pages the spans cover without a gap; when
+// any fails, each memref alone, in order, to name the first bad one (or to
+// find them all readable after all: the call also fails on memory it
+// cannot populate, which may still be read).
+Error ReadableSet::check() {
+  SmallVector<std::pair<uintptr_t, uintptr_t>, 8> Runs;
+  for (const Member &M : Members)
+    if (M.End != 0)
+      Runs.push_back({M.First, M.End});
+  llvm::sort(Runs);
+  uintptr_t Page = pageSize();
+  for (size_t I = 0; I < Runs.size();) {
+    uintptr_t First = Runs[I].first, End = Runs[I].second;
+    for (++I; I < Runs.size() && Runs[I].first <= End; ++I)
+      End = std::max(End, Runs[I].second);
+    if (!populatesReadable(First, End, Page))
+      return checkEach();
+  }
+  for (const Member &M : Members) {
+    if (M.End != 0)
+      continue;
+    if (Error Err = checkReadable(M.D, M.ElemSize, M.L, M.Name)) {
+      // checkEach fails on this memref again at the latest, or on one
+      // added before it: that error replaces this one.
+      consumeError(std::move(Err));
+      return checkEach();
+    }
+  }
+  return Error::success();
+}
+
+Error ReadableSet::checkEach() const {
+  for (const Member &M : Members)
+    if (Error Err = checkReadable(M.D, M.ElemSize, M.L, M.Name))
+      return Err;
+  return Error::success();
 }
 
 } // namespace catalyst::remote::wire

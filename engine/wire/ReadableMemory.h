@@ -18,6 +18,8 @@
 
 #include "MemrefLayout.h"
 
+#include "llvm/ADT/SmallVector.h"
+
 namespace catalyst::remote::wire {
 
 // Succeeds when every element D describes (L is its layout) can be read.
@@ -29,6 +31,29 @@ namespace catalyst::remote::wire {
 // succeeds: the transport still ends a connection whose send fails part way.
 llvm::Error checkReadable(const MemrefDesc &D, size_t ElemSize, const MemrefLayout &L,
                           MemrefName Name);
+
+// The memrefs of one launch, checked together: the contiguous spans of
+// many slices of one buffer lie on the same few pages, and spans that
+// share or touch pages are checked with one system call for all of them.
+// Sparse views are checked on their own, as checkReadable does. The error
+// names the first memref added that cannot be read.
+class ReadableSet {
+public:
+  void add(const MemrefDesc &D, size_t ElemSize, const MemrefLayout &L, MemrefName Name);
+  llvm::Error check();
+
+private:
+  struct Member {
+    MemrefDesc D;
+    size_t ElemSize;
+    MemrefLayout L;
+    MemrefName Name;
+    uintptr_t First, End; // page-aligned
+  };
+  llvm::Error checkEach() const;
+
+  llvm::SmallVector<Member, 8> Members;
+};
 
 } // namespace catalyst::remote::wire
 

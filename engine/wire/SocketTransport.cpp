@@ -43,7 +43,10 @@ constexpr uint64_t MaxPlanSize = 64 << 20;
 // A reason to hang up is a line of text: more is no reason.
 constexpr uint64_t MaxHangupFrame = 64 << 10;
 static_assert(SocketTransport::PeekSize >= SocketTransport::HeaderSize);
+// Strided payloads are packed into scratch of 1 MiB, or as much as a
+// transposed view needs to read its source lines whole, up to 16 MiB.
 constexpr size_t ChunkSize = 1 << 20;
+constexpr size_t MaxChunkSize = 16 << 20;
 
 // A blocking send returns only once all it was given is queued: each call
 // gets at most this much, so that bytesWritten() grows while a large message
@@ -63,6 +66,23 @@ std::pair<int, size_t> stepOf(const iovec *Iov, int Count) {
   return {N, Total > SendStep ? Total - SendStep : 0};
 }
 
+// Joins pieces that continue one another (slices of one buffer, inputs
+// placed back to back in a slab) and drops empty ones, in place: each piece
+// costs the kernel a step per call. Returns the pieces left.
+int joinAdjacent(iovec *Iov, int Count) {
+  int Out = 0;
+  for (int I = 0; I < Count; ++I) {
+    if (Iov[I].iov_len == 0)
+      continue;
+    if (Out > 0 &&
+        static_cast<char *>(Iov[Out - 1].iov_base) + Iov[Out - 1].iov_len == Iov[I].iov_base)
+      Iov[Out - 1].iov_len += Iov[I].iov_len;
+    else
+      Iov[Out++] = Iov[I];
+  }
+  return Out;
+}
+
 } // namespace
 
 PayloadHandler::~PayloadHandler() = default;
@@ -78,22 +98,21 @@ static void attachDescriptors(msghdr &Msg, char *Control, ArrayRef<int> Descript
   std::memcpy(CMSG_DATA(C), Descriptors.data(), sizeof(int) * Descriptors.size());
 }
 
-// Writes all of Iov, resuming after partial writes, and adds what went out
-// to Written and to MovedOut (which others read as it grows); Descriptors
-// (SCM_RIGHTS) go with the first byte. MSG_NOSIGNAL: a dead peer must
-// surface as an error, not as SIGPIPE in the embedding process.
-// Under a liveness timeout, SO_SNDTIMEO wakes a send that moves nothing
-// every quarter of it (a slice); one that moved nothing for four slices in
-// a row, while nothing arrived from the peer either, gives up with
-// ETIMEDOUT: the peer takes no bytes and says nothing (a cut link, a
-// stopped machine). A peer that is alive but not reading (its reader busy
-// in a kernel) sends heartbeats meanwhile, so a quiet slice is one in
-// which no read returned a byte.
+// Writes all of Iov (the caller's scratch: pieces are joined in it first),
+// resuming after partial writes, and adds what went out to Written and to MovedOut (which others
+// read as it grows); Descriptors (SCM_RIGHTS) go with the first byte. MSG_NOSIGNAL: a dead peer
+// must surface as an error, not as SIGPIPE in the embedding process. Under a liveness timeout,
+// SO_SNDTIMEO wakes a send that moves nothing every quarter of it (a slice); one that moved nothing
+// for four slices in a row, while nothing arrived from the peer either, gives up with ETIMEDOUT:
+// the peer takes no bytes and says nothing (a cut link, a stopped machine). A peer that is alive
+// but not reading (its reader busy in a kernel) sends heartbeats meanwhile, so a quiet slice is one
+// in which no read returned a byte.
 int SocketTransport::sendAll(iovec *Iov, int Count, uint64_t &Written, ArrayRef<int> Descriptors) {
   alignas(cmsghdr) char Control[CMSG_SPACE(sizeof(int) * MaxDescriptors)];
   assert(Descriptors.size() <= MaxDescriptors && "the peer takes no more");
   unsigned QuietSlices = 0;
   uint64_t HeardBefore = Heard.load(std::memory_order_relaxed);
+  Count = joinAdjacent(Iov, Count);
   while (Count > 0) {
     auto [Parts, Over] = stepOf(Iov, Count);
     msghdr Msg{};
@@ -704,9 +723,10 @@ void SocketTransport::readLoop() {
   Client.handleDisconnect(std::move(Err));
 }
 
+// Fills Dst (scratch, joined in place like a send's) from the socket.
 Error SocketTransport::readInto(MutableArrayRef<iovec> Dst) {
   iovec *Iov = Dst.data();
-  int Count = Dst.size();
+  int Count = joinAdjacent(Dst.data(), Dst.size());
   uint64_t Seen = MovedOut.load(std::memory_order_relaxed);
   while (Count > 0) {
     ssize_t N = receive(Iov, std::min(Count, IOV_MAX));
@@ -815,10 +835,15 @@ int SocketTransport::sendParts(SmallVectorImpl<iovec> &Iov, ArrayRef<PayloadPart
     if (int Err = sendAll(Iov.data(), Iov.size(), Written))
       return Err;
     Iov.clear();
-    if (!Chunk)
-      Chunk.reset(static_cast<char *>(mi_malloc(ChunkSize)));
+    size_t Size = std::clamp<uint64_t>(P.Packer->wholeLineBytes(), ChunkSize, MaxChunkSize);
+    if (ChunkBytes < Size) {
+      Chunk.reset(static_cast<char *>(mi_malloc(Size)));
+      ChunkBytes = Chunk ? Size : 0;
+      if (!Chunk)
+        return ENOMEM;
+    }
     while (!P.Packer->done()) {
-      iovec One{Chunk.get(), P.Packer->pack(Chunk.get(), ChunkSize)};
+      iovec One{Chunk.get(), P.Packer->pack(Chunk.get(), ChunkBytes)};
       if (int Err = sendAll(&One, 1, Written))
         return Err;
     }

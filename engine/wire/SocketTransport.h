@@ -302,6 +302,7 @@ private:
     void operator()(char *P) const;
   };
   std::unique_ptr<char, MiFree> Chunk; // packing scratch, made on first use
+  size_t ChunkBytes = 0;               // Chunk's size (both under SendMutex)
   std::atomic<uint64_t> Requests{0}, Sent{0}, Received{0}, BytesOut{0}, BytesIn{0}, Heartbeats{0};
   // For the error text and the senders; SO_RCVTIMEO and SO_SNDTIMEO do the
   // timing.

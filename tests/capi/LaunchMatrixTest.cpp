@@ -87,6 +87,22 @@ INSTANTIATE_TEST_SUITE_P(AllModesAndLayouts, LaunchMatrixTest,
                                             ::testing::ValuesIn(AllLayouts)),
                          paramName);
 
+// A transposed view large enough that a send packs it in chunks of more
+// than the usual 1 MiB (eight rows of its first dimension are 2 MiB, and a
+// chunk holds them whole, see MemrefPacker::wholeLineBytes).
+class LargeTransposedTest : public ModeTest {};
+
+TEST_P(LargeTransposedTest, MatchesLocalRun) {
+  ASSERT_NO_FATAL_FAILURE(sendKernel("map"));
+  std::mt19937_64 Rng(77);
+  auto In = makeInput(Layout::Transposed, {64, 64, 512}, 8, Rng);
+  ASSERT_TRUE(checkLaunch(Session.get(), "map", rankSizeEntry("map", 3, 8), {&In->D}, {{3, 8}}))
+      << FailureLog::last();
+}
+
+INSTANTIATE_TEST_SUITE_P(AllModes, LargeTransposedTest, ::testing::ValuesIn(AllModes),
+                         modeTestName);
+
 // Every strategy side by side on the same inputs: identical bytes. Each
 // needs an executor of its own, since one address is one session.
 class ProtocolParityTest : public CapiTest {

@@ -138,7 +138,7 @@ TEST(MemrefPackerTest, EveryPermutationPacksAsAnIndexWalkDoes) {
 // Large enough that the blocks split several times in every dimension.
 TEST(MemrefPackerTest, ATransposedCubePacksInBlocksAndInChunks) {
   View V{{96, 80, 72}, {1, 96, 96 * 80}, 0};
-  for (size_t ElemSize : {1u, 8u, 16u}) {
+  for (size_t ElemSize : {1u, 2u, 4u, 8u, 16u}) {
     std::vector<char> Src = numbered(96 * 80 * 72, ElemSize);
     std::vector<char> Want = byIndexWalk(V, Src.data(), ElemSize);
     for (size_t Chunk :
@@ -146,6 +146,33 @@ TEST(MemrefPackerTest, ATransposedCubePacksInBlocksAndInChunks) {
       EXPECT_EQ(packed(V, Src.data(), ElemSize, Chunk), Want)
           << "element size " << ElemSize << ", chunk " << Chunk;
   }
+}
+
+// A send packs a transposed view in pieces of at least wholeLineBytes():
+// a tile's edge of rows (64 bytes of elements) of the dimension the source
+// holds closest together, each row as large as the view's inner
+// dimensions. Views read in order need no such thing.
+TEST(MemrefPackerTest, WholeLinesOfATransposedViewSpanTileRows) {
+  auto wholeLines = [](const View &V, size_t ElemSize) {
+    std::vector<char> Bytes(wire::MemrefDesc::byteSize(V.Sizes.size()));
+    wire::MemrefDesc D(Bytes.data(), V.Sizes.size());
+    char Any = 0;
+    D.setAligned(&Any);
+    for (size_t K = 0; K < V.Sizes.size(); ++K) {
+      D.setSize(K, V.Sizes[K]);
+      D.setStride(K, V.Strides[K]);
+    }
+    auto L = wire::layoutOf(D, ElemSize, {"input", 0});
+    EXPECT_TRUE(bool(L)) << toString(L.takeError());
+    return L ? wire::MemrefPacker(D, ElemSize, *L).wholeLineBytes() : 0;
+  };
+  EXPECT_EQ(wholeLines({{64, 64, 512}, {1, 64, 4096}, 0}, 8), 8u * 64 * 512 * 8);
+  EXPECT_EQ(wholeLines({{64, 64, 512}, {1, 64, 4096}, 0}, 1), 64u * 64 * 512);
+  // The closest dimension need not be the outermost, nor have 8 rows.
+  EXPECT_EQ(wholeLines({{9, 3, 40}, {120, 1, 3}, 0}, 8), 3u * 40 * 8);
+  EXPECT_EQ(wholeLines({{64, 512}, {512, 1}, 0}, 8), 0u);
+  EXPECT_EQ(wholeLines({{64, 512}, {1024, 2}, 0}, 8), 0u);
+  EXPECT_EQ(wholeLines({{5, 7, 3}, {0, 1, 0}, 0}, 8), 0u);
 }
 
 TEST(MemrefPackerTest, BroadcastDimensionsRepeatTheirElement) {

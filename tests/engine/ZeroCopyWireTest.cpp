@@ -299,7 +299,7 @@ std::vector<char> expectedMap() {
     return ::testing::AssertionFailure() << toString(R.takeError());
   if (!R->Error.empty())
     return ::testing::AssertionFailure() << "error reply: " << R->Error;
-  std::vector<int64_t> Shape = {int64_t(Values.size())};
+  wire::Shape Shape = {int64_t(Values.size())};
   if (R->Outputs.size() != 1 || std::get<0>(R->Outputs[0]) != Shape)
     return ::testing::AssertionFailure() << "wrong output shapes";
   if (R->Payload != expectedMap())

@@ -1,0 +1,109 @@
+//===- StridedCopy.cpp - Elements from strided places to dense ones -------===//
+
+#include "StridedCopy.h"
+
+#include <cstring>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define CATALYST_REMOTE_X86_TILES 1
+#endif
+
+namespace catalyst::remote::wire {
+
+namespace {
+
+template <size_t N> void copyStrided(char *Dst, const char *Src, uint64_t Count, int64_t Step) {
+  for (uint64_t I = 0; I < Count; ++I, Dst += N, Src += Step)
+    std::memcpy(Dst, Src, N);
+}
+
+// Gathers the tile's destination rows in registers and the stack, then
+// writes each whole: the compiler unrolls every loop of a known size.
+template <size_t E> void fullTile(char *Dst, const char *Src, const TileShape &S) {
+  constexpr size_t T = 64 / E;
+  char Rows[T][T * E];
+  for (size_t R = 0; R < T; ++R)
+    for (size_t C = 0; C < T; ++C)
+      std::memcpy(&Rows[C][R * E], Src + int64_t(R) * S.SrcRow + int64_t(C) * S.SrcCol, E);
+  for (size_t C = 0; C < T; ++C)
+    std::memcpy(Dst + int64_t(C) * S.DstCol, Rows[C], T * E);
+}
+
+#ifdef CATALYST_REMOTE_X86_TILES
+// 4 by 4 doubles, each source row one load and each destination row one
+// store.
+__attribute__((target("avx2"))) inline void quad8(char *Dst, const char *Src, const TileShape &S) {
+  __m256d A = _mm256_loadu_pd(reinterpret_cast<const double *>(Src));
+  __m256d B = _mm256_loadu_pd(reinterpret_cast<const double *>(Src + S.SrcRow));
+  __m256d C = _mm256_loadu_pd(reinterpret_cast<const double *>(Src + 2 * S.SrcRow));
+  __m256d D = _mm256_loadu_pd(reinterpret_cast<const double *>(Src + 3 * S.SrcRow));
+  __m256d AB0 = _mm256_unpacklo_pd(A, B), AB1 = _mm256_unpackhi_pd(A, B);
+  __m256d CD0 = _mm256_unpacklo_pd(C, D), CD1 = _mm256_unpackhi_pd(C, D);
+  auto Row = [&](int K) { return reinterpret_cast<double *>(Dst + K * S.DstCol); };
+  _mm256_storeu_pd(Row(0), _mm256_permute2f128_pd(AB0, CD0, 0x20));
+  _mm256_storeu_pd(Row(1), _mm256_permute2f128_pd(AB1, CD1, 0x20));
+  _mm256_storeu_pd(Row(2), _mm256_permute2f128_pd(AB0, CD0, 0x31));
+  _mm256_storeu_pd(Row(3), _mm256_permute2f128_pd(AB1, CD1, 0x31));
+}
+
+// 8 by 8 elements of 8 bytes whose source columns are adjacent: four quads.
+__attribute__((target("avx2"))) void fullTile8Avx2(char *Dst, const char *Src, const TileShape &S) {
+  quad8(Dst, Src, S);
+  quad8(Dst + 32, Src + 4 * S.SrcRow, S);
+  quad8(Dst + 4 * S.DstCol, Src + 32, S);
+  quad8(Dst + 4 * S.DstCol + 32, Src + 4 * S.SrcRow + 32, S);
+}
+#endif
+
+} // namespace
+
+void copyElements(char *Dst, const char *Src, uint64_t Count, int64_t Step, size_t ElemSize) {
+  switch (ElemSize) {
+  case 1:
+    return copyStrided<1>(Dst, Src, Count, Step);
+  case 2:
+    return copyStrided<2>(Dst, Src, Count, Step);
+  case 4:
+    return copyStrided<4>(Dst, Src, Count, Step);
+  case 8:
+    return copyStrided<8>(Dst, Src, Count, Step);
+  case 16:
+    return copyStrided<16>(Dst, Src, Count, Step);
+  }
+  for (uint64_t I = 0; I < Count; ++I, Dst += ElemSize, Src += Step)
+    std::memcpy(Dst, Src, ElemSize);
+}
+
+int64_t tileEdge(size_t ElemSize) {
+  return ElemSize >= 64 ? 1 : int64_t(64 / ElemSize);
+}
+
+FullTileFn fullTileFor(size_t ElemSize, int64_t SrcCol) {
+  (void)SrcCol; // only vector tiles need the source's columns adjacent
+  switch (ElemSize) {
+  case 1:
+    return fullTile<1>;
+  case 2:
+    return fullTile<2>;
+  case 4:
+    return fullTile<4>;
+  case 8:
+#ifdef CATALYST_REMOTE_X86_TILES
+    if (SrcCol == 8 && __builtin_cpu_supports("avx2"))
+      return fullTile8Avx2;
+#endif
+    return fullTile<8>;
+  case 16:
+    return fullTile<16>;
+  }
+  return nullptr;
+}
+
+void copyTile(char *Dst, const char *Src, const TileShape &S, int64_t Rows, int64_t Cols,
+              size_t ElemSize) {
+  for (int64_t C = 0; C < Cols; ++C)
+    copyElements(Dst + C * S.DstCol, Src + C * S.SrcCol, uint64_t(Rows), S.SrcRow, ElemSize);
+}
+
+} // namespace catalyst::remote::wire
