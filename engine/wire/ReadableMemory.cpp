@@ -6,8 +6,10 @@
 
 #include <atomic>
 #include <cerrno>
+#include <fcntl.h>
 #include <mutex>
 #include <pthread.h>
+#include <string>
 #include <sys/mman.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -95,6 +97,77 @@ uintptr_t pageSize() {
 bool populatesReadable(uintptr_t First, uintptr_t End, uintptr_t Page) {
   uintptr_t Start = First & ~(Page - 1);
   return ::madvise(reinterpret_cast<void *>(Start), End - Start, MADV_POPULATE_READ) == 0;
+}
+
+// Large runs are judged from the process's mappings instead: reading
+// /proc/self/maps costs the same for 16 MiB as for 16 GiB (a fraction of a
+// millisecond), where MADV_POPULATE_READ walks every page (about 0.2 us
+// each, 13 ms per 256 MiB). Memory in a readable anonymous mapping can be
+// read; the parts of a run in file-backed mappings (which fault past the end
+// of their file) are still populated.
+constexpr uintptr_t MapsThreshold = 16 << 20;
+
+std::string readMaps() {
+  std::string Text;
+  int Fd = ::open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+  if (Fd < 0)
+    return Text;
+  char Buf[16384];
+  for (;;) {
+    ssize_t N = ::read(Fd, Buf, sizeof(Buf));
+    if (N < 0 && errno == EINTR)
+      continue;
+    if (N <= 0)
+      break;
+    Text.append(Buf, size_t(N));
+  }
+  ::close(Fd);
+  return Text;
+}
+
+// One line of /proc/self/maps: "start-end perms offset dev inode path".
+struct Mapping {
+  uintptr_t Start, End;
+  bool Readable, Anonymous;
+};
+
+bool parseMapping(StringRef Line, Mapping &M) {
+  StringRef Range, Perms, Offset, Dev, Inode;
+  std::tie(Range, Line) = Line.split(' ');
+  std::tie(Perms, Line) = Line.split(' ');
+  std::tie(Offset, Line) = Line.split(' ');
+  std::tie(Dev, Line) = Line.split(' ');
+  std::tie(Inode, Line) = Line.ltrim().split(' ');
+  auto [Start, End] = Range.split('-');
+  uint64_t InodeNumber;
+  if (Start.getAsInteger(16, M.Start) || End.getAsInteger(16, M.End) || Perms.empty() ||
+      Inode.getAsInteger(10, InodeNumber))
+    return false;
+  M.Readable = Perms[0] == 'r';
+  M.Anonymous = InodeNumber == 0;
+  return true;
+}
+
+// Whether [First, End) lies in readable mappings without a gap, its
+// file-backed parts populated; false too when /proc cannot tell.
+bool mappedReadable(StringRef Maps, uintptr_t First, uintptr_t End, uintptr_t Page) {
+  uintptr_t Cursor = First;
+  while (Cursor < End && !Maps.empty()) {
+    StringRef Line;
+    std::tie(Line, Maps) = Maps.split('\n');
+    Mapping M;
+    if (!parseMapping(Line, M))
+      return false;
+    if (M.End <= Cursor)
+      continue;
+    if (M.Start > Cursor || !M.Readable)
+      return false; // a gap, or memory that cannot be read
+    uintptr_t To = std::min(M.End, End);
+    if (!M.Anonymous && !populatesReadable(Cursor, To, Page))
+      return false;
+    Cursor = To;
+  }
+  return Cursor >= End;
 }
 
 // Adds the first and last byte of every element, in row-major order.
@@ -185,11 +258,16 @@ Error ReadableSet::check() {
       Runs.push_back({M.First, M.End});
   llvm::sort(Runs);
   uintptr_t Page = pageSize();
+  std::string Maps; // read once, for the first large run
   for (size_t I = 0; I < Runs.size();) {
     uintptr_t First = Runs[I].first, End = Runs[I].second;
     for (++I; I < Runs.size() && Runs[I].first <= End; ++I)
       End = std::max(End, Runs[I].second);
-    if (!populatesReadable(First, End, Page))
+    if (End - First >= MapsThreshold && Maps.empty())
+      Maps = readMaps();
+    bool Readable = End - First >= MapsThreshold ? mappedReadable(Maps, First, End, Page)
+                                                 : populatesReadable(First, End, Page);
+    if (!Readable)
       return checkEach();
   }
   for (const Member &M : Members) {

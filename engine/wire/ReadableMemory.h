@@ -5,7 +5,9 @@
 // way through a message (the socket refuses the bad address after the header
 // went out) and copying from it would crash. So before either, the pages the
 // values lie on are checked without touching them: a contiguous span with
-// one madvise(MADV_POPULATE_READ), and sparse values, or a span that call
+// one madvise(MADV_POPULATE_READ) (from 16 MiB on, against the mappings
+// /proc/self/maps lists, which costs the same whatever the size, where the
+// madvise walks every page), and sparse values, or a span that call
 // refuses (to find the page, or to overrule it), by reading one byte per
 // page with process_vm_readv on this very process, which reports a bad
 // address instead of faulting, 1024 pages per call. A small launch pays one

@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 using namespace catalyst::remote;
@@ -109,6 +110,62 @@ TEST_F(ReadableSetTest, SparseViewsAreProbedByElement) {
   add(On, 2 * Page + 1, 2, 5 * Page); // pages 2 and 7
   std::string Msg = check(On);
   EXPECT_NE(Msg.find("input 3: memory at 0x"), std::string::npos) << Msg;
+}
+
+// From 16 MiB on, a run is judged from the process's mappings: a hole in
+// it, PROT_NONE pages, or the part of a file mapping past the file's end
+// must still be found.
+class LargeRunTest : public ::testing::Test {
+protected:
+  static constexpr size_t Size = 32 << 20;
+
+  std::string check(char *Base, int64_t Bytes) {
+    Views V;
+    wire::MemrefDesc D = V.add(Base, 0, Bytes, 1);
+    auto L = wire::layoutOf(D, 1, {"input", 0});
+    EXPECT_TRUE(bool(L)) << llvm::toString(L.takeError());
+    wire::ReadableSet S;
+    S.add(D, 1, *L, {"input", 0});
+    llvm::Error Err = S.check();
+    return Err ? llvm::toString(std::move(Err)) : "";
+  }
+};
+
+TEST_F(LargeRunTest, ReadableAnonymousMemoryPasses) {
+  void *M = mmap(nullptr, Size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(M, MAP_FAILED);
+  EXPECT_EQ(check(static_cast<char *>(M), Size), "");
+  munmap(M, Size);
+}
+
+TEST_F(LargeRunTest, APageThatCannotBeReadIsFound) {
+  char *M = static_cast<char *>(
+      mmap(nullptr, Size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(M, MAP_FAILED);
+  long Page = sysconf(_SC_PAGESIZE);
+  ASSERT_EQ(mprotect(M + Size / 2, Page, PROT_NONE), 0);
+  std::string Msg = check(M, Size);
+  EXPECT_NE(Msg.find("is not readable"), std::string::npos) << Msg;
+  ASSERT_EQ(munmap(M + Size / 2, Page), 0); // now a hole
+  Msg = check(M, Size);
+  EXPECT_NE(Msg.find("is not readable"), std::string::npos) << Msg;
+  munmap(M, Size);
+}
+
+// Reading a shared file mapping past the file's end raises SIGBUS: the
+// mapping is readable, its last pages are not.
+TEST_F(LargeRunTest, AFileMappingPastItsFilesEndIsFound) {
+  int Fd = int(syscall(SYS_memfd_create, "readable-set-test", 0));
+  ASSERT_GE(Fd, 0);
+  long Page = sysconf(_SC_PAGESIZE);
+  ASSERT_EQ(ftruncate(Fd, Size - Page), 0);
+  void *M = mmap(nullptr, Size, PROT_READ, MAP_SHARED, Fd, 0);
+  ASSERT_NE(M, MAP_FAILED);
+  EXPECT_EQ(check(static_cast<char *>(M), Size - Page), "");
+  std::string Msg = check(static_cast<char *>(M), Size);
+  EXPECT_NE(Msg.find("is not readable"), std::string::npos) << Msg;
+  munmap(M, Size);
+  close(Fd);
 }
 
 } // namespace
