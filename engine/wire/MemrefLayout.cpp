@@ -156,7 +156,7 @@ MemrefPacker::MemrefPacker(const MemrefDesc &D, size_t ElemSize, const MemrefLay
     WholeLineBytes = RunElems * ElemSize;
     for (size_t I = Col + 1; I < Rank; ++I)
       WholeLineBytes *= uint64_t(Sizes[I]);
-    WholeLineBytes *= uint64_t(std::min<int64_t>(Sizes[Col], tileEdge(ElemSize)));
+    WholeLineBytes *= uint64_t(std::min<int64_t>(Sizes[Col], 2 * tileEdge(ElemSize)));
   }
 }
 
@@ -189,10 +189,12 @@ struct Box {
 };
 
 // A box copied tile by tile: its innermost dimension (the destination's
-// rows, far apart in the source) and its column, the dimension the source
-// holds closest together, both a tile's edge at a time; the others one by
+// rows, far apart in the source) a tile's edge at a time, and its column,
+// the dimension the source holds closest together, two tiles' edges at a
+// time (two tiles side by side read 128 bytes of each source row, the pair
+// of lines the processor fetches together); the other dimensions one by
 // one, in destination order, so that the writes go forward in as many
-// streams as a tile has columns. Every source line read is used whole.
+// streams as the tiles have columns. Every source line read is used whole.
 class TileWalk {
 public:
   TileWalk(const Box &B, size_t Col)
@@ -206,20 +208,25 @@ private:
   void walk(size_t K, char *Dst, const char *Src, int64_t Cols) {
     if (K == Inner)
       return tiles(Dst, Src, Cols);
-    int64_t Step = K == Col ? Edge : 1;
+    int64_t Step = K == Col ? 2 * Edge : 1;
     for (int64_t I = 0; I < B.Size[K]; I += Step)
       walk(K + 1, Dst + I * B.Dst[K], Src + I * B.Src[K],
-           K == Col ? std::min(Edge, B.Size[K] - I) : Cols);
+           K == Col ? std::min(Step, B.Size[K] - I) : Cols);
   }
 
   void tiles(char *Dst, const char *Src, int64_t Cols) {
-    int64_t Rows = B.Size[Inner];
-    int64_t R = 0;
-    if (Full && Cols == Edge)
-      for (; R + Edge <= Rows; R += Edge)
-        Full(Dst + R * B.Dst[Inner], Src + R * Shape.SrcRow, Shape);
-    if (R < Rows)
-      copyTile(Dst + R * B.Dst[Inner], Src + R * Shape.SrcRow, Shape, Rows - R, Cols, B.ElemSize);
+    for (int64_t R = 0; R < B.Size[Inner]; R += Edge) {
+      int64_t Rows = std::min(Edge, B.Size[Inner] - R);
+      for (int64_t C = 0; C < Cols; C += Edge) {
+        int64_t Width = std::min(Edge, Cols - C);
+        char *To = Dst + R * B.Dst[Inner] + C * Shape.DstCol;
+        const char *From = Src + R * Shape.SrcRow + C * Shape.SrcCol;
+        if (Full && Rows == Edge && Width == Edge)
+          Full(To, From, Shape);
+        else
+          copyTile(To, From, Shape, Rows, Width, B.ElemSize);
+      }
+    }
   }
 
   const Box &B;

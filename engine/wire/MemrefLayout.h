@@ -99,9 +99,11 @@ public:
   bool done() const { return Remaining == 0; }
 
   // For a transposed view, the destination bytes a pack() call needs to
-  // read every source line it touches whole (a tile's edge of rows of the
-  // dimension the source holds closest together); smaller calls read each
-  // line several times. Zero for other views, which read lines in order.
+  // read every source line it touches whole: as many rows of the dimension
+  // the source holds closest together as two tiles have columns (128 bytes
+  // of each source row, the pair of lines the processor fetches together).
+  // Smaller calls read lines again. Zero for other views, which read lines
+  // in order.
   uint64_t wholeLineBytes() const { return WholeLineBytes; }
 
 private:

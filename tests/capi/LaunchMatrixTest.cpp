@@ -88,7 +88,7 @@ INSTANTIATE_TEST_SUITE_P(AllModesAndLayouts, LaunchMatrixTest,
                          paramName);
 
 // A transposed view large enough that a send packs it in chunks of more
-// than the usual 1 MiB (eight rows of its first dimension are 2 MiB, and a
+// than the usual 1 MiB (sixteen rows of its first dimension are 4 MiB, and a
 // chunk holds them whole, see MemrefPacker::wholeLineBytes).
 class LargeTransposedTest : public ModeTest {};
 

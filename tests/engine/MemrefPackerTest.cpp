@@ -149,9 +149,9 @@ TEST(MemrefPackerTest, ATransposedCubePacksInBlocksAndInChunks) {
 }
 
 // A send packs a transposed view in pieces of at least wholeLineBytes():
-// a tile's edge of rows (64 bytes of elements) of the dimension the source
-// holds closest together, each row as large as the view's inner
-// dimensions. Views read in order need no such thing.
+// 128 bytes' worth of elements of rows of the dimension the source holds
+// closest together, each row as large as the view's inner dimensions. Views
+// read in order need no such thing.
 TEST(MemrefPackerTest, WholeLinesOfATransposedViewSpanTileRows) {
   auto wholeLines = [](const View &V, size_t ElemSize) {
     std::vector<char> Bytes(wire::MemrefDesc::byteSize(V.Sizes.size()));
@@ -166,9 +166,9 @@ TEST(MemrefPackerTest, WholeLinesOfATransposedViewSpanTileRows) {
     EXPECT_TRUE(bool(L)) << toString(L.takeError());
     return L ? wire::MemrefPacker(D, ElemSize, *L).wholeLineBytes() : 0;
   };
-  EXPECT_EQ(wholeLines({{64, 64, 512}, {1, 64, 4096}, 0}, 8), 8u * 64 * 512 * 8);
+  EXPECT_EQ(wholeLines({{64, 64, 512}, {1, 64, 4096}, 0}, 8), 16u * 64 * 512 * 8);
   EXPECT_EQ(wholeLines({{64, 64, 512}, {1, 64, 4096}, 0}, 1), 64u * 64 * 512);
-  // The closest dimension need not be the outermost, nor have 8 rows.
+  // The closest dimension need not be the outermost, nor have 16 rows.
   EXPECT_EQ(wholeLines({{9, 3, 40}, {120, 1, 3}, 0}, 8), 3u * 40 * 8);
   EXPECT_EQ(wholeLines({{64, 512}, {512, 1}, 0}, 8), 0u);
   EXPECT_EQ(wholeLines({{64, 512}, {1024, 2}, 0}, 8), 0u);
