@@ -15,6 +15,7 @@
 #include "EngineHarness.h"
 #include "ExecutorProcess.h"
 #include "Kernels.h"
+#include "Procfs.h"
 #include "Text.h"
 
 #include <csignal>
@@ -94,6 +95,9 @@ protected:
       return -1;
     ::kill(Pids[0], SIGSTOP);
     Stopped.push_back(Pids[0]);
+    // Until each of its threads has stopped, it may still answer (a thread
+    // on a CPU the hypervisor has not scheduled stops when it next runs).
+    EXPECT_TRUE(waitUntilStopped(Pids[0], 5s)) << "process " << Pids[0] << " did not stop";
     return Pids[0];
   }
 

@@ -399,6 +399,7 @@ TEST_F(SessionApiTest, TrafficCountsBytesAsTheyMove) {
   std::free(Out.allocated());
   Traffic Start = S->traffic();
   ASSERT_EQ(::kill(Pids[0], SIGSTOP), 0);
+  ASSERT_TRUE(waitUntilStopped(Pids[0], std::chrono::seconds(5)));
   uint64_t Ticket = S->launchAsync({Entry, "concat.o", {InArg}, {OutArg}});
   // More than any message but a launch's could be.
   constexpr uint64_t Some = 32 << 10;

@@ -114,34 +114,43 @@ int64_t minorFaults(pid_t Pid) {
 
 namespace {
 
-bool allThreadsAsleep(pid_t Pid) {
+// Whether every thread of Pid is in state State (its stat line's).
+bool allThreadsIn(pid_t Pid, char State) {
   std::string Tasks = "/proc/" + std::to_string(Pid) + "/task";
   DIR *D = ::opendir(Tasks.c_str());
   if (!D)
     return false;
-  bool Asleep = true, Any = false;
+  bool All = true, Any = false;
   while (dirent *E = ::readdir(D)) {
     if (E->d_name[0] == '.')
       continue;
     std::string Line = readFile(Tasks + "/" + E->d_name + "/stat");
     auto Close = Line.rfind(')');
     Any = true;
-    Asleep &= Close != std::string::npos && Close + 2 < Line.size() && Line[Close + 2] == 'S';
+    All &= Close != std::string::npos && Close + 2 < Line.size() && Line[Close + 2] == State;
   }
   ::closedir(D);
-  return Any && Asleep;
+  return Any && All;
 }
 
-} // namespace
-
-bool waitUntilAsleep(pid_t Pid, std::chrono::milliseconds Timeout) {
+bool waitUntilAllIn(pid_t Pid, char State, std::chrono::milliseconds Timeout) {
   auto Deadline = std::chrono::steady_clock::now() + Timeout;
-  while (!allThreadsAsleep(Pid)) {
+  while (!allThreadsIn(Pid, State)) {
     if (std::chrono::steady_clock::now() > Deadline)
       return false;
     ::usleep(1000);
   }
   return true;
+}
+
+} // namespace
+
+bool waitUntilAsleep(pid_t Pid, std::chrono::milliseconds Timeout) {
+  return waitUntilAllIn(Pid, 'S', Timeout);
+}
+
+bool waitUntilStopped(pid_t Pid, std::chrono::milliseconds Timeout) {
+  return waitUntilAllIn(Pid, 'T', Timeout);
 }
 
 } // namespace catalyst::remote::test

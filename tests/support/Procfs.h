@@ -34,6 +34,11 @@ int64_t threadCount(pid_t Pid);
 // for at most Timeout; false if it never was.
 bool waitUntilAsleep(pid_t Pid, std::chrono::milliseconds Timeout);
 
+// Waits until every thread of Pid has stopped (state T: SIGSTOP takes
+// effect on each thread as it next enters the kernel, not when kill()
+// returns), for at most Timeout; false if they never did.
+bool waitUntilStopped(pid_t Pid, std::chrono::milliseconds Timeout);
+
 // Page faults Pid has taken that needed no disk (first touches of fresh
 // pages among them), or -1.
 int64_t minorFaults(pid_t Pid);
