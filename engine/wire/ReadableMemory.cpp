@@ -263,11 +263,10 @@ Error ReadableSet::check() {
     uintptr_t First = Runs[I].first, End = Runs[I].second;
     for (++I; I < Runs.size() && Runs[I].first <= End; ++I)
       End = std::max(End, Runs[I].second);
-    if (End - First >= MapsThreshold && Maps.empty())
+    bool Large = End - First >= MapsThreshold;
+    if (Large && Maps.empty())
       Maps = readMaps();
-    bool Readable = End - First >= MapsThreshold ? mappedReadable(Maps, First, End, Page)
-                                                 : populatesReadable(First, End, Page);
-    if (!Readable)
+    if (!(Large ? mappedReadable(Maps, First, End, Page) : populatesReadable(First, End, Page)))
       return checkEach();
   }
   for (const Member &M : Members) {

@@ -99,14 +99,17 @@ static void attachDescriptors(msghdr &Msg, char *Control, ArrayRef<int> Descript
 }
 
 // Writes all of Iov (the caller's scratch: pieces are joined in it first),
-// resuming after partial writes, and adds what went out to Written and to MovedOut (which others
-// read as it grows); Descriptors (SCM_RIGHTS) go with the first byte. MSG_NOSIGNAL: a dead peer
-// must surface as an error, not as SIGPIPE in the embedding process. Under a liveness timeout,
-// SO_SNDTIMEO wakes a send that moves nothing every quarter of it (a slice); one that moved nothing
-// for four slices in a row, while nothing arrived from the peer either, gives up with ETIMEDOUT:
-// the peer takes no bytes and says nothing (a cut link, a stopped machine). A peer that is alive
-// but not reading (its reader busy in a kernel) sends heartbeats meanwhile, so a quiet slice is one
-// in which no read returned a byte.
+// resuming after partial writes, and adds what went out to Written and to
+// MovedOut (which others read as it grows); Descriptors (SCM_RIGHTS) go
+// with the first byte. MSG_NOSIGNAL: a dead peer must surface as an error,
+// not as SIGPIPE in the embedding process.
+// Under a liveness timeout, SO_SNDTIMEO wakes a send that moves nothing
+// every quarter of it (a slice); one that moved nothing for four slices in
+// a row, while nothing arrived from the peer either, gives up with
+// ETIMEDOUT: the peer takes no bytes and says nothing (a cut link, a
+// stopped machine). A peer that is alive but not reading (its reader busy
+// in a kernel) sends heartbeats meanwhile, so a quiet slice is one in
+// which no read returned a byte.
 int SocketTransport::sendAll(iovec *Iov, int Count, uint64_t &Written, ArrayRef<int> Descriptors) {
   alignas(cmsghdr) char Control[CMSG_SPACE(sizeof(int) * MaxDescriptors)];
   assert(Descriptors.size() <= MaxDescriptors && "the peer takes no more");
