@@ -43,20 +43,11 @@ double nsSince(Clock::time_point T) {
 
 Error ping(ArrayRef<StringRef> Args) {
   PingOptions O;
-  Command C = describe(O);
-  if (wantsHelp(Args)) {
-    outs() << helpText(C);
-    return Error::success();
-  }
-  auto Env = optionsFromEnvironment();
-  if (!Env)
-    return Env.takeError();
-  O.Session = std::move(*Env);
-  auto Operands = parseArgs(C, Args);
-  if (!Operands)
-    return Operands.takeError();
+  auto Operands = beginCommand(describe(O), Args, O.Session);
+  if (!Operands || !*Operands)
+    return Operands.takeError(); // success when it printed the help
   PingReport R;
-  R.Address = (*Operands)[0];
+  R.Address = (**Operands)[0];
   auto Began = Clock::now();
   auto S = Session::open(R.Address, O.Session);
   if (!S)

@@ -126,22 +126,13 @@ launchAll(Session &S, const LaunchCall &Base, Outputs &Outs, unsigned Repeat, ui
 
 Error run(ArrayRef<StringRef> Args) {
   RunOptions O;
-  Command C = describe(O);
-  if (wantsHelp(Args)) {
-    outs() << helpText(C);
-    return Error::success();
-  }
-  auto Env = optionsFromEnvironment();
-  if (!Env)
-    return Env.takeError();
-  O.Session = std::move(*Env);
+  auto Operands = beginCommand(describe(O), Args, O.Session);
+  if (!Operands || !*Operands)
+    return Operands.takeError(); // success when it printed the help
   // Outputs are the tool's to free, with the C library's free.
   O.Session.Outputs = {&std::malloc, &std::free};
-  auto Operands = parseArgs(C, Args);
-  if (!Operands)
-    return Operands.takeError();
-  const std::string &Address = (*Operands)[0], &Object = (*Operands)[1];
-  std::string Entry = entrySymbol((*Operands)[2]);
+  const std::string &Address = (**Operands)[0], &Object = (**Operands)[1];
+  std::string Entry = entrySymbol((**Operands)[2]);
 
   // Everything local is checked before the executor is reached.
   uint64_t InputBytes = 0;
