@@ -31,8 +31,18 @@ template <size_t E> void fullTile(char *Dst, const char *Src, const TileShape &S
 }
 
 #ifdef CATALYST_REMOTE_X86_TILES
+// A destination row of four doubles; streamed rows skip the cache, and need
+// 32-byte alignment.
+template <bool Stream> __attribute__((target("avx2"))) inline void putRow(char *At, __m256d Row) {
+  if constexpr (Stream)
+    _mm256_stream_pd(reinterpret_cast<double *>(At), Row);
+  else
+    _mm256_storeu_pd(reinterpret_cast<double *>(At), Row);
+}
+
 // 4 by 4 doubles, each source row one load and each destination row one
 // store.
+template <bool Stream>
 __attribute__((target("avx2"))) inline void quad8(char *Dst, const char *Src, const TileShape &S) {
   __m256d A = _mm256_loadu_pd(reinterpret_cast<const double *>(Src));
   __m256d B = _mm256_loadu_pd(reinterpret_cast<const double *>(Src + S.SrcRow));
@@ -40,19 +50,19 @@ __attribute__((target("avx2"))) inline void quad8(char *Dst, const char *Src, co
   __m256d D = _mm256_loadu_pd(reinterpret_cast<const double *>(Src + 3 * S.SrcRow));
   __m256d AB0 = _mm256_unpacklo_pd(A, B), AB1 = _mm256_unpackhi_pd(A, B);
   __m256d CD0 = _mm256_unpacklo_pd(C, D), CD1 = _mm256_unpackhi_pd(C, D);
-  auto Row = [&](int K) { return reinterpret_cast<double *>(Dst + K * S.DstCol); };
-  _mm256_storeu_pd(Row(0), _mm256_permute2f128_pd(AB0, CD0, 0x20));
-  _mm256_storeu_pd(Row(1), _mm256_permute2f128_pd(AB1, CD1, 0x20));
-  _mm256_storeu_pd(Row(2), _mm256_permute2f128_pd(AB0, CD0, 0x31));
-  _mm256_storeu_pd(Row(3), _mm256_permute2f128_pd(AB1, CD1, 0x31));
+  putRow<Stream>(Dst, _mm256_permute2f128_pd(AB0, CD0, 0x20));
+  putRow<Stream>(Dst + S.DstCol, _mm256_permute2f128_pd(AB1, CD1, 0x20));
+  putRow<Stream>(Dst + 2 * S.DstCol, _mm256_permute2f128_pd(AB0, CD0, 0x31));
+  putRow<Stream>(Dst + 3 * S.DstCol, _mm256_permute2f128_pd(AB1, CD1, 0x31));
 }
 
 // 8 by 8 elements of 8 bytes whose source columns are adjacent: four quads.
+template <bool Stream>
 __attribute__((target("avx2"))) void fullTile8Avx2(char *Dst, const char *Src, const TileShape &S) {
-  quad8(Dst, Src, S);
-  quad8(Dst + 32, Src + 4 * S.SrcRow, S);
-  quad8(Dst + 4 * S.DstCol, Src + 32, S);
-  quad8(Dst + 4 * S.DstCol + 32, Src + 4 * S.SrcRow + 32, S);
+  quad8<Stream>(Dst, Src, S);
+  quad8<Stream>(Dst + 32, Src + 4 * S.SrcRow, S);
+  quad8<Stream>(Dst + 4 * S.DstCol, Src + 32, S);
+  quad8<Stream>(Dst + 4 * S.DstCol + 32, Src + 4 * S.SrcRow + 32, S);
 }
 #endif
 
@@ -79,8 +89,9 @@ int64_t tileEdge(size_t ElemSize) {
   return ElemSize >= 64 ? 1 : int64_t(64 / ElemSize);
 }
 
-FullTileFn fullTileFor(size_t ElemSize, int64_t SrcCol) {
+FullTileFn fullTileFor(size_t ElemSize, int64_t SrcCol, bool Stream) {
   (void)SrcCol; // only vector tiles need the source's columns adjacent
+  (void)Stream; // and only they stream
   switch (ElemSize) {
   case 1:
     return fullTile<1>;
@@ -91,13 +102,19 @@ FullTileFn fullTileFor(size_t ElemSize, int64_t SrcCol) {
   case 8:
 #ifdef CATALYST_REMOTE_X86_TILES
     if (SrcCol == 8 && __builtin_cpu_supports("avx2"))
-      return fullTile8Avx2;
+      return Stream ? fullTile8Avx2<true> : fullTile8Avx2<false>;
 #endif
     return fullTile<8>;
   case 16:
     return fullTile<16>;
   }
   return nullptr;
+}
+
+void fenceStreams() {
+#ifdef CATALYST_REMOTE_X86_TILES
+  _mm_sfence();
+#endif
 }
 
 void copyTile(char *Dst, const char *Src, const TileShape &S, int64_t Rows, int64_t Cols,

@@ -33,8 +33,12 @@ using FullTileFn = void (*)(char *Dst, const char *Src, const TileShape &S);
 
 // The fastest full-tile copy this processor has for the element size and
 // the source's column stride, or null when there is none (sizes other than
-// 1, 2, 4, 8 and 16 bytes).
-FullTileFn fullTileFor(size_t ElemSize, int64_t SrcCol);
+// 1, 2, 4, 8 and 16 bytes). With Stream, one that writes around the cache
+// where it can (the destination's rows 64-byte aligned), for destinations
+// too large to stay there; fenceStreams() then orders those writes before
+// any that follow, such as the one that hands the destination over.
+FullTileFn fullTileFor(size_t ElemSize, int64_t SrcCol, bool Stream);
+void fenceStreams();
 
 // Copies a tile of any extent, Rows by Cols elements.
 void copyTile(char *Dst, const char *Src, const TileShape &S, int64_t Rows, int64_t Cols,

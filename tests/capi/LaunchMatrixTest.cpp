@@ -87,9 +87,9 @@ INSTANTIATE_TEST_SUITE_P(AllModesAndLayouts, LaunchMatrixTest,
                                             ::testing::ValuesIn(AllLayouts)),
                          paramName);
 
-// A transposed view large enough that a send packs it in chunks of more
-// than the usual 1 MiB (sixteen rows of its first dimension are 4 MiB, and a
-// chunk holds them whole, see MemrefPacker::wholeLineBytes).
+// A transposed view of 16 MiB: a send packs it whole, in source order and
+// around the cache, into the slab or into TCP scratch of its size (more than
+// the usual 1 MiB; MemrefPackerTest covers the packing in pieces).
 class LargeTransposedTest : public ModeTest {};
 
 TEST_P(LargeTransposedTest, MatchesLocalRun) {
