@@ -111,6 +111,7 @@ void registerFanoutBenchmarks(BenchEnv &Env);
 void registerMemoryBenchmarks(BenchEnv &Env);
 void registerAuthBenchmarks(BenchEnv &Env);
 void registerTraceBenchmarks(BenchEnv &Env);
+void registerPackBenchmarks();
 // Interleaves 8 B launches of forward.o on Plain and on Other (both have
 // it linked) and reports their medians (plain_us, OtherCounter) and
 // Other's ratio to Plain.

@@ -32,6 +32,7 @@
 //   memory/...  (MemoryBench.cpp)
 //   auth/open, auth/launch/8B, liveness/launch/8B  (AuthBench.cpp)
 //   trace/launch/8B/<strategy>  (TraceBench.cpp)
+//   pack/transposed/<size>  (PackBench.cpp)
 //
 // Presets, for --benchmark_filter (catalyst-remote-bench --list-presets
 // prints them; --quick, --same-host and --full select them, and without a
@@ -49,9 +50,10 @@
 //            256MiB over TCP against its local run
 //     ^(launch/(batched|zerocopy)/(8B|4KiB|64KiB|1MiB|16MiB|256MiB)/|launch/naive/(8B|4KiB|64KiB|1MiB|16MiB)/|raw/fresh_output/|fanout/zerocopy/(1MiB|64MiB)/|memory/|grpc/|auth/|liveness/|trace/|kernel/scale/256MiB/tcp/)
 //   same-host  (about 1 min)  shm, every shape up to 256MiB, with its
-//            three references, and the scale kernel at 256MiB in shared
-//            memory against its local run (tools/bench's same-host link)
-//     ^(launch/shm/(8B|4KiB|64KiB|1MiB|16MiB|256MiB)/|kernel/scale/256MiB/shm/)
+//            three references, the scale kernel at 256MiB in shared
+//            memory against its local run (tools/bench's same-host link),
+//            and the packer on the transposed view against a memcpy
+//     ^(launch/shm/(8B|4KiB|64KiB|1MiB|16MiB|256MiB)/|kernel/scale/256MiB/shm/|pack/)
 //   full     (about 20 min, estimated from its parts)  every benchmark
 //            registered: naive at 256MiB, 1GiB, fan-out at 16MiB and 256MiB
 //     .
@@ -82,7 +84,8 @@ constexpr Preset Presets[] = {
     {"default", "^(launch/(batched|zerocopy)/(8B|4KiB|64KiB|1MiB|16MiB|256MiB)/|launch/naive/"
                 "(8B|4KiB|64KiB|1MiB|16MiB)/|raw/fresh_output/|fanout/zerocopy/(1MiB|64MiB)/|"
                 "memory/|grpc/|auth/|liveness/|trace/|kernel/scale/256MiB/tcp/)"},
-    {"same-host", "^(launch/shm/(8B|4KiB|64KiB|1MiB|16MiB|256MiB)/|kernel/scale/256MiB/shm/)"},
+    {"same-host",
+     "^(launch/shm/(8B|4KiB|64KiB|1MiB|16MiB|256MiB)/|kernel/scale/256MiB/shm/|pack/)"},
     {"full", "."},
 };
 
