@@ -2,8 +2,8 @@
 
 #include "Handshake.h"
 
-#include "SocketTimeouts.h"
 #include "Secret.h"
+#include "SocketTimeouts.h"
 #include "SocketTransport.h"
 #include "SpsCheck.h"
 

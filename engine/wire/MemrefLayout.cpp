@@ -211,8 +211,7 @@ struct Box {
 class TileWalk {
 public:
   TileWalk(const Box &B, size_t Col, bool SourceOrder, bool Stream)
-      : B(B), Col(Col), Inner(B.Rank - 1), Paired(SourceOrder ? Inner : Col),
-        Last(SourceOrder ? Col : Inner),
+      : B(B), Inner(B.Rank - 1), Paired(SourceOrder ? Inner : Col), Last(SourceOrder ? Col : Inner),
         Edge(tileEdge(B.ElemSize)), Shape{B.Src[Inner], B.Src[Col], B.Dst[Col]},
         Full(fullTileFor(B.ElemSize, Shape.SrcCol, Stream)), Stream(Stream) {
     for (size_t K = 0; K < B.Rank; ++K)
@@ -263,7 +262,7 @@ private:
   }
 
   const Box &B;
-  size_t Col, Inner;
+  size_t Inner;
   size_t Paired, Last; // taken two edges at a time; walked innermost
   int64_t Edge;
   TileShape Shape;
