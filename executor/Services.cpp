@@ -108,6 +108,10 @@ Expected<ExecutorAddr> reserveSharedSlab(uint64_t Bytes) {
   return ExecutorAddr::fromPtr(*Base);
 }
 
+Error openMailbox() {
+  return SharedSlabs::get().openMailbox();
+}
+
 Error releaseSlab(ExecutorAddr Base) {
   return Slabs::get().release(Base.toPtr<char *>());
 }
@@ -150,6 +154,8 @@ void addServices(StringMap<ExecutorAddr> &Symbols, StringMap<std::vector<char>> 
       ExecutorAddr::fromPtr(&serve<wire::SPSSlabReserveSig, reserveSharedSlab>);
   Symbols[wire::SlabReleaseName] =
       ExecutorAddr::fromPtr(&serve<wire::SPSSlabReleaseSig, releaseSlab>);
+  Symbols[wire::MailboxOpenName] =
+      ExecutorAddr::fromPtr(&serve<wire::SPSMailboxOpenSig, openMailbox>);
   Symbols[wire::BatchedInvokeName] = ExecutorAddr::fromPtr(&batchedInvokeWrapper);
   Symbols[wire::BatchedInvokeTimedName] = ExecutorAddr::fromPtr(&batchedInvokeTimedWrapper);
   Symbols[wire::BatchedReleaseName] = ExecutorAddr::fromPtr(&batchedReleaseWrapper);

@@ -2,6 +2,7 @@
 
 #include "SharedSlabs.h"
 
+#include "../engine/wire/Mailbox.h"
 #include "../engine/wire/SharedMemory.h"
 #include "MemoryBudget.h"
 #include "Slabs.h"
@@ -65,6 +66,39 @@ Expected<char *> SharedSlabs::reserve(uint64_t Bytes) {
     return Err;
   }
   return Base;
+}
+
+// Counted against the memory budget for as long as the connection lasts:
+// the transport holds the mapping until it goes, with the process.
+Error SharedSlabs::openMailbox() {
+  if (!Transport)
+    return notShared();
+  if (Transport->hasMailbox())
+    return createStringError(inconvertibleErrorCode(), "the session's mailbox is open already");
+  if (auto Err = MemoryBudget::get().take(Mailbox::Bytes, "the shared mailbox"))
+    return Err;
+  auto Fd = createSealedMemory(Mailbox::Bytes, "catalyst-remote-mailbox");
+  if (!Fd) {
+    MemoryBudget::get().give(Mailbox::Bytes);
+    return Fd.takeError();
+  }
+  void *P = ::mmap(nullptr, Mailbox::Bytes, PROT_READ | PROT_WRITE, MAP_SHARED, *Fd, 0);
+  if (P == MAP_FAILED) {
+    int Errno = errno;
+    ::close(*Fd);
+    MemoryBudget::get().give(Mailbox::Bytes);
+    return createStringError(std::error_code(Errno, std::generic_category()),
+                             "cannot map the shared mailbox: %s", std::strerror(Errno));
+  }
+  auto Box = std::make_unique<Mailbox>(SharedMapping{static_cast<char *>(P), Mailbox::Bytes},
+                                       Mailbox::End::Executor);
+  Error Err = pass(SharedSlabKind::Mailbox, static_cast<char *>(P), Mailbox::Bytes, *Fd);
+  ::close(*Fd); // the mappings on both sides hold the memory
+  if (!Err)
+    Err = Transport->attachMailbox(std::move(Box), /*PeerReads=*/false);
+  if (Err)
+    MemoryBudget::get().give(Mailbox::Bytes); // Box, unattached, unmaps it
+  return Err;
 }
 
 // Doubling keeps the replacements few; the old area goes at once, since

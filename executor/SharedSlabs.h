@@ -44,6 +44,11 @@ public:
   llvm::Error placeOutputs(llvm::ArrayRef<wire::PayloadPart> Parts,
                            std::vector<llvm::orc::ExecutorAddr> &Where, uint64_t &Copied);
 
+  // Makes the session's shared mailbox (wire/Mailbox.h) and passes it to
+  // the host, ahead of this call's reply; the transport reads the host's
+  // messages there from now on, and posts its own once the host has.
+  llvm::Error openMailbox();
+
   // Sends a SharedResult: the result plan, its outputs' bytes, and Where.
   llvm::Error sendResult(uint64_t SeqNo, llvm::ArrayRef<char> Plan, uint64_t OutputBytes,
                          llvm::ArrayRef<llvm::orc::ExecutorAddr> Where);

@@ -2,6 +2,7 @@
 
 #include "SharedPayloads.h"
 
+#include "../wire/Mailbox.h"
 #include "../wire/Protocol.h"
 #include "../wire/SpsCheck.h"
 
@@ -112,9 +113,9 @@ bool SharedPayloads::overlaps(uint64_t Base, uint64_t Bytes, bool Input) const {
   return (Input && Meets(Area)) || llvm::any_of(Inputs, [&](auto &In) { return Meets(In.second); });
 }
 
-Error SharedPayloads::accept(ArrayRef<char> Plan, std::vector<int> Fds) {
+Error SharedPayloads::accept(ArrayRef<char> Plan, std::vector<int> Fds, SocketTransport *T) {
   Error Err = Fds.size() == 1
-                  ? adoptSlab(Plan, Fds[0])
+                  ? adoptSlab(Plan, Fds[0], T)
                   : refusedSlab(Twine(Fds.size()) + " descriptors came with it, not one");
   for (int Fd : Fds)
     ::close(Fd); // mapped, or refused
@@ -122,18 +123,36 @@ Error SharedPayloads::accept(ArrayRef<char> Plan, std::vector<int> Fds) {
 }
 
 void SharedPayloads::adopt(SocketTransport &T, ArrayRef<char> Plan, std::vector<int> Fds) {
-  if (Error Err = accept(Plan, std::move(Fds)))
+  if (Error Err = accept(Plan, std::move(Fds), &T))
     T.closeWith(toString(std::move(Err)) + "; this end closed the connection");
 }
 
-Error SharedPayloads::adoptSlab(ArrayRef<char> Plan, int Fd) {
+// The mailbox is the transport's, for as long as it lasts; nothing in it
+// is an address this host resolves.
+Error SharedPayloads::adoptMailbox(uint64_t Bytes, int Fd, SocketTransport *T) {
+  if (Bytes != Mailbox::Bytes)
+    return refusedSlab(formatv("a mailbox of {0} bytes, not {1}", Bytes, Mailbox::Bytes).str());
+  if (!T)
+    return refusedSlab("it is a mailbox, and no session takes it here");
+  auto Mapping = mapSealedMemory(Fd, Bytes, Mailbox::Bytes, /*Writable=*/true);
+  if (!Mapping)
+    return refusedSlab(toString(Mapping.takeError()));
+  auto Box = std::make_unique<Mailbox>(*Mapping, Mailbox::End::Host);
+  if (Error Err = T->attachMailbox(std::move(Box), /*PeerReads=*/true))
+    return refusedSlab(toString(std::move(Err)));
+  return Error::success();
+}
+
+Error SharedPayloads::adoptSlab(ArrayRef<char> Plan, int Fd, SocketTransport *T) {
   uint8_t Kind = 0;
   ExecutorAddr Base;
   uint64_t Bytes = 0;
   sps::SPSInputBuffer IB(Plan.data(), Plan.size());
   if (!spsWellFormed<SPSSharedSlab>(Plan.data(), Plan.size()) ||
-      !SPSSharedSlab::deserialize(IB, Kind, Base, Bytes) || Kind > uint8_t(SharedSlabKind::Output))
+      !SPSSharedSlab::deserialize(IB, Kind, Base, Bytes) || Kind > uint8_t(SharedSlabKind::Mailbox))
     return refusedSlab("its description is malformed");
+  if (Kind == uint8_t(SharedSlabKind::Mailbox))
+    return adoptMailbox(Bytes, Fd, T);
   bool Input = Kind == uint8_t(SharedSlabKind::Input);
   uint64_t Limit = Input ? SlabCap + SlabRounding : AreaCap;
   if (Base.getValue() + Bytes < Base.getValue())

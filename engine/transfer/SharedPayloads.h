@@ -47,8 +47,9 @@ public:
 
   // A SharedSlab message and the descriptors that came with it (now owned
   // here, closed once mapped or refused): the slab mapped, or why it is
-  // refused.
-  llvm::Error accept(llvm::ArrayRef<char> Plan, std::vector<int> Fds);
+  // refused. A mailbox goes to T, which it serves (none: refused).
+  llvm::Error accept(llvm::ArrayRef<char> Plan, std::vector<int> Fds,
+                     wire::SocketTransport *T = nullptr);
   // accept(), closing T's connection when the slab is refused: an executor
   // that passes what cannot be mapped safely is not trusted further.
   void adopt(wire::SocketTransport &T, llvm::ArrayRef<char> Plan, std::vector<int> Fds);
@@ -72,7 +73,8 @@ private:
     wire::SharedMapping Local;
     uint64_t Base; // in the executor
   };
-  llvm::Error adoptSlab(llvm::ArrayRef<char> Plan, int Fd);
+  llvm::Error adoptSlab(llvm::ArrayRef<char> Plan, int Fd, wire::SocketTransport *T);
+  static llvm::Error adoptMailbox(uint64_t Bytes, int Fd, wire::SocketTransport *T);
   llvm::Error expect(llvm::orc::ExecutorAddr Base, uint64_t Bytes) const;
   void forget(llvm::orc::ExecutorAddr Base);
   // Where [A, A + Bytes) of the executor is mapped here; null when it is

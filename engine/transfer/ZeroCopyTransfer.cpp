@@ -55,6 +55,19 @@ Expected<uint32_t> versionToSpeak(ExecutorProcessControl &EPC) {
   return std::min(Theirs, ZeroCopyVersion);
 }
 
+// Asks an executor that has one for the session's shared mailbox, which
+// comes as a SharedSlab ahead of the reply and goes to the transport
+// (SharedPayloads::adopt); without it, launches go over the socket.
+Error openMailbox(ExecutorProcessControl &EPC) {
+  auto It = EPC.getBootstrapSymbolsMap().find(MailboxOpenName);
+  if (It == EPC.getBootstrapSymbolsMap().end())
+    return Error::success();
+  Error Result = Error::success();
+  if (auto Err = callChecked<SPSMailboxOpenSig>(EPC, It->second, MailboxOpenName, Result))
+    return joinErrors(std::move(Err), std::move(Result));
+  return Result;
+}
+
 Error notWaiting(uint64_t SeqNo) {
   return createStringError(inconvertibleErrorCode(),
                            "malformed launch result: no launch %llu is waiting",
@@ -105,6 +118,9 @@ ZeroCopyTransfer::Create(ExecutorProcessControl &EPC, SocketTransport &T, uint64
   std::unique_ptr<ZeroCopyTransfer> Z(
       new ZeroCopyTransfer(T, Version, std::move(Backend), SlabInitial, SlabCap, std::move(SP)));
   T.setPayloadHandler(Z.get());
+  if (Shared)
+    if (auto Err = openMailbox(EPC))
+      return Err;
   return Z;
 }
 

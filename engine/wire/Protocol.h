@@ -97,8 +97,13 @@ using LaunchOutputSpec = std::tuple<uint64_t, uint64_t>;
 // input slab (an output that is an input) or in the executor's output area,
 // another memfd it passes the host when it grows. A SharedSlab message
 // carries one memfd: kind (SharedSlabKind), base in the executor, bytes.
+// On the host's request (MailboxOpenName) the executor passes the session's
+// shared mailbox the same way (wire/Mailbox.h): small launches and results
+// then go through it rather than the socket.
 inline constexpr const char *SharedSlabReserveName = "catalyst_remote_shared_slab_reserve";
-enum class SharedSlabKind : uint8_t { Input = 0, Output = 1 };
+inline constexpr const char *MailboxOpenName = "catalyst_remote_mailbox_open";
+using SPSMailboxOpenSig = sps::SPSError();
+enum class SharedSlabKind : uint8_t { Input = 0, Output = 1, Mailbox = 2 };
 using SPSSharedSlab = sps::SPSArgList<uint8_t, sps::SPSExecutorAddr, uint64_t>;
 using SPSSharedResult =
     sps::SPSArgList<sps::SPSSequence<char>, uint64_t, sps::SPSSequence<sps::SPSExecutorAddr>>;

@@ -25,8 +25,8 @@ constexpr int SizeSeals = F_SEAL_SHRINK | F_SEAL_GROW;
 
 } // namespace
 
-Expected<int> createSealedMemory(uint64_t Bytes) {
-  int Fd = ::memfd_create("catalyst-remote-slab", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+Expected<int> createSealedMemory(uint64_t Bytes, const char *Name) {
+  int Fd = ::memfd_create(Name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (Fd < 0)
     return sysError("creating a shared slab", errno);
   if (::ftruncate(Fd, off_t(Bytes)) != 0 ||

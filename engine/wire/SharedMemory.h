@@ -19,8 +19,9 @@
 
 namespace catalyst::remote::wire {
 
-// A memfd of Bytes bytes, its size sealed (close-on-exec).
-llvm::Expected<int> createSealedMemory(uint64_t Bytes);
+// A memfd of Bytes bytes, its size sealed (close-on-exec); Name shows in
+// /proc/PID/maps.
+llvm::Expected<int> createSealedMemory(uint64_t Bytes, const char *Name = "catalyst-remote-slab");
 
 // A mapping of a memfd received from the peer.
 struct SharedMapping {

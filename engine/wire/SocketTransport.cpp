@@ -223,6 +223,7 @@ Error SocketTransport::sendMessage(SimpleRemoteEPCOpcode OpC, uint64_t SeqNo, Ex
   endSend(Written);
   if (Err)
     return lostWhileSending("sending a message", Err, Written, MsgSize);
+  ++FramesOut;
   Sent.fetch_add(1, std::memory_order_relaxed);
   BytesOut.fetch_add(MsgSize, std::memory_order_relaxed);
   return Error::success();
@@ -361,6 +362,7 @@ Error SocketTransport::readHeartbeat(Head &H, uint64_t MsgSize) {
   if (!H.Consumed)
     if (auto Err = readExact(H.Bytes, HeaderSize, nullptr))
       return Err;
+  ++FramesIn;
   Heartbeats.fetch_add(1, std::memory_order_relaxed);
   return Error::success();
 }
@@ -374,21 +376,26 @@ void SocketTransport::setReplyTimeout(std::chrono::milliseconds Timeout) {
                                          : std::chrono::microseconds(0));
 }
 
-Error SocketTransport::sendHeartbeat() {
+// A frame that is a header alone (a heartbeat, a doorbell), under SendMutex.
+Error SocketTransport::sendBareFrame(uint64_t OpC, const char *What) {
   char Header[HeaderSize];
-  encodeHeader(Header, HeaderSize, static_cast<SimpleRemoteEPCOpcode>(HeartbeatOpcode), 0,
-               ExecutorAddr());
+  encodeHeader(Header, HeaderSize, static_cast<SimpleRemoteEPCOpcode>(OpC), 0, ExecutorAddr());
   iovec Iov{Header, HeaderSize};
+  if (!beginSend(HeaderSize))
+    return goingDown();
+  uint64_t Written = 0;
+  int Err = sendAll(&Iov, 1, Written);
+  endSend(Written);
+  return Err ? lostWhileSending(What, Err, Written, HeaderSize) : Error::success();
+}
+
+Error SocketTransport::sendHeartbeat() {
   std::lock_guard<std::mutex> Lock(SendMutex);
   if (Disconnected)
     return createStringError(inconvertibleErrorCode(), "connection already closed");
-  uint64_t Written = 0;
-  if (!beginSend(HeaderSize))
-    return goingDown();
-  int Err = sendAll(&Iov, 1, Written);
-  endSend(Written);
-  if (Err)
-    return lostWhileSending("sending a heartbeat", Err, Written, HeaderSize);
+  if (auto Err = sendBareFrame(HeartbeatOpcode, "sending a heartbeat"))
+    return Err;
+  ++FramesOut;
   Heartbeats.fetch_add(1, std::memory_order_relaxed);
   return Error::success();
 }
@@ -427,16 +434,14 @@ void SocketTransport::spinForMessage() {
 
 // Peeks at the next message: one recv shows its header and, for a small
 // one, its plan, so that a single readv can then consume header, plan and
-// payload, the payload straight into place.
+// payload, the payload straight into place. What is visible may be short
+// of a header (completeHead).
 Error SocketTransport::readHead(Head &H, bool &Eof) {
-  if (Opts.Spin.count() > 0)
-    spinForMessage();
   uint64_t Seen = MovedOut.load(std::memory_order_relaxed);
   for (;;) {
     ssize_t N = ::recv(Fd, H.Bytes, sizeof(H.Bytes), MSG_PEEK);
-    if (N > 0)
+    if (N > 0) {
       Heard.fetch_add(1, std::memory_order_relaxed);
-    if (N >= ssize_t(HeaderSize)) {
       H.Visible = N;
       return Error::success();
     }
@@ -446,23 +451,143 @@ Error SocketTransport::readHead(Head &H, bool &Eof) {
     }
     if (N < 0 && (errno == EINTR || (timedOut(errno) && peerTookBytes(Seen))))
       continue;
-    if (N < 0)
-      return readFailed("reading from the connection", errno);
-    // Only part of a header has arrived: wait for the rest by reading it.
-    H.Consumed = true;
-    return readExact(H.Bytes, HeaderSize, &Eof);
+    return readFailed("reading from the connection", errno);
   }
+}
+
+// Only part of a header has arrived: wait for the rest by reading it.
+Error SocketTransport::completeHead(Head &H) {
+  if (H.Visible >= HeaderSize)
+    return Error::success();
+  H.Consumed = true;
+  return readExact(H.Bytes, HeaderSize, nullptr);
+}
+
+// Spins up to Opts.Spin for a message in the mailbox or a byte on the
+// socket; when neither came, says in the mailbox that this end sleeps on
+// the socket, then looks once more. True when a mailbox message is to be
+// taken now; false when the socket has (or will have) what comes next.
+Expected<bool> SocketTransport::awaitMail(Mailbox &B) {
+  auto Until = std::chrono::steady_clock::now() + Opts.Spin;
+  pollfd P{Fd, POLLIN, 0};
+  for (;;) {
+    auto S = B.look(FramesIn);
+    if (!S)
+      return S.takeError();
+    if (*S != Mailbox::State::Empty)
+      return *S == Mailbox::State::Ready;
+    if (::poll(&P, 1, 0) != 0)
+      return false;
+    if (std::chrono::steady_clock::now() >= Until)
+      break;
+    ::sched_yield();
+  }
+  B.setAsleep(true);
+  Asleep = true;
+  auto S = B.look(FramesIn);
+  if (!S)
+    return S.takeError();
+  return *S == Mailbox::State::Ready;
+}
+
+void SocketTransport::wake(Mailbox &B) {
+  if (Asleep)
+    B.setAsleep(false);
+  Asleep = false;
+}
+
+// A message from the mailbox, handled as a payload message without payload.
+Error SocketTransport::readMail(Mailbox &B) {
+  wake(B);
+  auto M = B.take();
+  if (!M)
+    return M.takeError();
+  Heard.fetch_add(1, std::memory_order_relaxed);
+  PayloadHandler *Handler = Payloads.load();
+  if (!isMailOpcode(M->OpC) || !Handler)
+    return createStringError(inconvertibleErrorCode(),
+                             "peer posted a message of opcode %llu to the shared mailbox, which "
+                             "carries enabled launches and their results only",
+                             (unsigned long long)M->OpC);
+  PostToPeer.store(true, std::memory_order_relaxed); // the peer reads it too
+  Received.fetch_add(1, std::memory_order_relaxed);
+  BytesIn.fetch_add(HeaderSize + M->Plan.size(), std::memory_order_relaxed);
+  auto Op = static_cast<PayloadOpcode>(M->OpC);
+  auto Dst = Handler->place(Op, M->SeqNo, {M->Plan.data(), M->Plan.size()}, 0);
+  Error Placed = Dst ? Error::success() : Dst.takeError();
+  if (Dst && !Dst->empty())
+    Placed =
+        createStringError(inconvertibleErrorCode(),
+                          "a message without payload was given %zu places for one", Dst->size());
+  Handler->finish(Op, M->SeqNo, std::move(M->Plan), std::move(Placed));
+  return Error::success();
+}
+
+Error SocketTransport::readDoorbell(Head &H, uint64_t MsgSize) {
+  if (MsgSize != HeaderSize || !Box.load())
+    return createStringError(inconvertibleErrorCode(), "peer rang a doorbell of %llu bytes%s",
+                             (unsigned long long)MsgSize,
+                             Box.load() ? "" : " with no shared mailbox open");
+  if (!H.Consumed)
+    return readExact(H.Bytes, HeaderSize, nullptr);
+  return Error::success();
+}
+
+// Under SendMutex, right after a post that found the reader asleep. A
+// doorbell that cannot go would leave the peer asleep on a message:
+// whatever went wrong, the connection ends.
+Error SocketTransport::ringDoorbell() {
+  Error Err = sendBareFrame(DoorbellOpcode, "ringing the peer's doorbell");
+  if (Err)
+    closeWith("a message was posted to the shared mailbox, but the peer could not be woken");
+  return Err;
+}
+
+Error SocketTransport::attachMailbox(std::unique_ptr<Mailbox> B, bool PeerReads) {
+  std::lock_guard<std::mutex> Lock(SendMutex);
+  if (OwnedBox)
+    return createStringError(inconvertibleErrorCode(), "the session has a shared mailbox already");
+  OwnedBox = std::move(B);
+  PostToPeer.store(PeerReads, std::memory_order_relaxed);
+  Box.store(OwnedBox.get(), std::memory_order_release);
+  return Error::success();
 }
 
 // Whatever descriptors came with the message and were not taken while it
 // was handled are closed once it is.
 Error SocketTransport::readMessage(bool &Eof) {
   scope_exit Leftovers([this] { closeDescriptors(); });
+  Mailbox *B = Box.load(std::memory_order_acquire);
+  if (B) {
+    auto Mail = awaitMail(*B);
+    if (!Mail)
+      return Mail.takeError();
+    if (*Mail)
+      return readMail(*B);
+  } else if (Opts.Spin.count() > 0) {
+    spinForMessage();
+  }
   Head H;
-  if (auto Err = readHead(H, Eof))
-    return Err;
+  Error Peeked = readHead(H, Eof);
+  if (B)
+    wake(*B);
+  if (Peeked)
+    return Peeked;
+  // A message posted before the bytes just seen were sent goes first; so
+  // does one posted before the peer hung up.
+  if (B) {
+    auto S = B->look(FramesIn);
+    if (!S)
+      return S.takeError();
+    if (*S == Mailbox::State::Ready) {
+      Eof = false;
+      return readMail(*B);
+    }
+  }
   if (Eof)
     return Error::success();
+  if (auto Err = completeHead(H))
+    return Err;
   uint64_t MsgSize = support::endian::read64le(H.Bytes);
   uint64_t OpC = support::endian::read64le(H.Bytes + 8);
   if (MsgSize < HeaderSize || MsgSize > Opts.MaxMessageSize) {
@@ -475,6 +600,8 @@ Error SocketTransport::readMessage(bool &Eof) {
     return readPayloadMessage(H, MsgSize);
   if (OpC == HeartbeatOpcode)
     return readHeartbeat(H, MsgSize);
+  if (OpC == DoorbellOpcode)
+    return readDoorbell(H, MsgSize);
   if (OpC > static_cast<uint64_t>(SimpleRemoteEPCOpcode::LastOpC))
     return createStringError(inconvertibleErrorCode(), "peer sent unknown opcode %llu",
                              (unsigned long long)OpC);
@@ -486,6 +613,7 @@ Error SocketTransport::readMessage(bool &Eof) {
     Iov.push_back({Args.data(), Args.size()});
   if (auto Err = readInto(Iov))
     return Err;
+  ++FramesIn;
   Received.fetch_add(1, std::memory_order_relaxed);
   BytesIn.fetch_add(MsgSize, std::memory_order_relaxed);
   auto Op = static_cast<SimpleRemoteEPCOpcode>(OpC);
@@ -824,6 +952,7 @@ Error SocketTransport::readPayloadMessage(Head &H, uint64_t MsgSize) {
     Read = drain(PayloadBytes);
   if (Read)
     return joinErrors(std::move(Placed), std::move(Read));
+  ++FramesIn;
   Received.fetch_add(1, std::memory_order_relaxed);
   BytesIn.fetch_add(MsgSize, std::memory_order_relaxed);
   Handler->finish(Op, SeqNo, std::move(Plan), std::move(Placed));
@@ -881,6 +1010,14 @@ Error SocketTransport::sendWithPayload(PayloadOpcode OpC, uint64_t SeqNo, ArrayR
     return createStringError(inconvertibleErrorCode(), "connection already closed");
   if (isLaunchOpcode(OpC))
     Requests.fetch_add(1, std::memory_order_relaxed);
+  Mailbox *B = PostToPeer.load(std::memory_order_relaxed) ? Box.load() : nullptr;
+  bool Wake = false;
+  if (B && isMailOpcode(uint64_t(OpC)) && Parts.empty() && Descriptors.empty() &&
+      B->post(uint64_t(OpC), SeqNo, Plan, FramesOut, Wake)) {
+    Sent.fetch_add(1, std::memory_order_relaxed);
+    BytesOut.fetch_add(MsgSize, std::memory_order_relaxed);
+    return Wake ? ringDoorbell() : Error::success();
+  }
   if (!beginSend(MsgSize))
     return goingDown();
   uint64_t Written = 0;
@@ -889,6 +1026,7 @@ Error SocketTransport::sendWithPayload(PayloadOpcode OpC, uint64_t SeqNo, ArrayR
   endSend(Written);
   if (Err)
     return lostWhileSending("sending a payload message", Err, Written, MsgSize);
+  ++FramesOut;
   Sent.fetch_add(1, std::memory_order_relaxed);
   BytesOut.fetch_add(MsgSize, std::memory_order_relaxed);
   return Error::success();

@@ -12,6 +12,7 @@
 #ifndef CATALYST_REMOTE_WIRE_SOCKETTRANSPORT_H
 #define CATALYST_REMOTE_WIRE_SOCKETTRANSPORT_H
 
+#include "Mailbox.h"
 #include "MemrefLayout.h"
 #include "SendMark.h"
 
@@ -23,6 +24,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <sys/types.h>
@@ -79,7 +81,9 @@ struct TransportOptions {
 // processes map, and a SharedResult says where in shared memory its outputs
 // are; both carry a plan and no payload. A SharedSlab message passes the
 // host such a slab: its plan says what it is, and the memfd comes with it
-// (SCM_RIGHTS).
+// (SCM_RIGHTS). Once the session's shared mailbox is open (Mailbox.h),
+// SharedLaunch and SharedResult messages go through it instead of the
+// socket, which then carries at most a doorbell for a peer asleep on it.
 enum class PayloadOpcode : uint64_t {
   Launch = 0x40,
   LaunchResult = 0x41,
@@ -94,10 +98,20 @@ enum class PayloadOpcode : uint64_t {
 // that stopped answering. The receiving transport consumes it.
 inline constexpr uint64_t HeartbeatOpcode = 0x42;
 
+// Also this project's own, a header alone: a message waits in the shared
+// mailbox (Mailbox.h) for a peer that said it sleeps on the socket.
+inline constexpr uint64_t DoorbellOpcode = 0x46;
+
 inline bool isPayloadOpcode(uint64_t OpC) {
   return OpC == uint64_t(PayloadOpcode::Launch) || OpC == uint64_t(PayloadOpcode::LaunchResult) ||
          (OpC >= uint64_t(PayloadOpcode::SharedLaunch) &&
           OpC <= uint64_t(PayloadOpcode::SharedSlab));
+}
+
+// What may travel through the shared mailbox instead of the socket.
+inline bool isMailOpcode(uint64_t OpC) {
+  return OpC == uint64_t(PayloadOpcode::SharedLaunch) ||
+         OpC == uint64_t(PayloadOpcode::SharedResult);
 }
 
 // A request: the sender waits for its result (a round trip).
@@ -179,6 +193,13 @@ public:
   // Sends a heartbeat frame (see HeartbeatOpcode), between messages.
   llvm::Error sendHeartbeat();
 
+  // Takes B for the session, once: from now on this end also reads the
+  // peer's SharedLaunch and SharedResult messages there, and posts its own
+  // there (plan alone, when it fits) once PeerReads, or once the peer posted
+  // one. Any thread, before or after start().
+  llvm::Error attachMailbox(std::unique_ptr<Mailbox> B, bool PeerReads);
+  bool hasMailbox() const { return Box.load() != nullptr; }
+
   // From now on, a read that waits longer than Timeout for the peer's next
   // byte (zero: forever) ends the connection with an error saying that the
   // peer stopped answering. Reads happen only while a reply is due, so an
@@ -254,7 +275,14 @@ private:
     bool Consumed = false; // the header was read, not peeked
   };
   llvm::Error readHead(Head &H, bool &Eof);
+  llvm::Error completeHead(Head &H);
   void spinForMessage();
+  llvm::Expected<bool> awaitMail(Mailbox &B);
+  void wake(Mailbox &B);
+  llvm::Error readMail(Mailbox &B);
+  llvm::Error sendBareFrame(uint64_t OpC, const char *What);
+  llvm::Error ringDoorbell();
+  llvm::Error readDoorbell(Head &H, uint64_t MsgSize);
   llvm::Error readHeartbeat(Head &H, uint64_t MsgSize);
   llvm::Expected<size_t> readPlan(Head &H, uint64_t PlanSize,
                                   llvm::orc::shared::WrapperFunctionBuffer &Plan);
@@ -282,6 +310,15 @@ private:
   uint64_t Streamed = 0;
   uint64_t Refused = 0; // size of a message refused as too large
   std::atomic<PayloadHandler *> Payloads{nullptr};
+  // The shared mailbox, once attached (set once under SendMutex, then read
+  // by reader and senders alike), and whether to post to it.
+  std::unique_ptr<Mailbox> OwnedBox;
+  std::atomic<Mailbox *> Box{nullptr};
+  std::atomic<bool> PostToPeer{false};
+  // Frames sent on the socket (under SendMutex) and read from it (under
+  // ReadMutex), doorbells aside: how a mailbox message keeps its place.
+  uint64_t FramesOut = 0, FramesIn = 0;
+  bool Asleep = false; // this end said so in the mailbox (under ReadMutex)
   // Whoever reads a message holds ReadMutex: the reader thread, or a caller
   // in readUntil. The rest says when the reader thread should read: EPC
   // replies due, callers reading their own, and whether reading has ended,

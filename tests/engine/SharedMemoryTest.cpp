@@ -18,12 +18,14 @@
 #include "Text.h"
 #include "TokenFile.h"
 #include "transfer/SharedPayloads.h"
+#include "wire/Mailbox.h"
 #include "wire/Protocol.h"
 
 #include <algorithm>
 #include <fcntl.h>
 #include <sstream>
 #include <sys/mman.h>
+#include <thread>
 #include <unistd.h>
 
 using namespace catalyst::remote;
@@ -34,13 +36,19 @@ using namespace std::chrono_literals;
 
 namespace {
 
-// Shared slabs Pid has mapped now (memfds are named in /proc/PID/maps).
-size_t sharedSlabsOf(pid_t Pid) {
+// Shared memfds of a kind Pid has mapped now (they are named in
+// /proc/PID/maps): slabs, or the session's mailbox.
+size_t sharedMapsOf(pid_t Pid, const char *Kind = "slab") {
   std::istringstream Maps(readFile("/proc/" + std::to_string(Pid) + "/maps"));
+  std::string Name = std::string("/memfd:catalyst-remote-") + Kind;
   size_t N = 0;
   for (std::string Line; std::getline(Maps, Line);)
-    N += Line.find("/memfd:catalyst-remote-slab") != std::string::npos;
+    N += Line.find(Name) != std::string::npos;
   return N;
+}
+
+size_t sharedSlabsOf(pid_t Pid) {
+  return sharedMapsOf(Pid);
 }
 
 TEST(SharedMemoryTest, SlabsAreMappedForAsLongAsTheSessionOnBothSides) {
@@ -56,9 +64,11 @@ TEST(SharedMemoryTest, SlabsAreMappedForAsLongAsTheSessionOnBothSides) {
   ASSERT_TRUE(Exec.waitForConnections(1, Pids, 5s));
   std::mt19937_64 Rng(2);
   ASSERT_TRUE(concatMatches(*S, byteInputs({1000, 3000}, Rng)));
-  // The input slab and the output area, on each side.
+  // The input slab and the output area, on each side, and the mailbox.
   EXPECT_EQ(sharedSlabsOf(::getpid()), Before + 2);
   EXPECT_EQ(sharedSlabsOf(Pids[0]), 2u);
+  EXPECT_EQ(sharedMapsOf(::getpid(), "mailbox"), 1u);
+  EXPECT_EQ(sharedMapsOf(Pids[0], "mailbox"), 1u);
   // A launch larger than the slab replaces it, and the output area grows:
   // the old ones go on both sides.
   ASSERT_TRUE(concatMatches(*S, byteInputs({3 << 20}, Rng)));
@@ -66,7 +76,57 @@ TEST(SharedMemoryTest, SlabsAreMappedForAsLongAsTheSessionOnBothSides) {
   EXPECT_EQ(sharedSlabsOf(Pids[0]), 2u);
   EXPECT_EQ(messageOf(S->close()), "");
   EXPECT_EQ(sharedSlabsOf(::getpid()), Before);
+  EXPECT_EQ(sharedMapsOf(::getpid(), "mailbox"), 0u);
   EXPECT_TRUE(Exec.waitForConnections(0, Pids, 5s)) << "the connection process ends with it";
+}
+
+// A small launch and its result go through the mailbox: the socket
+// carries at most a doorbell (a header) each way per launch, where each
+// message would take a header and its plan.
+TEST(SharedMemoryTest, SmallLaunchesGoThroughTheMailbox) {
+  ExecutorProcess Exec;
+  ASSERT_TRUE(Exec.start());
+  SessionOptions O;
+  O.Transport = TransportKind::Shm;
+  auto S = openWithConcat(Exec.address(), Strategy::ZeroCopy, O);
+  ASSERT_TRUE(S);
+  std::mt19937_64 Rng(3);
+  auto Ins = byteInputs({8, 100}, Rng);
+  ASSERT_TRUE(concatMatches(*S, Ins)); // the slab and the output area are passed
+  constexpr uint64_t Launches = 200;
+  Traffic Start = S->traffic();
+  for (uint64_t I = 0; I < Launches; ++I)
+    ASSERT_TRUE(concatMatches(*S, Ins)) << "launch " << I;
+  Traffic End = S->traffic();
+  EXPECT_LE(End.Sent - Start.Sent, Launches * wire::SocketTransport::HeaderSize);
+  EXPECT_LE(End.Received - Start.Received, Launches * wire::SocketTransport::HeaderSize);
+  EXPECT_EQ(messageOf(S->close()), "");
+}
+
+// Between launches far apart the executor stops spinning and sleeps on
+// the socket: each launch then rings its doorbell, and is served.
+TEST(SharedMemoryTest, AnExecutorAsleepOnTheSocketIsRungAwake) {
+  ExecutorProcess Exec;
+  ASSERT_TRUE(Exec.start());
+  SessionOptions O;
+  O.Transport = TransportKind::Shm;
+  O.LivenessTimeout = 5s; // a launch nobody woke for fails, rather than hangs
+  auto S = openWithConcat(Exec.address(), Strategy::ZeroCopy, O);
+  ASSERT_TRUE(S);
+  std::mt19937_64 Rng(4);
+  auto Ins = byteInputs({64}, Rng);
+  ASSERT_TRUE(concatMatches(*S, Ins));
+  constexpr uint64_t Launches = 10;
+  Traffic Start = S->traffic();
+  for (uint64_t I = 0; I < Launches; ++I) {
+    std::this_thread::sleep_for(20ms); // two hundred times the spin
+    ASSERT_TRUE(concatMatches(*S, Ins)) << "launch " << I;
+  }
+  uint64_t Sent = S->traffic().Sent - Start.Sent;
+  EXPECT_GE(Sent, wire::SocketTransport::HeaderSize) << "no doorbell rang";
+  EXPECT_LE(Sent, Launches * wire::SocketTransport::HeaderSize) << "no more than doorbells";
+  EXPECT_EQ(Sent % wire::SocketTransport::HeaderSize, 0u);
+  EXPECT_EQ(messageOf(S->close()), "");
 }
 
 // The host reads the TCP connection's setup message out and hangs up, the
@@ -159,6 +219,12 @@ TEST(SharedMemoryTest, TheHostRefusesSlabsItCannotMapSafely) {
        slabPlan(wire::SharedSlabKind(7), Base, Page),
        {sealedMemory(Page)}},
       {"wrap around", slabPlan(Input, UINT64_MAX - 100, Page), {sealedMemory(Page)}},
+      {"a mailbox of 4096 bytes, not 65536",
+       slabPlan(wire::SharedSlabKind::Mailbox, Base, Page),
+       {sealedMemory(Page)}},
+      {"no session takes it here",
+       slabPlan(wire::SharedSlabKind::Mailbox, Base, wire::Mailbox::Bytes),
+       {sealedMemory(wire::Mailbox::Bytes)}},
   };
   for (Case &C : Cases) {
     SCOPED_TRACE(C.Why);
