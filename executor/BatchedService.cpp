@@ -11,6 +11,7 @@
 #include "../engine/wire/MemrefLayout.h"
 #include "../engine/wire/Protocol.h"
 #include "../engine/wire/SpsCheck.h"
+#include "CrashReporter.h"
 
 #include "llvm/ADT/SmallPtrSet.h"
 
@@ -66,6 +67,7 @@ invokeTimed(ExecutorAddr Entry, ExecutorAddr Av, std::vector<uint64_t> Ranks, Ex
     return createStringError(inconvertibleErrorCode(), "null entry address");
   std::vector<char> Rv(RvBytes, 0);
   using namespace std::chrono;
+  quietBeforeKernel();
   auto Start = steady_clock::now();
   Entry.toPtr<void (*)(void *, void *)>()(Rv.data(), Av.toPtr<void *>());
   uint64_t Ns = duration_cast<nanoseconds>(steady_clock::now() - Start).count();

@@ -4,6 +4,7 @@
 
 #include "../engine/wire/SocketTransport.h"
 
+#include <chrono>
 #include <csignal>
 #include <cstring>
 #include <ctime>
@@ -65,6 +66,13 @@ void prepareThreadForCrashes() {
   SS.ss_sp = Stack;
   SS.ss_size = Size;
   ::sigaltstack(&SS, nullptr);
+}
+
+void quietBeforeKernel() {
+  // A send takes microseconds; one stuck for long is a peer that reads
+  // nothing, and the kernel runs regardless.
+  if (Armed)
+    Armed->waitUntilQuiet(std::chrono::milliseconds(100));
 }
 
 void armCrashReporter(wire::SocketTransport &Transport) {

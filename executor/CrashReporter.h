@@ -19,6 +19,13 @@ namespace catalyst::remote::executor {
 // Arms handlers for fatal signals in this (connection) process.
 void armCrashReporter(wire::SocketTransport &Transport);
 
+// Called right before a kernel runs: waits (briefly, bounded) until no
+// reply is part way through being sent and counted on another thread, so
+// that if the kernel ends the process (a signal, exit, _exit) the stream
+// ends between messages, and the host hears why from this process or from
+// its listener.
+void quietBeforeKernel();
+
 // Gives the calling thread a stack for the handlers, so that a kernel that
 // overflows its own stack is still reported. Call on every thread that may
 // run kernels.

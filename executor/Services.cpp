@@ -14,6 +14,7 @@
 #include "../engine/wire/SpsCheck.h"
 #include "Assets.h"
 #include "BatchedService.h"
+#include "CrashReporter.h"
 #include "Heartbeat.h"
 #include "SharedSlabs.h"
 #include "Slabs.h"
@@ -47,6 +48,7 @@ void invokeEntry(ExecutorAddr Entry, std::vector<ExecutorAddr> RvAv) {
     errs() << "catalyst-remote-executor: invoke needs an entry and {rv, av}; ignored\n";
     return;
   }
+  quietBeforeKernel();
   Entry.toPtr<void (*)(void *, void *)>()(RvAv[0].toPtr<void *>(), RvAv[1].toPtr<void *>());
 }
 

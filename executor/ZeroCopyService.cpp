@@ -4,6 +4,7 @@
 
 #include "../engine/wire/MemrefLayout.h"
 #include "../engine/wire/ReadableMemory.h"
+#include "CrashReporter.h"
 #include "Heartbeat.h"
 #include "SharedSlabs.h"
 #include "Slabs.h"
@@ -262,6 +263,7 @@ uint64_t ZeroCopyService::collectOutputs(ArrayRef<Returned> Outs) {
 void ZeroCopyService::run(uint64_t SeqNo) {
   Heartbeat::Busy Working;
   buildArguments();
+  quietBeforeKernel();
   auto Start = Clock::now();
   Current.Entry.toPtr<void (*)(void *, void *)>()(Work.Rv.data(), Work.Args.data());
   auto Ran = Clock::now();

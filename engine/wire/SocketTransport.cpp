@@ -772,6 +772,12 @@ void SocketTransport::endSend(uint64_t Written) {
   Mark.Busy.store(false, std::memory_order_release);
 }
 
+void SocketTransport::waitUntilQuiet(std::chrono::milliseconds Limit) const {
+  auto Until = std::chrono::steady_clock::now() + Limit;
+  while (Mark.Busy.load(std::memory_order_acquire) && std::chrono::steady_clock::now() < Until)
+    ::sched_yield();
+}
+
 // A send that is never ended, nor ever complete.
 bool SocketTransport::claimStream() {
   bool Free = false;

@@ -211,6 +211,11 @@ public:
 
   int fd() const { return Fd; }
   bool disconnected() const { return Disconnected.load(); }
+  // Waits, up to Limit, until no message is being written. Code that may end
+  // the process (a kernel) waits first: another thread's send that has just
+  // gone out may not be counted yet, and a death then looks to whoever reads
+  // the mark (SendMark.h) like one in the middle of a message.
+  void waitUntilQuiet(std::chrono::milliseconds Limit) const;
   // For a crash handler: takes the stream for good, unless a message is
   // partly written (then false: a frame injected now would land in its
   // middle). Lock-free, so async-signal-safe; every send after it fails.
