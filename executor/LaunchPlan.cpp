@@ -14,6 +14,10 @@ namespace catalyst::remote::executor {
 
 using namespace wire;
 
+Error badLaunchRequest(const Twine &What) {
+  return createStringError(inconvertibleErrorCode(), "bad launch request: " + What);
+}
+
 namespace {
 
 // Bounds a plan may not exceed, whatever it announces.
@@ -34,20 +38,48 @@ Error checkInput(size_t I, const ZeroCopyInput &In, SlabCheck InSlabs) {
   return Error::success();
 }
 
-} // namespace
-
-Error badLaunchRequest(const Twine &What) {
-  return createStringError(inconvertibleErrorCode(), "bad launch request: " + What);
+bool decodeAs(uint32_t Version, ArrayRef<char> Plan, LaunchPlan &Out) {
+  sps::SPSInputBuffer IB(Plan.data(), Plan.size());
+  if (Version < SourceOrderVersion)
+    return spsWellFormed<SPSZeroCopyPlan>(Plan.data(), Plan.size()) &&
+           SPSZeroCopyPlan::deserialize(IB, Out.Entry, Out.Inputs, Out.Outputs);
+  return spsWellFormed<SPSZeroCopyPlanV3>(Plan.data(), Plan.size()) &&
+         SPSZeroCopyPlanV3::deserialize(IB, Out.Entry, Out.Inputs, Out.Outputs, Out.Reordered);
 }
 
-Error decodeLaunchPlan(ArrayRef<char> Plan, uint64_t PayloadBytes, SlabCheck InSlabs,
-                       LaunchPlan &Out, InputSource From) {
+// Each once, in order, of a payload that carries them, their layouts a
+// permutation of the byte count they announced.
+Error checkReordered(LaunchPlan &Out, InputSource From) {
+  if (!Out.Reordered.empty() && From == InputSource::InPlace)
+    return badLaunchRequest("a launch in shared memory has inputs in source order");
+  uint64_t Next = 0;
+  for (auto &[Index, Strides] : Out.Reordered) {
+    if (Index < Next || Index >= Out.Inputs.size())
+      return badLaunchRequest("input " + Twine(Index) +
+                              " in source order is out of order or range");
+    Next = Index + 1;
+    auto &[ElemSize, Sizes, Dest, Bytes] = Out.Inputs[Index];
+    auto Order = SourceOrder::of(Sizes, Strides, ElemSize, {"input", size_t(Index)});
+    if (!Order)
+      return badLaunchRequest(toString(Order.takeError()));
+    if (Order->bytes() != Bytes)
+      return badLaunchRequest("input " + Twine(Index) + " in source order has " +
+                              Twine(Order->bytes()) + " bytes, its shape " + Twine(Bytes));
+    Out.Orders.push_back(*Order);
+  }
+  return Error::success();
+}
+
+} // namespace
+
+Error decodeLaunchPlan(uint32_t Version, ArrayRef<char> Plan, uint64_t PayloadBytes,
+                       SlabCheck InSlabs, LaunchPlan &Out, InputSource From) {
   // SPS appends to the sequences it decodes into.
   Out.Inputs.clear();
   Out.Outputs.clear();
-  sps::SPSInputBuffer IB(Plan.data(), Plan.size());
-  if (!spsWellFormed<SPSZeroCopyPlan>(Plan.data(), Plan.size()) ||
-      !SPSZeroCopyPlan::deserialize(IB, Out.Entry, Out.Inputs, Out.Outputs))
+  Out.Reordered.clear();
+  Out.Orders.clear();
+  if (!decodeAs(Version, Plan, Out))
     return badLaunchRequest("malformed plan");
   if (!Out.Entry || Out.Inputs.size() > MaxMemrefs || Out.Outputs.size() > MaxMemrefs)
     return badLaunchRequest("no entry, or too many memrefs");
@@ -68,7 +100,7 @@ Error decodeLaunchPlan(ArrayRef<char> Plan, uint64_t PayloadBytes, SlabCheck InS
     if (Rank > MaxRank || ElemSize == 0)
       return badLaunchRequest("an output has rank " + Twine(Rank) + ", element size " +
                               Twine(ElemSize));
-  return Error::success();
+  return checkReordered(Out, From);
 }
 
 } // namespace catalyst::remote::executor

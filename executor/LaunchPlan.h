@@ -11,6 +11,7 @@
 #define CATALYST_REMOTE_EXECUTOR_LAUNCHPLAN_H
 
 #include "../engine/wire/Protocol.h"
+#include "../engine/wire/SourceOrder.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/Error.h"
@@ -21,6 +22,9 @@ struct LaunchPlan {
   llvm::orc::ExecutorAddr Entry;
   std::vector<wire::ZeroCopyInput> Inputs;
   std::vector<wire::LaunchOutputSpec> Outputs;
+  // Inputs whose payload is in source order, by increasing index, checked.
+  std::vector<wire::SourceOrdered> Reordered;
+  std::vector<wire::SourceOrder> Orders; // Reordered's layouts
 };
 
 // Whether Bytes at P lie inside this session's slabs.
@@ -31,12 +35,13 @@ using SlabCheck = llvm::function_ref<bool(const char *P, uint64_t Bytes)>;
 // (a SharedLaunch, which has no payload).
 enum class InputSource { Payload, InPlace };
 
-// Decodes Plan into Out (replacing what it held) and checks it against the
-// PayloadBytes that follow it: input shapes consistent with their byte
-// counts, destinations inside the slabs (InSlabs), output ranks and element
-// sizes.
-llvm::Error decodeLaunchPlan(llvm::ArrayRef<char> Plan, uint64_t PayloadBytes, SlabCheck InSlabs,
-                             LaunchPlan &Out, InputSource From = InputSource::Payload);
+// Decodes Plan, in the encoding of zero-copy Version, into Out (replacing
+// what it held) and checks it against the PayloadBytes that follow it:
+// input shapes consistent with their byte counts, destinations inside the
+// slabs (InSlabs), output ranks and element sizes, source orders.
+llvm::Error decodeLaunchPlan(uint32_t Version, llvm::ArrayRef<char> Plan, uint64_t PayloadBytes,
+                             SlabCheck InSlabs, LaunchPlan &Out,
+                             InputSource From = InputSource::Payload);
 
 llvm::Error badLaunchRequest(const llvm::Twine &What);
 

@@ -143,7 +143,7 @@ Error ZeroCopyService::notEnabled() const {
 Error ZeroCopyService::decode(ArrayRef<char> Plan, uint64_t PayloadBytes, InputSource From) {
   auto InSlabs = Slabs::get().hold();
   return decodeLaunchPlan(
-      Plan, PayloadBytes,
+      Speaking, Plan, PayloadBytes,
       [&](const char *P, uint64_t Bytes) {
         return From == InputSource::InPlace ? InSlabs.containsShared(P, Bytes)
                                             : InSlabs.contains(P, Bytes);
@@ -164,11 +164,29 @@ Expected<std::vector<iovec>> ZeroCopyService::place(PayloadOpcode OpC, uint64_t 
     return Err;
   Current.InPlace = From == InputSource::InPlace;
   std::vector<iovec> Dst;
-  for (auto &[ElemSize, Sizes, Dest, Bytes] : Current.Inputs)
-    if (Bytes && !Current.InPlace)
-      Dst.push_back({Dest.toPtr<void *>(), size_t(Bytes)});
+  Work.PieceOrder.clear();
+  size_t NextOrder = 0;
+  for (size_t I = 0; I < Current.Inputs.size(); ++I) {
+    auto &[ElemSize, Sizes, Dest, Bytes] = Current.Inputs[I];
+    if (!Bytes || Current.InPlace)
+      continue;
+    bool Reordered =
+        NextOrder < Current.Reordered.size() && std::get<0>(Current.Reordered[NextOrder]) == I;
+    // A null base: the transport reads the piece through sinkFor().
+    Dst.push_back({Reordered ? nullptr : Dest.toPtr<void *>(), size_t(Bytes)});
+    Work.PieceOrder.push_back(Reordered ? int(NextOrder++) : -1);
+  }
   Current.Arrived = Clock::now();
   return Dst;
+}
+
+PayloadSink *ZeroCopyService::sinkFor(size_t Piece) {
+  if (Piece >= Work.PieceOrder.size() || Work.PieceOrder[Piece] < 0)
+    return nullptr;
+  size_t Order = size_t(Work.PieceOrder[Piece]);
+  size_t Input = std::get<0>(Current.Reordered[Order]);
+  Work.Reordered.start(Current.Orders[Order], std::get<2>(Current.Inputs[Input]).toPtr<char *>());
+  return &Work.Reordered;
 }
 
 void ZeroCopyService::finish(PayloadOpcode, uint64_t SeqNo, shared::WrapperFunctionBuffer,
@@ -274,6 +292,8 @@ void ZeroCopyService::run(uint64_t SeqNo) {
     return replyError(SeqNo, Outs.takeError());
   }
   uint64_t Packed = collectOutputs(*Outs);
+  for (const SourceOrder &O : Current.Orders)
+    Packed += O.bytes(); // transposed as they landed
   Error Err = Current.InPlace ? SharedSlabs::get().placeOutputs(Work.Parts, Work.Shared, Packed)
                               : Error::success();
   Timings T{clockNs(Current.Arrived), nsBetween(Current.Arrived, Start), nsBetween(Start, Ran),

@@ -19,6 +19,7 @@
 #include "../engine/wire/Protocol.h"
 #include "../engine/wire/SocketTransport.h"
 #include "LaunchPlan.h"
+#include "ReorderedInput.h"
 
 #include <atomic>
 #include <chrono>
@@ -45,6 +46,7 @@ public:
   llvm::Expected<std::vector<iovec>> place(wire::PayloadOpcode OpC, uint64_t SeqNo,
                                            llvm::ArrayRef<char> Plan,
                                            uint64_t PayloadBytes) override;
+  wire::PayloadSink *sinkFor(size_t Piece) override;
   void finish(wire::PayloadOpcode OpC, uint64_t SeqNo,
               llvm::orc::shared::WrapperFunctionBuffer Plan, llvm::Error Err) override;
   void disconnected() override {}
@@ -64,6 +66,8 @@ private:
     std::vector<wire::MemrefPacker> Packers;
     std::vector<wire::PayloadPart> Parts;
     std::vector<llvm::orc::ExecutorAddr> Shared; // where each output is, InPlace
+    std::vector<int> PieceOrder; // per payload piece, its Current.Orders index or -1
+    ReorderedInput Reordered;
   };
 
   ZeroCopyService() = default;

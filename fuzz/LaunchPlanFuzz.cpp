@@ -1,14 +1,19 @@
 //===- LaunchPlanFuzz.cpp - The executor's zero-copy plan decoder ---------===//
 //
 // Input: the payload's announced size, then the plan bytes, as a host would
-// send them. A plan the decoder accepts must place exactly the payload, every
-// destination inside the (pretend) slab; anything else must be refused
-// without a crash (the SPS walk stops huge counts before the decoder).
+// send them, decoded as every version. A plan the decoder accepts must place
+// exactly the payload, every destination inside the (pretend) slab, and each
+// input in source order must unpack, chunk by chunk, within its own bytes;
+// anything else must be refused without a crash (the SPS walk stops huge
+// counts before the decoder).
 //
 //===----------------------------------------------------------------------===//
 
 #include "FuzzInput.h"
 #include "executor/LaunchPlan.h"
+
+#include <algorithm>
+#include <vector>
 
 using namespace catalyst::remote;
 using namespace catalyst::remote::fuzz;
@@ -22,16 +27,22 @@ bool inSlab(const char *P, uint64_t Bytes) {
   return At >= SlabBase && Bytes <= SlabBytes && At - SlabBase <= SlabBytes - Bytes;
 }
 
-} // namespace
+// Unpacks an input's rows as the executor would, into buffers exactly as
+// large as its chunk and its bytes (the sanitizers watch their ends).
+void unpackAll(const wire::SourceOrder &O, uint64_t Bytes) {
+  uint64_t ChunkBytes = uint64_t(O.chunkRows()) * O.rowBytes();
+  if (O.bytes() != Bytes || ChunkBytes > wire::SourceOrder::MaxRowBytes)
+    __builtin_trap();
+  std::vector<char> Src(ChunkBytes), Dst(Bytes);
+  for (int64_t Row = 0; Row < O.rows(); Row += O.chunkRows())
+    O.unpack(Row, std::min(O.chunkRows(), O.rows() - Row), Src.data(), Dst.data());
+}
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
-  FuzzInput In(Data, Size);
-  uint64_t PayloadBytes = In.take<uint64_t>();
-  llvm::ArrayRef<char> Plan = In.rest();
+void checkDecoded(uint32_t Version, llvm::ArrayRef<char> Plan, uint64_t PayloadBytes) {
   executor::LaunchPlan Out;
-  if (auto Err = executor::decodeLaunchPlan(Plan, PayloadBytes, inSlab, Out)) {
+  if (auto Err = executor::decodeLaunchPlan(Version, Plan, PayloadBytes, inSlab, Out)) {
     llvm::consumeError(std::move(Err)); // refusing is a fine answer
-    return 0;
+    return;
   }
   uint64_t Total = 0;
   for (auto &[ElemSize, Sizes, Dest, Bytes] : Out.Inputs) {
@@ -44,5 +55,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
   for (auto &[Rank, ElemSize] : Out.Outputs)
     if (Rank > wire::MaxRank || ElemSize == 0)
       __builtin_trap();
+  if (Out.Orders.size() != Out.Reordered.size())
+    __builtin_trap();
+  for (size_t I = 0; I < Out.Orders.size(); ++I)
+    unpackAll(Out.Orders[I], std::get<3>(Out.Inputs[std::get<0>(Out.Reordered[I])]));
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
+  FuzzInput In(Data, Size);
+  uint64_t PayloadBytes = In.take<uint64_t>();
+  llvm::ArrayRef<char> Plan = In.rest();
+  for (uint32_t V = wire::ZeroCopyOldestVersion; V <= wire::ZeroCopyVersion; ++V)
+    checkDecoded(V, Plan, PayloadBytes);
   return 0;
 }

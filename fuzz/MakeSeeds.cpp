@@ -131,7 +131,15 @@ std::vector<std::pair<std::string, Bytes>> seeds() {
                                        std::vector<Input>{{8, {2}, ExecutorAddr(0x10000), 16},
                                                           {1, {2, 4}, ExecutorAddr(0x10040), 8}},
                                        std::vector<Output>{{0, 8}, {2, 4}}));
+  // A transposed [4][8] f64 view of a dense [8][4] array, in source order.
+  Bytes Transposed;
+  put(Transposed, uint64_t(256));
+  append(Transposed,
+         encode<wire::SPSZeroCopyPlanV3>(
+             ExecutorAddr(0x1234), std::vector<Input>{{8, {4, 8}, ExecutorAddr(0x10000), 256}},
+             std::vector<Output>{{2, 8}}, std::vector<wire::SourceOrdered>{{0, {1, 4}}}));
   S.push_back({"launch-plan/one-input", One});
+  S.push_back({"launch-plan/source-order", Transposed});
   S.push_back({"launch-plan/two-inputs", TwoIn});
   // Zero-copy results: outputs, payload size (32 bits), then the plan, in
   // the current encoding; "v1-" seeds in version 1's, which has no start

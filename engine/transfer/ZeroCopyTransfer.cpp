@@ -3,6 +3,7 @@
 #include "ZeroCopyTransfer.h"
 
 #include "../wire/Protocol.h"
+#include "../wire/SourceOrder.h"
 #include "../wire/SpsCheck.h"
 #include "CheckedCall.h"
 #include "PhaseClock.h"
@@ -149,10 +150,36 @@ Error ZeroCopyTransfer::encodePlan(ExecutorAddr Entry, ArrayRef<InputPlan> Input
   S.Outputs.clear();
   for (size_t I = 0; I < Outputs.size(); ++I)
     S.Outputs.emplace_back(Outputs[I].Rank, Outputs[I].ElemSize);
-  S.Plan.resize(SPSZeroCopyPlan::size(Entry, S.Inputs, S.Outputs));
+  chooseSourceOrders(Inputs);
+  if (Version < SourceOrderVersion) {
+    S.Plan.resize(SPSZeroCopyPlan::size(Entry, S.Inputs, S.Outputs));
+    sps::SPSOutputBuffer OB(S.Plan.data(), S.Plan.size());
+    SPSZeroCopyPlan::serialize(OB, Entry, S.Inputs, S.Outputs);
+    return Error::success();
+  }
+  S.Plan.resize(SPSZeroCopyPlanV3::size(Entry, S.Inputs, S.Outputs, S.Reordered));
   sps::SPSOutputBuffer OB(S.Plan.data(), S.Plan.size());
-  SPSZeroCopyPlan::serialize(OB, Entry, S.Inputs, S.Outputs);
+  SPSZeroCopyPlanV3::serialize(OB, Entry, S.Inputs, S.Outputs, S.Reordered);
   return Error::success();
+}
+
+// Over TCP the host's processor is busy sending, the executor's waiting on
+// the socket: a transpose costs less there, done as the bytes land. In
+// shared memory the host writes the slab itself, packing as it goes.
+void ZeroCopyTransfer::chooseSourceOrders(ArrayRef<InputPlan> Inputs) {
+  Scratch &S = Work;
+  S.Reordered.clear();
+  if (Version < SourceOrderVersion || Shared)
+    return;
+  for (size_t I = 0; I < Inputs.size(); ++I) {
+    const InputPlan &In = Inputs[I];
+    if (!SourceOrder::worthSending(In.Desc, In.ElemSize, In.Layout))
+      continue;
+    Shape Strides(In.Desc.rank());
+    for (size_t K = 0; K < Strides.size(); ++K)
+      Strides[K] = In.Desc.stride(K);
+    S.Reordered.emplace_back(I, std::move(Strides));
+  }
 }
 
 // The payload: dense inputs straight from the caller's memory, strided ones
@@ -162,11 +189,16 @@ void ZeroCopyTransfer::collectPayload(ArrayRef<InputPlan> Inputs, LaunchStats &S
   S.Parts.clear();
   S.Packers.clear();
   S.Packers.reserve(Inputs.size());
-  for (const InputPlan &In : Inputs) {
-    if (In.Layout.Dense) {
-      S.Parts.push_back(
-          {static_cast<const char *>(In.Desc.aligned()) + In.Desc.offset() * int64_t(In.ElemSize),
-           In.Layout.Bytes, nullptr});
+  size_t NextOrder = 0;
+  for (size_t I = 0; I < Inputs.size(); ++I) {
+    const InputPlan &In = Inputs[I];
+    bool Reordered =
+        NextOrder < S.Reordered.size() && std::get<0>(S.Reordered[NextOrder]) == I && ++NextOrder;
+    if (In.Layout.Dense || Reordered) {
+      // A dense input, or a transposed one's array: its span, as it is.
+      S.Parts.push_back({static_cast<const char *>(In.Desc.aligned()) +
+                             In.Layout.FirstElement * int64_t(In.ElemSize),
+                         In.Layout.Bytes, nullptr});
       continue;
     }
     S.Packers.emplace_back(In.Desc, In.ElemSize, In.Layout);

@@ -2,7 +2,9 @@
 //
 // One message carries the plan (shapes, destinations in the executor's slab)
 // and, out of line, every input's values, sent by scatter-gather straight
-// from the caller's buffers (strided ones packed in bounded chunks). The
+// from the caller's buffers (strided ones packed in bounded chunks, but
+// transposes of a dense array sent as that array, for the executor to
+// transpose as it lands: wire/SourceOrder.h). The
 // reply's output values are read straight from the socket into fresh host
 // buffers, usually by the launching thread itself. Nothing is staged at
 // full size on either side. Over the executor's local socket the payloads
@@ -69,6 +71,7 @@ private:
     std::vector<llvm::orc::ExecutorAddr> Places;
     std::vector<wire::ZeroCopyInput> Inputs;
     std::vector<wire::LaunchOutputSpec> Outputs;
+    std::vector<wire::SourceOrdered> Reordered; // inputs sent in source order
     std::vector<char> Plan;
     std::vector<wire::MemrefPacker> Packers;
     std::vector<wire::PayloadPart> Parts;
@@ -80,6 +83,7 @@ private:
       : T(T), Version(Version), Shared(std::move(Shared)), Pool(std::move(B), Initial, Cap) {}
   llvm::Error encodePlan(llvm::orc::ExecutorAddr Entry, llvm::ArrayRef<InputPlan> Inputs,
                          const HostOutputs &Outputs);
+  void chooseSourceOrders(llvm::ArrayRef<InputPlan> Inputs);
   void collectPayload(llvm::ArrayRef<InputPlan> Inputs, LaunchStats &Stats);
   llvm::Error sendAndWait(Waiting &W, LaunchStats &Stats);
   llvm::Error placeOutputs(Waiting &W, wire::PayloadOpcode OpC, llvm::ArrayRef<char> Plan,

@@ -2,6 +2,7 @@
 
 #include "MemrefLayout.h"
 
+#include "BoxCopy.h"
 #include "StridedCopy.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -21,10 +22,6 @@ Error layoutError(MemrefName Name, const Twine &What) {
 
 // Transposed views from this size on are written around the cache.
 constexpr uint64_t StreamBytes = 8 << 20;
-
-uint64_t magnitude(int64_t V) {
-  return V < 0 ? 0 - uint64_t(V) : uint64_t(V);
-}
 
 // Lowest and highest element offsets the descriptor touches.
 Error span(const MemrefDesc &D, MemrefName Name, int64_t &Lo, int64_t &Hi) {
@@ -180,111 +177,6 @@ void MemrefPacker::advanceRun() {
 
 namespace {
 
-// A block of a strided memref and where it goes in a dense destination:
-// per dimension, its size and its strides in bytes on either side. The last
-// dimension is the destination's rows.
-struct Box {
-  size_t Rank = 0;
-  size_t ElemSize = 0;
-  int64_t Size[MaxRank + 1];
-  int64_t Src[MaxRank + 1];
-  int64_t Dst[MaxRank + 1];
-};
-
-// A box copied tile by tile: its innermost dimension (the destination's
-// rows, far apart in the source) against its column, the dimension the
-// source holds closest together, in one of two orders.
-//
-// Destination order: the column two tiles' edges at a time (two tiles side
-// by side read 128 bytes of each source row, the pair of lines the
-// processor fetches together), the other dimensions one by one, so that
-// the writes go forward in as many streams as the tiles have columns. It
-// waits on memory for each source row, but needs only whole lines of the
-// destination (MemrefPacker::wholeLineBytes): the order for part of a view.
-//
-// Source order: the dimensions by decreasing source stride, the rows two
-// tiles' edges at a time and the column innermost. Each step reads 2 * Edge
-// source rows forward, streams the processor prefetches, and writes whole
-// destination lines, which large boxes send around the cache (Stream).
-// About twice as fast on a whole view; cut into parts, it reads short runs
-// and loses that.
-class TileWalk {
-public:
-  TileWalk(const Box &B, size_t Col, bool SourceOrder, bool Stream)
-      : B(B), Inner(B.Rank - 1), Paired(SourceOrder ? Inner : Col), Last(SourceOrder ? Col : Inner),
-        Edge(tileEdge(B.ElemSize)), Shape{B.Src[Inner], B.Src[Col], B.Dst[Col]},
-        Full(fullTileFor(B.ElemSize, Shape.SrcCol, Stream)), Stream(Stream) {
-    for (size_t K = 0; K < B.Rank; ++K)
-      if (K != Last)
-        Order[Levels++] = K;
-    if (SourceOrder)
-      std::sort(Order, Order + Levels, [&](size_t X, size_t Y) {
-        uint64_t MX = magnitude(B.Src[X]), MY = magnitude(B.Src[Y]);
-        return MX != MY ? MX > MY : X < Y;
-      });
-  }
-
-  void run(char *Dst, const char *Src) {
-    walk(0, Dst, Src, 1);
-    if (Stream)
-      fenceStreams();
-  }
-
-private:
-  // Pair: how many of the paired dimension's rows the tiles below take.
-  void walk(size_t L, char *Dst, const char *Src, int64_t Pair) {
-    if (L == Levels)
-      return tiles(Dst, Src, Pair);
-    size_t K = Order[L];
-    int64_t Step = K == Paired ? 2 * Edge : 1;
-    for (int64_t I = 0; I < B.Size[K]; I += Step)
-      walk(L + 1, Dst + I * B.Dst[K], Src + I * B.Src[K],
-           K == Paired ? std::min(Step, B.Size[K] - I) : Pair);
-  }
-
-  void tiles(char *Dst, const char *Src, int64_t Pair) {
-    for (int64_t X = 0; X < B.Size[Last]; X += Edge)
-      for (int64_t Y = 0; Y < Pair; Y += Edge) {
-        int64_t XN = std::min(Edge, B.Size[Last] - X), YN = std::min(Edge, Pair - Y);
-        bool RowsX = Last == Inner;
-        tile(Dst, Src, RowsX ? X : Y, RowsX ? XN : YN, RowsX ? Y : X, RowsX ? YN : XN);
-      }
-  }
-
-  // Rows R.. and columns C.., at most a tile's edge of each.
-  void tile(char *Dst, const char *Src, int64_t R, int64_t Rows, int64_t C, int64_t Width) {
-    char *To = Dst + R * B.Dst[Inner] + C * Shape.DstCol;
-    const char *From = Src + R * Shape.SrcRow + C * Shape.SrcCol;
-    if (Full && Rows == Edge && Width == Edge)
-      Full(To, From, Shape);
-    else
-      copyTile(To, From, Shape, Rows, Width, B.ElemSize);
-  }
-
-  const Box &B;
-  size_t Inner;
-  size_t Paired, Last; // taken two edges at a time; walked innermost
-  int64_t Edge;
-  TileShape Shape;
-  FullTileFn Full; // null for element sizes without one
-  bool Stream;
-  size_t Order[MaxRank + 1]; // the dimensions but Last, outermost first
-  size_t Levels = 0;
-};
-
-// The dimension, other than the innermost, that the source holds closest
-// together, if it is closer than the innermost's (a stride of zero repeats
-// one element: no use); else the innermost, and tiles are single rows.
-size_t columnOf(const Box &B) {
-  size_t Col = B.Rank - 1;
-  for (size_t K = 0; K + 1 < B.Rank; ++K) {
-    uint64_t M = magnitude(B.Src[K]);
-    if (M != 0 && M < magnitude(B.Src[Col]))
-      Col = K;
-  }
-  return Col;
-}
-
 // Whether a box this large goes around the cache: it would not stay there,
 // and would push out what does. Its full tiles must write whole lines.
 bool streams(const char *Dst, const Box &B) {
@@ -336,7 +228,7 @@ size_t MemrefPacker::packBlock(char *Dst, size_t Dim, int64_t Rows) {
   uint64_t Elems = uint64_t(Dense) / ElemSize;
   size_t Col = columnOf(B);
   bool Whole = Col != B.Rank - 1 && Elems == Remaining;
-  TileWalk(B, Col, Whole, Whole && streams(Dst, B)).run(Dst, runStart());
+  copyBox(B, Col, Whole, Whole && streams(Dst, B), Dst, runStart());
   // Past the block: its last row's last run, then one more.
   Index[Dim] += Rows - 1;
   for (size_t K = Dim + 1; K < OuterRank; ++K)

@@ -56,10 +56,13 @@ using SPSCallWrapperSig = sps::SPSExpected<sps::SPSSequence<char>>(sps::SPSExecu
 // executor reserved for the session and checks every destination against.
 inline constexpr const char *ZeroCopyKey = "catalyst_remote_zerocopy";
 // Version 2 ends the result plan with the executor's clock at the launch's
-// start (see SPSZeroCopyResult). The executor speaks every version from the
-// oldest and advertises its newest as ZeroCopyKey's value; the host enables
-// the newest both speak, so hosts and executors of either version meet.
-inline constexpr uint32_t ZeroCopyVersion = 2;
+// start (see SPSZeroCopyResult); version 3 ends the launch plan with the
+// inputs sent in source order (SPSZeroCopyPlanV3). The executor speaks
+// every version from the oldest and advertises its newest as ZeroCopyKey's
+// value; the host enables the newest both speak, so hosts and executors of
+// either version meet.
+inline constexpr uint32_t ZeroCopyVersion = 3;
+inline constexpr uint32_t SourceOrderVersion = 3;
 inline constexpr uint32_t ZeroCopyOldestVersion = 1;
 inline constexpr const char *ZeroCopyEnableName = "catalyst_remote_zerocopy_enable";
 // Liveness: the host asks the executor for a heartbeat frame (see
@@ -82,11 +85,19 @@ using SPSZeroCopyInput =
     sps::SPSTuple<uint64_t, sps::SPSSequence<int64_t>, sps::SPSExecutorAddr, uint64_t>;
 using SPSZeroCopyPlan = sps::SPSArgList<sps::SPSExecutorAddr, sps::SPSSequence<SPSZeroCopyInput>,
                                         sps::SPSSequence<SPSLaunchOutputSpec>>;
+// From version 3: inputs whose payload is their array in source order
+// (wire/SourceOrder.h), which the executor transposes into the destination
+// as it arrives, each once, in increasing order: {input index, strides}.
+using SPSSourceOrdered = sps::SPSTuple<uint64_t, sps::SPSSequence<int64_t>>;
+using SPSZeroCopyPlanV3 =
+    sps::SPSArgList<sps::SPSExecutorAddr, sps::SPSSequence<SPSZeroCopyInput>,
+                    sps::SPSSequence<SPSLaunchOutputSpec>, sps::SPSSequence<SPSSourceOrdered>>;
 // A memref's sizes, held inline up to rank 4, so that decoding a plan of
 // many memrefs allocates nothing for each (a decoded plan is reused).
 using Shape = llvm::SmallVector<int64_t, 4>;
 using ZeroCopyInput = std::tuple<uint64_t, Shape, llvm::orc::ExecutorAddr, uint64_t>;
 using LaunchOutputSpec = std::tuple<uint64_t, uint64_t>;
+using SourceOrdered = std::tuple<uint64_t, Shape>;
 
 // Shared memory (a session over the executor's local socket, see
 // SocketTransport.h): slabs the executor reserves on the host's request

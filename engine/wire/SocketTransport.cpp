@@ -89,6 +89,11 @@ int joinAdjacent(iovec *Iov, int Count) {
 } // namespace
 
 PayloadHandler::~PayloadHandler() = default;
+PayloadSink::~PayloadSink() = default;
+
+PayloadSink *PayloadHandler::sinkFor(size_t) {
+  return nullptr;
+}
 
 // Puts Descriptors (SCM_RIGHTS) in Msg, using Control for them.
 static void attachDescriptors(msghdr &Msg, char *Control, ArrayRef<int> Descriptors) {
@@ -892,6 +897,49 @@ Error SocketTransport::readInto(MutableArrayRef<iovec> Dst) {
   return Error::success();
 }
 
+// Reads a payload into its places, after what Iov holds: memory as it is,
+// a sink's pieces chunk by chunk. A sink that refuses its bytes leaves its
+// error in Refused, and the rest of its pieces are drained.
+Error SocketTransport::readPlaced(SmallVectorImpl<iovec> &Iov, ArrayRef<iovec> Dst,
+                                  PayloadHandler &Handler, Error &Refused) {
+  for (size_t I = 0; I < Dst.size(); ++I) {
+    if (Dst[I].iov_base || Dst[I].iov_len == 0) {
+      Iov.push_back(Dst[I]);
+      continue;
+    }
+    if (auto Err = readInto(Iov))
+      return Err;
+    Iov.clear();
+    if (auto Err = readThrough(Handler.sinkFor(I), Dst[I].iov_len, Refused))
+      return Err;
+  }
+  return readInto(Iov);
+}
+
+Error SocketTransport::readThrough(PayloadSink *Sink, uint64_t Bytes, Error &Refused) {
+  if (!Sink && !Refused)
+    Refused = createStringError(inconvertibleErrorCode(), "a payload piece has nowhere to go");
+  while (Bytes > 0) {
+    if (Refused)
+      return drain(Bytes);
+    MutableArrayRef<char> Buf = Sink->buffer();
+    if (Buf.empty()) {
+      Refused = createStringError(inconvertibleErrorCode(),
+                                  "a payload piece's sink has no room for its next %llu bytes",
+                                  (unsigned long long)Bytes);
+      continue;
+    }
+    size_t N = size_t(std::min<uint64_t>(Bytes, Buf.size()));
+    iovec One{Buf.data(), N}; // advanced by readInto as it fills
+    if (auto Err = readInto({&One, 1}))
+      return Err;
+    Bytes -= N;
+    if (auto Err = Sink->take(N))
+      Refused = std::move(Err);
+  }
+  return Error::success();
+}
+
 // Consumes a payload nobody will take, so the stream stays framed.
 Error SocketTransport::drain(uint64_t Bytes) {
   char Sink[64 * 1024];
@@ -951,11 +999,14 @@ Error SocketTransport::readPayloadMessage(Head &H, uint64_t MsgSize) {
   SmallVector<iovec, 8> Iov;
   if (*Prefix)
     Iov.push_back({H.Bytes, *Prefix});
-  if (!Placed)
-    Iov.insert(Iov.end(), Dst->begin(), Dst->end());
-  Error Read = readInto(Iov);
-  if (!Read && Placed)
-    Read = drain(PayloadBytes);
+  auto ReadAll = [&]() -> Error {
+    if (!Placed)
+      return readPlaced(Iov, *Dst, *Handler, Placed);
+    if (auto Err = readInto(Iov))
+      return Err;
+    return drain(PayloadBytes);
+  };
+  Error Read = ReadAll();
   if (Read)
     return joinErrors(std::move(Placed), std::move(Read));
   ++FramesIn;

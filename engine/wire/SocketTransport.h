@@ -120,13 +120,29 @@ inline bool isLaunchOpcode(PayloadOpcode OpC) {
 }
 
 // Receives out-of-line payload messages; runs on the transport's reader.
+// Takes a piece of an incoming payload chunk by chunk as it arrives,
+// rather than having it land whole in one place.
+class PayloadSink {
+public:
+  virtual ~PayloadSink();
+  // Where the next chunk lands; the transport fills as much of it as the
+  // piece has left.
+  virtual llvm::MutableArrayRef<char> buffer() = 0;
+  // The buffer's first Bytes hold the piece's next. An error makes the
+  // transport drain the rest of the payload and pass it to finish().
+  virtual llvm::Error take(size_t Bytes) = 0;
+};
+
 class PayloadHandler {
 public:
   virtual ~PayloadHandler();
-  // Where the PayloadBytes that follow Plan go, exactly. An error here makes
-  // the transport drain the payload and pass the error to finish().
+  // Where the PayloadBytes that follow Plan go, exactly: memory, or for a
+  // piece with a null base, the sink sinkFor() gives for its index. An
+  // error here makes the transport drain the payload and pass the error to
+  // finish().
   virtual llvm::Expected<std::vector<iovec>>
   place(PayloadOpcode OpC, uint64_t SeqNo, llvm::ArrayRef<char> Plan, uint64_t PayloadBytes) = 0;
+  virtual PayloadSink *sinkFor(size_t Piece);
   // The payload has landed, or was drained after Err.
   virtual void finish(PayloadOpcode OpC, uint64_t SeqNo,
                       llvm::orc::shared::WrapperFunctionBuffer Plan, llvm::Error Err) = 0;
@@ -293,6 +309,9 @@ private:
                                   llvm::orc::shared::WrapperFunctionBuffer &Plan);
   llvm::Error readPayloadMessage(Head &H, uint64_t MsgSize);
   llvm::Error readInto(llvm::MutableArrayRef<iovec> Dst);
+  llvm::Error readPlaced(llvm::SmallVectorImpl<iovec> &Iov, llvm::ArrayRef<iovec> Dst,
+                         PayloadHandler &Handler, llvm::Error &Refused);
+  llvm::Error readThrough(PayloadSink *Sink, uint64_t Bytes, llvm::Error &Refused);
   llvm::Error drain(uint64_t Bytes);
   int sendParts(llvm::SmallVectorImpl<iovec> &Iov, llvm::ArrayRef<PayloadPart> Parts,
                 uint64_t &Written);

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Memref.h"
 #include "wire/MemrefLayout.h"
 
 #include <algorithm>
@@ -18,6 +19,7 @@
 #include <random>
 
 using namespace catalyst::remote;
+using catalyst::remote::test::numbered;
 
 namespace {
 
@@ -25,16 +27,6 @@ struct View {
   std::vector<int64_t> Sizes, Strides;
   int64_t Offset = 0;
 };
-
-// Element I of the source holds the bytes of I, so that a misplaced element
-// cannot pass for another.
-std::vector<char> numbered(size_t Elems, size_t ElemSize) {
-  std::vector<char> B(Elems * ElemSize);
-  for (size_t I = 0; I < Elems; ++I)
-    for (size_t K = 0; K < ElemSize; ++K)
-      B[I * ElemSize + K] = char((I >> (8 * (K % 8))) + K);
-  return B;
-}
 
 std::vector<char> byIndexWalk(const View &V, const char *Src, size_t ElemSize) {
   size_t Rank = V.Sizes.size();

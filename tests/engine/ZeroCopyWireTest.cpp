@@ -66,10 +66,12 @@ public:
   Expected<ExecutorAddr> reserveSlab(uint64_t Bytes, bool Shared = false);
   Error releaseSlab(ExecutorAddr Base);
   // Sends one launch and waits for its result.
-  // OpC SharedLaunch says the inputs are in place already.
+  // OpC SharedLaunch says the inputs are in place already; Reordered, the
+  // inputs whose payload is in source order (from version 3).
   Expected<Reply> launch(ExecutorAddr Entry, const std::vector<wire::ZeroCopyInput> &Inputs,
                          const std::vector<wire::LaunchOutputSpec> &Outputs, ArrayRef<char> Payload,
-                         wire::PayloadOpcode OpC = wire::PayloadOpcode::Launch);
+                         wire::PayloadOpcode OpC = wire::PayloadOpcode::Launch,
+                         const std::vector<wire::SourceOrdered> &Reordered = {});
 
   // Called on the transport's reader thread.
   Expected<std::vector<iovec>> place(wire::PayloadOpcode OpC, uint64_t SeqNo, ArrayRef<char> Plan,
@@ -173,10 +175,20 @@ Error RawClient::releaseSlab(ExecutorAddr Base) {
 Expected<Reply> RawClient::launch(ExecutorAddr Entry,
                                   const std::vector<wire::ZeroCopyInput> &Inputs,
                                   const std::vector<wire::LaunchOutputSpec> &Outputs,
-                                  ArrayRef<char> Payload, wire::PayloadOpcode OpC) {
-  std::vector<char> Plan(wire::SPSZeroCopyPlan::size(Entry, Inputs, Outputs));
-  wire::sps::SPSOutputBuffer OB(Plan.data(), Plan.size());
-  if (!wire::SPSZeroCopyPlan::serialize(OB, Entry, Inputs, Outputs))
+                                  ArrayRef<char> Payload, wire::PayloadOpcode OpC,
+                                  const std::vector<wire::SourceOrdered> &Reordered) {
+  std::vector<char> Plan;
+  bool Encoded;
+  if (Speaks < wire::SourceOrderVersion) {
+    Plan.resize(wire::SPSZeroCopyPlan::size(Entry, Inputs, Outputs));
+    wire::sps::SPSOutputBuffer OB(Plan.data(), Plan.size());
+    Encoded = wire::SPSZeroCopyPlan::serialize(OB, Entry, Inputs, Outputs);
+  } else {
+    Plan.resize(wire::SPSZeroCopyPlanV3::size(Entry, Inputs, Outputs, Reordered));
+    wire::sps::SPSOutputBuffer OB(Plan.data(), Plan.size());
+    Encoded = wire::SPSZeroCopyPlanV3::serialize(OB, Entry, Inputs, Outputs, Reordered);
+  }
+  if (!Encoded)
     return failure("cannot encode the plan");
   uint64_t SeqNo;
   {
@@ -283,15 +295,20 @@ protected:
   ExecutorAddr Entry, Slab;
 };
 
-// The values map_r1_e4 computes from Values, run here.
-std::vector<char> expectedMap() {
-  auto In = makeDenseInput<int32_t>({int64_t(Values.size())}, Values);
-  Desc Out(1, 4);
+// The values map's entry of rank Rank computes from int32 Input of Sizes,
+// run here.
+std::vector<char> mappedHere(const std::vector<int64_t> &Sizes, const std::vector<int32_t> &Input) {
+  auto In = makeDenseInput<int32_t>(Sizes, Input);
+  Desc Out(Sizes.size(), 4);
   void *Av[] = {In->D.data()};
-  hostEntry("map", "map_r1_e4")(Out.data(), Av);
+  hostEntry("map", "map_r" + std::to_string(Sizes.size()) + "_e4")(Out.data(), Av);
   auto Bytes = Out.values();
   std::free(Out.allocated());
   return std::vector<char>(Bytes.begin(), Bytes.end());
+}
+
+std::vector<char> expectedMap() {
+  return mappedHere({int64_t(Values.size())}, Values);
 }
 
 ::testing::AssertionResult ranCorrectly(Expected<Reply> R) {
@@ -344,6 +361,72 @@ TEST_F(ZeroCopyWireTest, DestinationsOutsideTheSlabsAreRefusedAndTheSessionGoesO
   }
 }
 
+// A [4][8] view of a dense [8][4] array (strides {1, 4}), sent in the
+// array's order for the executor to transpose as it lands.
+class SourceOrderWireTest : public ZeroCopyWireTest {
+protected:
+  void SetUp() override {
+    ZeroCopyWireTest::SetUp();
+    auto E = Client->link("map", "map_r2_e4");
+    ASSERT_TRUE(bool(E)) << toString(E.takeError());
+    Entry2 = *E;
+    for (int32_t I = 0; I < 32; ++I)
+      Array.push_back(I * 7919 - 50000);
+  }
+
+  Expected<Reply> mapTransposed(wire::Shape Strides, uint64_t Index = 0) {
+    std::vector<wire::ZeroCopyInput> Ins = {{4, {4, 8}, Slab, 128}};
+    return Client->launch(Entry2, Ins, {{2, 4}},
+                          {reinterpret_cast<const char *>(Array.data()), 128},
+                          wire::PayloadOpcode::Launch, {{Index, Strides}});
+  }
+
+  // map_r2_e4 run here on the transpose, made dense.
+  std::vector<char> expected() const {
+    std::vector<int32_t> Dense;
+    for (int64_t R = 0; R < 4; ++R)
+      for (int64_t C = 0; C < 8; ++C)
+        Dense.push_back(Array[C * 4 + R]);
+    return mappedHere({4, 8}, Dense);
+  }
+
+  ExecutorAddr Entry2;
+  std::vector<int32_t> Array;
+};
+
+TEST_F(SourceOrderWireTest, AnInputInSourceOrderIsTransposedAsItLands) {
+  auto R = mapTransposed({1, 4});
+  ASSERT_TRUE(bool(R)) << toString(R.takeError());
+  ASSERT_EQ(R->Error, "");
+  wire::Shape Shape = {4, 8};
+  ASSERT_EQ(R->Outputs.size(), 1u);
+  EXPECT_EQ(std::get<0>(R->Outputs[0]), Shape);
+  EXPECT_EQ(R->Payload, expected());
+}
+
+// Strides that are not a dense array's, or name no input, get an error
+// reply saying so; the payload is drained and the next launch runs.
+TEST_F(SourceOrderWireTest, BadSourceOrdersAreRefusedAndTheSessionGoesOn) {
+  const std::tuple<const char *, wire::Shape, uint64_t, const char *> Bad[] = {
+      {"a gap", {1, 5}, 0, "strides are not a permutation of a dense array's"},
+      {"overlapping", {1, 1}, 0, "strides are not a permutation of a dense array's"},
+      {"a broadcast", {0, 4}, 0, "dimension 0 has stride 0"},
+      {"one stride short", {1}, 0, "rank or element size out of range"},
+      {"no such input", {1, 4}, 1, "input 1 in source order is out of order or range"},
+  };
+  for (auto &[What, Strides, Index, Says] : Bad) {
+    SCOPED_TRACE(What);
+    auto R = mapTransposed(Strides, Index);
+    ASSERT_TRUE(bool(R)) << toString(R.takeError());
+    EXPECT_NE(R->Error.find(Says), std::string::npos) << R->Error;
+    EXPECT_TRUE(R->Payload.empty());
+    EXPECT_TRUE(ranCorrectly(mapAt(Slab)));
+  }
+  auto R = mapTransposed({1, 4});
+  ASSERT_TRUE(bool(R)) << toString(R.takeError());
+  EXPECT_EQ(R->Payload, expected());
+}
+
 // map_r1_e4 on Values from a client speaking zero-copy HostVersion, on an
 // executor of its own.
 Expected<Reply> mapAsVersion(uint32_t HostVersion) {
@@ -379,6 +462,15 @@ TEST(ZeroCopyVersionTest, AHostOfAnotherVersionIsRefused) {
 // started, still gets results it can decode.
 TEST(ZeroCopyVersionTest, AVersionOneHostGetsVersionOneResults) {
   auto R = mapAsVersion(1);
+  ASSERT_TRUE(bool(R)) << toString(R.takeError());
+  EXPECT_EQ(R->Error, "");
+  EXPECT_EQ(R->Payload, expectedMap());
+}
+
+// A host of version 2, from before inputs could come in source order, still
+// has its plans understood.
+TEST(ZeroCopyVersionTest, AVersionTwoHostIsUnderstood) {
+  auto R = mapAsVersion(2);
   ASSERT_TRUE(bool(R)) << toString(R.takeError());
   EXPECT_EQ(R->Error, "");
   EXPECT_EQ(R->Payload, expectedMap());

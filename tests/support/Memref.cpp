@@ -215,4 +215,12 @@ std::string describe(const std::vector<int64_t> &V) {
   return S.str();
 }
 
+std::vector<char> numbered(uint64_t Elems, size_t ElemSize) {
+  std::vector<char> B(Elems * ElemSize);
+  for (uint64_t I = 0; I < Elems; ++I)
+    for (size_t K = 0; K < ElemSize; ++K)
+      B[I * ElemSize + K] = char((I >> (8 * (K % 8))) + K);
+  return B;
+}
+
 } // namespace catalyst::remote::test

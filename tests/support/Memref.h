@@ -130,6 +130,10 @@ std::vector<int64_t> denseStrides(const std::vector<int64_t> &Sizes);
 
 std::string describe(const std::vector<int64_t> &V);
 
+// Elems elements of ElemSize bytes, element I holding the bytes of I, so
+// that a misplaced element cannot pass for another.
+std::vector<char> numbered(uint64_t Elems, size_t ElemSize);
+
 } // namespace catalyst::remote::test
 
 #endif
