@@ -139,8 +139,6 @@ int serveConnection(int Fd, const std::string &Peer, const ConnectionOptions &Gi
       Status = 1;
     }
   }
-  // The server, and with it the transport, goes when this returns.
-  Heartbeat::get().detach();
   Record.Ended = true;
   if (Initialized)
     runRuntimeHook("__catalyst__rt__finalize");

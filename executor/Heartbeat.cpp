@@ -52,54 +52,34 @@ Heartbeat::Busy::~Busy() {
   get().Working.fetch_sub(1, std::memory_order_acq_rel);
 }
 
-void Heartbeat::attach(wire::SocketTransport &T) {
-  std::lock_guard<std::mutex> Lock(M);
-  Transport = &T;
-  Fd = T.fd();
-}
-
-void Heartbeat::detach() {
-  std::lock_guard<std::mutex> Lock(M);
-  Transport = nullptr;
-}
-
 void Heartbeat::enable(std::chrono::milliseconds Interval) {
   std::lock_guard<std::mutex> Lock(M);
   if (Beater.joinable() || !Transport || Interval.count() <= 0)
     return;
   Beater = std::thread([this, Interval] { run(Interval); });
-  // Never joined: it beats until the connection ends (detach()), and the
-  // process ends with it (_exit, no static destructors).
+  // Never joined: it beats until the connection ends, and the process
+  // ends with it (_exit, no static destructors).
   Beater.detach();
 }
 
 // The host closed its end while nobody reads: a FIN or a reset is pending.
 bool Heartbeat::hostGone() const {
-  pollfd P{Fd, POLLRDHUP, 0};
+  pollfd P{Transport->fd(), POLLRDHUP, 0};
   return ::poll(&P, 1, 0) > 0 && (P.revents & (POLLRDHUP | POLLHUP | POLLERR));
 }
 
-// Each look at the transport holds M: the session may end, and its
-// transport go, while this thread sleeps. A kernel may outlive the session
-// (a batched one, on a worker the server waits for as it goes), so a host
-// gone is still noticed then, on the socket alone.
 void Heartbeat::run(std::chrono::milliseconds Interval) {
   const int64_t Every = std::chrono::duration_cast<std::chrono::nanoseconds>(Interval).count();
   int64_t LastBeat = 0;
-  for (;;) {
+  while (!Transport->disconnected()) {
     std::this_thread::sleep_for(Interval / 2);
-    std::lock_guard<std::mutex> Lock(M);
-    bool Live = Transport && !Transport->disconnected();
-    if (Working.load(std::memory_order_acquire) == 0) {
-      if (!Live)
-        return;
+    if (Working.load(std::memory_order_acquire) == 0)
       continue;
-    }
     if (hostGone())
       endProcess(Stopping.load(std::memory_order_relaxed) ? "the executor is stopping"
                                                           : "the host closed the connection");
     int64_t Now = nowNs();
-    if (!Live || Now - std::max(Since.load(std::memory_order_acquire), LastBeat) < Every)
+    if (Now - std::max(Since.load(std::memory_order_acquire), LastBeat) < Every)
       continue;
     if (auto Err = Transport->sendHeartbeat())
       endProcess("a heartbeat could not be sent: " + llvm::toString(std::move(Err)));

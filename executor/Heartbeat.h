@@ -32,10 +32,7 @@ class Heartbeat {
 public:
   static Heartbeat &get(); // one per connection process
 
-  void attach(wire::SocketTransport &T);
-  // The transport is about to go (the session ended): the beating thread
-  // stops touching it, and stops once no work is in progress.
-  void detach();
+  void attach(wire::SocketTransport &T) { Transport = &T; }
   // Starts beating every Interval while work is in progress; the host asks
   // for it once, when it opens the session.
   void enable(std::chrono::milliseconds Interval);
@@ -58,12 +55,11 @@ private:
   void run(std::chrono::milliseconds Interval);
   bool hostGone() const;
 
-  std::mutex M;                               // guards Transport, Fd and Beater
   wire::SocketTransport *Transport = nullptr; // set before the first request
-  int Fd = -1; // the transport's socket, still watched after detach()
   std::atomic<unsigned> Working{0};
   std::atomic<int64_t> Since{0}; // steady-clock ns when Working last left 0
-  std::thread Beater;            // lives until detach() or the process ends
+  std::mutex M;                  // guards Beater
+  std::thread Beater;            // lives until the process ends
 };
 
 } // namespace catalyst::remote::executor
