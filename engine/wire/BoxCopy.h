@@ -41,6 +41,10 @@ void copyBox(const Box &B, size_t Col, bool SourceOrder, bool Stream, char *Dst,
 
 uint64_t magnitude(int64_t V);
 
+// Transposed views from this size on are written around the cache: they
+// would not stay there, and would push out what does.
+inline constexpr uint64_t StreamBytes = 8 << 20;
+
 } // namespace catalyst::remote::wire
 
 #endif

@@ -20,9 +20,6 @@ Error layoutError(MemrefName Name, const Twine &What) {
                            Twine(Name.Role) + " " + Twine(Name.Index) + ": " + What);
 }
 
-// Transposed views from this size on are written around the cache.
-constexpr uint64_t StreamBytes = 8 << 20;
-
 // Lowest and highest element offsets the descriptor touches.
 Error span(const MemrefDesc &D, MemrefName Name, int64_t &Lo, int64_t &Hi) {
   Lo = Hi = D.offset();

@@ -20,8 +20,6 @@ Error notPermutation(MemrefName Name, const Twine &Why) {
 // A chunk this large stays in the receiver's cache between the socket's
 // copy and the transpose.
 constexpr uint64_t ChunkTarget = 1 << 20;
-// Chunks of views this large write around the cache (as the packer does).
-constexpr uint64_t StreamBytes = 8 << 20;
 
 } // namespace
 
