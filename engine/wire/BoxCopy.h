@@ -36,7 +36,7 @@ size_t columnOf(const Box &B);
 // Copies B from Src to Dst tile by tile against column Col (columnOf), in
 // destination order or, with SourceOrder, in source order (see BoxCopy.cpp).
 // With Stream, full tiles write around the cache, which needs every full
-// tile's destination rows 32-byte aligned; the writes are fenced at the end.
+// tile's destination rows 64-byte aligned; the writes are fenced at the end.
 void copyBox(const Box &B, size_t Col, bool SourceOrder, bool Stream, char *Dst, const char *Src);
 
 uint64_t magnitude(int64_t V);

@@ -64,6 +64,53 @@ __attribute__((target("avx2"))) void fullTile8Avx2(char *Dst, const char *Src, c
   quad8<Stream>(Dst + 4 * S.DstCol, Src + 32, S);
   quad8<Stream>(Dst + 4 * S.DstCol + 32, Src + 4 * S.SrcRow + 32, S);
 }
+
+// GCC 12 flags the undefined vectors its own AVX-512 intrinsics start from
+// (_mm512_undefined_pd) as used uninitialized.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+// 8 by 8 doubles in eight registers: each source row one load, each
+// destination row one store of a whole line.
+template <bool Stream>
+__attribute__((target("avx512f"))) void fullTile8Avx512(char *Dst, const char *Src,
+                                                        const TileShape &S) {
+  __m512d R[8];
+  for (int I = 0; I < 8; ++I)
+    R[I] = _mm512_loadu_pd(reinterpret_cast<const double *>(Src + I * S.SrcRow));
+  // Pairs of rows interleaved: T[2k] holds columns 0, 2, 4, 6 of rows 2k
+  // and 2k+1, T[2k+1] columns 1, 3, 5, 7.
+  __m512d T[8];
+  for (int I = 0; I < 8; I += 2) {
+    T[I] = _mm512_unpacklo_pd(R[I], R[I + 1]);
+    T[I + 1] = _mm512_unpackhi_pd(R[I], R[I + 1]);
+  }
+  // Then, for rows 4h to 4h+3, U[4h + k] holds two columns of them, the
+  // low half of each vector column Col[k] and the high half Col[k] + 4.
+  static constexpr int Col[4] = {0, 2, 1, 3};
+  const __m512i Even = _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0);
+  const __m512i Odd = _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2);
+  __m512d U[8];
+  for (int H = 0; H < 2; ++H)
+    for (int P = 0; P < 2; ++P) {
+      U[4 * H + 2 * P] = _mm512_permutex2var_pd(T[4 * H + P], Even, T[4 * H + P + 2]);
+      U[4 * H + 2 * P + 1] = _mm512_permutex2var_pd(T[4 * H + P], Odd, T[4 * H + P + 2]);
+    }
+  // Rows 0-3 of a column from U[k], rows 4-7 from U[4 + k].
+  for (int K = 0; K < 4; ++K) {
+    __m512d Lo = _mm512_shuffle_f64x2(U[K], U[4 + K], 0x44);
+    __m512d Hi = _mm512_shuffle_f64x2(U[K], U[4 + K], 0xEE);
+    double *A = reinterpret_cast<double *>(Dst + Col[K] * S.DstCol);
+    double *B = reinterpret_cast<double *>(Dst + (Col[K] + 4) * S.DstCol);
+    if constexpr (Stream) {
+      _mm512_stream_pd(A, Lo);
+      _mm512_stream_pd(B, Hi);
+    } else {
+      _mm512_storeu_pd(A, Lo);
+      _mm512_storeu_pd(B, Hi);
+    }
+  }
+}
+#pragma GCC diagnostic pop
 #endif
 
 } // namespace
@@ -101,6 +148,8 @@ FullTileFn fullTileFor(size_t ElemSize, int64_t SrcCol, bool Stream) {
     return fullTile<4>;
   case 8:
 #ifdef CATALYST_REMOTE_X86_TILES
+    if (SrcCol == 8 && __builtin_cpu_supports("avx512f"))
+      return Stream ? fullTile8Avx512<true> : fullTile8Avx512<false>;
     if (SrcCol == 8 && __builtin_cpu_supports("avx2"))
       return Stream ? fullTile8Avx2<true> : fullTile8Avx2<false>;
 #endif
