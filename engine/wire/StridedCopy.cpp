@@ -2,6 +2,7 @@
 
 #include "StridedCopy.h"
 
+#include <cassert>
 #include <cstring>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -110,7 +111,93 @@ __attribute__((target("avx512f"))) void fullTile8Avx512(char *Dst, const char *S
     }
   }
 }
+
+// 4 by 4 elements of 16 bytes whose source columns are adjacent: each
+// source row one load, each destination row one store of a whole line;
+// the elements move as 128-bit lanes.
+template <bool Stream>
+__attribute__((target("avx512f"))) void fullTile16Avx512(char *Dst, const char *Src,
+                                                         const TileShape &S) {
+  __m512i R[4];
+  for (int I = 0; I < 4; ++I)
+    R[I] = _mm512_loadu_si512(Src + I * S.SrcRow);
+  // Columns 0-1 and 2-3 of rows 0-1 (T[0], T[1]) and of rows 2-3 (T[2], T[3]).
+  __m512i T[4] = {_mm512_shuffle_i64x2(R[0], R[1], 0x44), _mm512_shuffle_i64x2(R[0], R[1], 0xEE),
+                  _mm512_shuffle_i64x2(R[2], R[3], 0x44), _mm512_shuffle_i64x2(R[2], R[3], 0xEE)};
+  for (int C = 0; C < 4; ++C) {
+    // Even columns take lanes 0 and 2 of a pair, odd ones lanes 1 and 3.
+    __m512i Col = C % 2 ? _mm512_shuffle_i64x2(T[C / 2], T[2 + C / 2], 0xDD)
+                        : _mm512_shuffle_i64x2(T[C / 2], T[2 + C / 2], 0x88);
+    if constexpr (Stream)
+      _mm512_stream_si512(reinterpret_cast<__m512i *>(Dst + C * S.DstCol), Col);
+    else
+      _mm512_storeu_si512(Dst + C * S.DstCol, Col);
+  }
+}
 #pragma GCC diagnostic pop
+
+template <bool Stream> __attribute__((target("avx2"))) inline void putHalf(char *At, __m256i V) {
+  if constexpr (Stream)
+    _mm256_stream_si256(reinterpret_cast<__m256i *>(At), V);
+  else
+    _mm256_storeu_si256(reinterpret_cast<__m256i *>(At), V);
+}
+
+// The same with AVX2: a row is two halves of two elements each.
+template <bool Stream>
+__attribute__((target("avx2"))) void fullTile16Avx2(char *Dst, const char *Src,
+                                                    const TileShape &S) {
+  for (int Half = 0; Half < 2; ++Half) { // destination halves: rows 0-1, rows 2-3
+    const char *A = Src + 2 * Half * S.SrcRow, *B = A + S.SrcRow;
+    __m256i A01 = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(A));
+    __m256i A23 = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(A + 32));
+    __m256i B01 = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(B));
+    __m256i B23 = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(B + 32));
+    char *To = Dst + 32 * Half;
+    putHalf<Stream>(To, _mm256_permute2x128_si256(A01, B01, 0x20));
+    putHalf<Stream>(To + S.DstCol, _mm256_permute2x128_si256(A01, B01, 0x31));
+    putHalf<Stream>(To + 2 * S.DstCol, _mm256_permute2x128_si256(A23, B23, 0x20));
+    putHalf<Stream>(To + 3 * S.DstCol, _mm256_permute2x128_si256(A23, B23, 0x31));
+  }
+}
+
+// 8 by 8 floats whose source columns are adjacent, of a 16 by 16 tile at
+// row R0 and column C0: each source row one load, each destination row one
+// store of half a line.
+template <bool Stream>
+__attribute__((target("avx2"))) inline void octet4(char *Dst, const char *Src, const TileShape &S) {
+  __m256 R[8];
+  for (int I = 0; I < 8; ++I)
+    R[I] = _mm256_loadu_ps(reinterpret_cast<const float *>(Src + I * S.SrcRow));
+  // Within each 128-bit lane: T[2k] interleaves columns 0-1 of rows 2k and
+  // 2k+1, T[2k+1] columns 2-3; then Q[k] holds column k of rows 0-3 (and
+  // k + 4 in the high lane), Q[4 + k] the same of rows 4-7.
+  __m256 T[8], Q[8];
+  for (int I = 0; I < 8; I += 2) {
+    T[I] = _mm256_unpacklo_ps(R[I], R[I + 1]);
+    T[I + 1] = _mm256_unpackhi_ps(R[I], R[I + 1]);
+  }
+  for (int H = 0; H < 2; ++H)
+    for (int P = 0; P < 2; ++P) {
+      Q[4 * H + 2 * P] = _mm256_shuffle_ps(T[4 * H + P], T[4 * H + P + 2], 0x44);
+      Q[4 * H + 2 * P + 1] = _mm256_shuffle_ps(T[4 * H + P], T[4 * H + P + 2], 0xEE);
+    }
+  for (int C = 0; C < 4; ++C) {
+    putHalf<Stream>(Dst + C * S.DstCol,
+                    _mm256_castps_si256(_mm256_permute2f128_ps(Q[C], Q[4 + C], 0x20)));
+    putHalf<Stream>(Dst + (C + 4) * S.DstCol,
+                    _mm256_castps_si256(_mm256_permute2f128_ps(Q[C], Q[4 + C], 0x31)));
+  }
+}
+
+// 16 by 16 floats: four octets, the two that fill the same destination
+// lines one after the other.
+template <bool Stream>
+__attribute__((target("avx2"))) void fullTile4Avx2(char *Dst, const char *Src, const TileShape &S) {
+  for (int C0 = 0; C0 < 16; C0 += 8)
+    for (int R0 = 0; R0 < 16; R0 += 8)
+      octet4<Stream>(Dst + C0 * S.DstCol + R0 * 4, Src + R0 * S.SrcRow + C0 * 4, S);
+}
 #endif
 
 } // namespace
@@ -136,28 +223,68 @@ int64_t tileEdge(size_t ElemSize) {
   return ElemSize >= 64 ? 1 : int64_t(64 / ElemSize);
 }
 
-FullTileFn fullTileFor(size_t ElemSize, int64_t SrcCol, bool Stream) {
-  (void)SrcCol; // only vector tiles need the source's columns adjacent
-  (void)Stream; // and only they stream
-  switch (ElemSize) {
-  case 1:
-    return fullTile<1>;
-  case 2:
-    return fullTile<2>;
-  case 4:
-    return fullTile<4>;
-  case 8:
+namespace {
+
+enum class Isa { Any, Avx2, Avx512 };
+
+bool runs(Isa I) {
+  switch (I) {
+  case Isa::Any:
+    return true;
 #ifdef CATALYST_REMOTE_X86_TILES
-    if (SrcCol == 8 && __builtin_cpu_supports("avx512f"))
-      return Stream ? fullTile8Avx512<true> : fullTile8Avx512<false>;
-    if (SrcCol == 8 && __builtin_cpu_supports("avx2"))
-      return Stream ? fullTile8Avx2<true> : fullTile8Avx2<false>;
+  case Isa::Avx2:
+    return __builtin_cpu_supports("avx2");
+  case Isa::Avx512:
+    return __builtin_cpu_supports("avx512f");
+#else
+  default:
+    return false;
 #endif
-    return fullTile<8>;
-  case 16:
-    return fullTile<16>;
   }
-  return nullptr;
+  return false;
+}
+
+struct TileKind {
+  size_t ElemSize;
+  Isa Needs;
+  FullTileFn Cached, Streamed; // Streamed: null where the kind cannot stream
+};
+
+// Per element size, fastest first. Vector kinds load whole source rows, so
+// they need the source's columns adjacent; the plain kinds, last, need
+// nothing and never stream.
+constexpr TileKind Kinds[] = {
+#ifdef CATALYST_REMOTE_X86_TILES
+    {4, Isa::Avx2, fullTile4Avx2<false>, fullTile4Avx2<true>},
+    {8, Isa::Avx512, fullTile8Avx512<false>, fullTile8Avx512<true>},
+    {8, Isa::Avx2, fullTile8Avx2<false>, fullTile8Avx2<true>},
+    {16, Isa::Avx512, fullTile16Avx512<false>, fullTile16Avx512<true>},
+    {16, Isa::Avx2, fullTile16Avx2<false>, fullTile16Avx2<true>},
+#endif
+    {1, Isa::Any, fullTile<1>, nullptr},
+    {2, Isa::Any, fullTile<2>, nullptr},
+    {4, Isa::Any, fullTile<4>, nullptr},
+    {8, Isa::Any, fullTile<8>, nullptr},
+    {16, Isa::Any, fullTile<16>, nullptr},
+};
+
+} // namespace
+
+size_t fullTilesFor(size_t ElemSize, int64_t SrcCol, bool Stream, FullTileFn (&Out)[MaxTileKinds]) {
+  size_t N = 0;
+  for (const TileKind &K : Kinds) {
+    bool Vector = K.Needs != Isa::Any;
+    if (K.ElemSize != ElemSize || (Vector && SrcCol != int64_t(ElemSize)) || !runs(K.Needs))
+      continue;
+    assert(N < MaxTileKinds && "Kinds has more of one size than MaxTileKinds");
+    Out[N++] = Stream && K.Streamed ? K.Streamed : K.Cached;
+  }
+  return N;
+}
+
+FullTileFn fullTileFor(size_t ElemSize, int64_t SrcCol, bool Stream) {
+  FullTileFn Choices[MaxTileKinds];
+  return fullTilesFor(ElemSize, SrcCol, Stream, Choices) ? Choices[0] : nullptr;
 }
 
 void fenceStreams() {

@@ -38,6 +38,12 @@ using FullTileFn = void (*)(char *Dst, const char *Src, const TileShape &S);
 // too large to stay there; fenceStreams() then orders those writes before
 // any that follow, such as the one that hands the destination over.
 FullTileFn fullTileFor(size_t ElemSize, int64_t SrcCol, bool Stream);
+
+// Every full-tile copy this processor can run for the element size and the
+// source's column stride, fastest first (fullTileFor takes the first), so
+// that tests can hold each to the same result. Returns how many.
+inline constexpr size_t MaxTileKinds = 3;
+size_t fullTilesFor(size_t ElemSize, int64_t SrcCol, bool Stream, FullTileFn (&Out)[MaxTileKinds]);
 void fenceStreams();
 
 // Copies a tile of any extent, Rows by Cols elements.
