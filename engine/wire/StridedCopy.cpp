@@ -32,13 +32,17 @@ template <size_t E> void fullTile(char *Dst, const char *Src, const TileShape &S
 }
 
 #ifdef CATALYST_REMOTE_X86_TILES
-// A destination row of four doubles; streamed rows skip the cache, and need
-// 32-byte alignment.
-template <bool Stream> __attribute__((target("avx2"))) inline void putRow(char *At, __m256d Row) {
+// Half a line of a destination row; streamed stores skip the cache, and
+// need 32-byte alignment.
+template <bool Stream> __attribute__((target("avx2"))) inline void putHalf(char *At, __m256i V) {
   if constexpr (Stream)
-    _mm256_stream_pd(reinterpret_cast<double *>(At), Row);
+    _mm256_stream_si256(reinterpret_cast<__m256i *>(At), V);
   else
-    _mm256_storeu_pd(reinterpret_cast<double *>(At), Row);
+    _mm256_storeu_si256(reinterpret_cast<__m256i *>(At), V);
+}
+
+template <bool Stream> __attribute__((target("avx2"))) inline void putHalf(char *At, __m256d V) {
+  putHalf<Stream>(At, _mm256_castpd_si256(V));
 }
 
 // 4 by 4 doubles, each source row one load and each destination row one
@@ -51,10 +55,10 @@ __attribute__((target("avx2"))) inline void quad8(char *Dst, const char *Src, co
   __m256d D = _mm256_loadu_pd(reinterpret_cast<const double *>(Src + 3 * S.SrcRow));
   __m256d AB0 = _mm256_unpacklo_pd(A, B), AB1 = _mm256_unpackhi_pd(A, B);
   __m256d CD0 = _mm256_unpacklo_pd(C, D), CD1 = _mm256_unpackhi_pd(C, D);
-  putRow<Stream>(Dst, _mm256_permute2f128_pd(AB0, CD0, 0x20));
-  putRow<Stream>(Dst + S.DstCol, _mm256_permute2f128_pd(AB1, CD1, 0x20));
-  putRow<Stream>(Dst + 2 * S.DstCol, _mm256_permute2f128_pd(AB0, CD0, 0x31));
-  putRow<Stream>(Dst + 3 * S.DstCol, _mm256_permute2f128_pd(AB1, CD1, 0x31));
+  putHalf<Stream>(Dst, _mm256_permute2f128_pd(AB0, CD0, 0x20));
+  putHalf<Stream>(Dst + S.DstCol, _mm256_permute2f128_pd(AB1, CD1, 0x20));
+  putHalf<Stream>(Dst + 2 * S.DstCol, _mm256_permute2f128_pd(AB0, CD0, 0x31));
+  putHalf<Stream>(Dst + 3 * S.DstCol, _mm256_permute2f128_pd(AB1, CD1, 0x31));
 }
 
 // 8 by 8 elements of 8 bytes whose source columns are adjacent: four quads.
@@ -70,6 +74,15 @@ __attribute__((target("avx2"))) void fullTile8Avx2(char *Dst, const char *Src, c
 // (_mm512_undefined_pd) as used uninitialized.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"
+// A whole line of a destination row; streamed stores need 64-byte
+// alignment.
+template <bool Stream> __attribute__((target("avx512f"))) inline void putLine(char *At, __m512i V) {
+  if constexpr (Stream)
+    _mm512_stream_si512(reinterpret_cast<__m512i *>(At), V);
+  else
+    _mm512_storeu_si512(At, V);
+}
+
 // 8 by 8 doubles in eight registers: each source row one load, each
 // destination row one store of a whole line.
 template <bool Stream>
@@ -100,15 +113,9 @@ __attribute__((target("avx512f"))) void fullTile8Avx512(char *Dst, const char *S
   for (int K = 0; K < 4; ++K) {
     __m512d Lo = _mm512_shuffle_f64x2(U[K], U[4 + K], 0x44);
     __m512d Hi = _mm512_shuffle_f64x2(U[K], U[4 + K], 0xEE);
-    double *A = reinterpret_cast<double *>(Dst + Col[K] * S.DstCol);
-    double *B = reinterpret_cast<double *>(Dst + (Col[K] + 4) * S.DstCol);
-    if constexpr (Stream) {
-      _mm512_stream_pd(A, Lo);
-      _mm512_stream_pd(B, Hi);
-    } else {
-      _mm512_storeu_pd(A, Lo);
-      _mm512_storeu_pd(B, Hi);
-    }
+    char *A = Dst + Col[K] * S.DstCol, *B = Dst + (Col[K] + 4) * S.DstCol;
+    putLine<Stream>(A, _mm512_castpd_si512(Lo));
+    putLine<Stream>(B, _mm512_castpd_si512(Hi));
   }
 }
 
@@ -128,20 +135,10 @@ __attribute__((target("avx512f"))) void fullTile16Avx512(char *Dst, const char *
     // Even columns take lanes 0 and 2 of a pair, odd ones lanes 1 and 3.
     __m512i Col = C % 2 ? _mm512_shuffle_i64x2(T[C / 2], T[2 + C / 2], 0xDD)
                         : _mm512_shuffle_i64x2(T[C / 2], T[2 + C / 2], 0x88);
-    if constexpr (Stream)
-      _mm512_stream_si512(reinterpret_cast<__m512i *>(Dst + C * S.DstCol), Col);
-    else
-      _mm512_storeu_si512(Dst + C * S.DstCol, Col);
+    putLine<Stream>(Dst + C * S.DstCol, Col);
   }
 }
 #pragma GCC diagnostic pop
-
-template <bool Stream> __attribute__((target("avx2"))) inline void putHalf(char *At, __m256i V) {
-  if constexpr (Stream)
-    _mm256_stream_si256(reinterpret_cast<__m256i *>(At), V);
-  else
-    _mm256_storeu_si256(reinterpret_cast<__m256i *>(At), V);
-}
 
 // The same with AVX2: a row is two halves of two elements each.
 template <bool Stream>
