@@ -119,23 +119,60 @@ __attribute__((target("avx512f"))) void fullTile8Avx512(char *Dst, const char *S
   }
 }
 
+// Out[L] holds lane L (128 bits) of In[0] to In[3], in that order: a 4 by 4
+// transpose of lanes.
+__attribute__((target("avx512f"))) inline void transposeLanes(const __m512i (&In)[4],
+                                                              __m512i (&Out)[4]) {
+  // Lanes 0-1 and 2-3 of In[0] and In[1] (T[0], T[1]), of In[2] and In[3]
+  // (T[2], T[3]).
+  __m512i T[4] = {
+      _mm512_shuffle_i64x2(In[0], In[1], 0x44), _mm512_shuffle_i64x2(In[0], In[1], 0xEE),
+      _mm512_shuffle_i64x2(In[2], In[3], 0x44), _mm512_shuffle_i64x2(In[2], In[3], 0xEE)};
+  // Even lanes take lanes 0 and 2 of a pair, odd ones lanes 1 and 3.
+  for (int L = 0; L < 4; ++L)
+    Out[L] = L % 2 ? _mm512_shuffle_i64x2(T[L / 2], T[2 + L / 2], 0xDD)
+                   : _mm512_shuffle_i64x2(T[L / 2], T[2 + L / 2], 0x88);
+}
+
 // 4 by 4 elements of 16 bytes whose source columns are adjacent: each
-// source row one load, each destination row one store of a whole line;
-// the elements move as 128-bit lanes.
+// source row one load, each destination row one store of a whole line.
 template <bool Stream>
 __attribute__((target("avx512f"))) void fullTile16Avx512(char *Dst, const char *Src,
                                                          const TileShape &S) {
-  __m512i R[4];
+  __m512i R[4], Cols[4];
   for (int I = 0; I < 4; ++I)
     R[I] = _mm512_loadu_si512(Src + I * S.SrcRow);
-  // Columns 0-1 and 2-3 of rows 0-1 (T[0], T[1]) and of rows 2-3 (T[2], T[3]).
-  __m512i T[4] = {_mm512_shuffle_i64x2(R[0], R[1], 0x44), _mm512_shuffle_i64x2(R[0], R[1], 0xEE),
-                  _mm512_shuffle_i64x2(R[2], R[3], 0x44), _mm512_shuffle_i64x2(R[2], R[3], 0xEE)};
+  transposeLanes(R, Cols);
+  for (int C = 0; C < 4; ++C)
+    putLine<Stream>(Dst + C * S.DstCol, Cols[C]);
+}
+
+// 16 by 16 floats whose source columns are adjacent: each source row one
+// load, each destination row one store of a whole line.
+template <bool Stream>
+__attribute__((target("avx512f"))) void fullTile4Avx512(char *Dst, const char *Src,
+                                                        const TileShape &S) {
+  __m512 R[16];
+  for (int I = 0; I < 16; ++I)
+    R[I] = _mm512_loadu_ps(reinterpret_cast<const float *>(Src + I * S.SrcRow));
+  // Within each lane, as in octet4: Q[q][c] holds, in lane L, column
+  // 4L + c of rows 4q to 4q+3.
+  __m512i Q[4][4];
+  for (int Q4 = 0; Q4 < 4; ++Q4) {
+    const __m512 *Rows = R + 4 * Q4;
+    __m512 T0 = _mm512_unpacklo_ps(Rows[0], Rows[1]), T1 = _mm512_unpackhi_ps(Rows[0], Rows[1]);
+    __m512 T2 = _mm512_unpacklo_ps(Rows[2], Rows[3]), T3 = _mm512_unpackhi_ps(Rows[2], Rows[3]);
+    Q[Q4][0] = _mm512_castps_si512(_mm512_shuffle_ps(T0, T2, 0x44));
+    Q[Q4][1] = _mm512_castps_si512(_mm512_shuffle_ps(T0, T2, 0xEE));
+    Q[Q4][2] = _mm512_castps_si512(_mm512_shuffle_ps(T1, T3, 0x44));
+    Q[Q4][3] = _mm512_castps_si512(_mm512_shuffle_ps(T1, T3, 0xEE));
+  }
+  // Column 4L + c: lane L of Q[0][c] to Q[3][c].
   for (int C = 0; C < 4; ++C) {
-    // Even columns take lanes 0 and 2 of a pair, odd ones lanes 1 and 3.
-    __m512i Col = C % 2 ? _mm512_shuffle_i64x2(T[C / 2], T[2 + C / 2], 0xDD)
-                        : _mm512_shuffle_i64x2(T[C / 2], T[2 + C / 2], 0x88);
-    putLine<Stream>(Dst + C * S.DstCol, Col);
+    __m512i In[4] = {Q[0][C], Q[1][C], Q[2][C], Q[3][C]}, Out[4];
+    transposeLanes(In, Out);
+    for (int L = 0; L < 4; ++L)
+      putLine<Stream>(Dst + (4 * L + C) * S.DstCol, Out[L]);
   }
 }
 #pragma GCC diagnostic pop
@@ -252,6 +289,7 @@ struct TileKind {
 // nothing and never stream.
 constexpr TileKind Kinds[] = {
 #ifdef CATALYST_REMOTE_X86_TILES
+    {4, Isa::Avx512, fullTile4Avx512<false>, fullTile4Avx512<true>},
     {4, Isa::Avx2, fullTile4Avx2<false>, fullTile4Avx2<true>},
     {8, Isa::Avx512, fullTile8Avx512<false>, fullTile8Avx512<true>},
     {8, Isa::Avx2, fullTile8Avx2<false>, fullTile8Avx2<true>},
