@@ -67,6 +67,7 @@ void OutputForecast::begin(uint64_t Entry, ArrayRef<MemrefArg> Outputs, ArrayRef
   }
   if (!Any)
     return;
+  Guessing.store(true, std::memory_order_release);
   if (!Preparer.joinable())
     Preparer = std::thread([this] { run(); });
   Changed.notify_all();
@@ -103,6 +104,8 @@ void OutputForecast::run() {
 }
 
 char *OutputForecast::take(size_t I, uint64_t Bytes) {
+  if (!Guessing.load(std::memory_order_acquire))
+    return nullptr;
   std::unique_lock<std::mutex> Lock(M);
   if (I >= Guesses.size() || Guesses[I].Bytes != Bytes)
     return nullptr;
@@ -113,6 +116,7 @@ char *OutputForecast::take(size_t I, uint64_t Bytes) {
 }
 
 void OutputForecast::end(uint64_t Entry, ArrayRef<uint64_t> Returned) {
+  Guessing.store(false, std::memory_order_relaxed);
   std::vector<Guess> Left;
   {
     std::lock_guard<std::mutex> Lock(M);

@@ -19,6 +19,7 @@
 
 #include "llvm/ADT/ArrayRef.h"
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
@@ -65,6 +66,10 @@ private:
   std::condition_variable Changed;
   std::vector<Guess> Guesses;
   size_t Queued = 0; // guesses from here on await the preparing thread
+  // Whether the current launch has any guess: set by begin() before the
+  // launch is sent, cleared by end(), read by take() without M, so that a
+  // launch of many small outputs, none guessed, takes no lock per output.
+  std::atomic<bool> Guessing{false};
   bool Stopping = false;
   // Sizes each entry last returned; the launching thread's alone (the
   // session's launch lock), as is the thread, started on first need.
