@@ -195,9 +195,9 @@ __attribute__((target("avx2"))) void fullTile16Avx2(char *Dst, const char *Src,
   }
 }
 
-// 8 by 8 floats whose source columns are adjacent, of a 16 by 16 tile at
-// row R0 and column C0: each source row one load, each destination row one
-// store of half a line.
+// 8 by 8 floats whose source columns are adjacent, a quarter of a 16 by 16
+// tile: each source row one load, each destination row one store of half a
+// line.
 template <bool Stream>
 __attribute__((target("avx2"))) inline void octet4(char *Dst, const char *Src, const TileShape &S) {
   __m256 R[8];
