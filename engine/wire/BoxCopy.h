@@ -10,7 +10,6 @@
 #ifndef CATALYST_REMOTE_WIRE_BOXCOPY_H
 #define CATALYST_REMOTE_WIRE_BOXCOPY_H
 
-#include "BulkCopy.h"
 #include "MemrefLayout.h"
 
 #include <cstddef>
@@ -41,6 +40,10 @@ size_t columnOf(const Box &B);
 void copyBox(const Box &B, size_t Col, bool SourceOrder, bool Stream, char *Dst, const char *Src);
 
 uint64_t magnitude(int64_t V);
+
+// Transposed views from this size on are written around the cache: they
+// would not stay there, and would push out what does.
+inline constexpr uint64_t StreamBytes = 8 << 20;
 
 } // namespace catalyst::remote::wire
 

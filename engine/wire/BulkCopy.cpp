@@ -42,7 +42,7 @@ void streamLines(char *Dst, const char *Src, uint64_t Bytes) {
 
 void copyBulk(char *Dst, const char *Src, uint64_t Bytes) {
 #ifdef CATALYST_REMOTE_X86_STREAMS
-  if (Bytes >= StreamBytes) {
+  if (Bytes >= BulkCopyBytes) {
     uint64_t Head = (Line - reinterpret_cast<uintptr_t>(Dst) % Line) % Line;
     std::memcpy(Dst, Src, Head);
     uint64_t Lines = (Bytes - Head) / Line * Line;

@@ -6,8 +6,8 @@
 // from the cache the processor reports, and a virtual machine may report
 // far more than it has (480 MiB of L3 on the VM this was measured on);
 // below that, memcpy reads every destination line before writing it.
-// There, memcpy took 36-38 ms per 256 MiB in pieces of 4 to 64 MiB and
-// 22 ms in one piece; copyBulk takes 20.5-21 ms for either.
+// There, memcpy took 36-38 ms per 256 MiB in pieces of 256 KiB to 64 MiB
+// and 22 ms in one piece; copyBulk takes 19-21 ms for either.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,11 +18,14 @@
 
 namespace catalyst::remote::wire {
 
-// Copies from this size on are written around the cache: they would not
-// stay there, and would push out what does.
-inline constexpr uint64_t StreamBytes = 8 << 20;
+// Copies from this size on are written around the cache: larger than a
+// core's L2 (2 MiB here), they would not stay there, and would push out
+// what does. Here a 16 MiB launch over four inputs of 4 MiB took 3.2 ms
+// so, 4.6 ms through memcpy; a lone 1 MiB copy into a warm buffer took 1.5x
+// as long so.
+inline constexpr uint64_t BulkCopyBytes = 2 << 20;
 
-// Copies Bytes from Src to Dst, which must not overlap. From StreamBytes on,
+// Copies Bytes from Src to Dst, which must not overlap. From BulkCopyBytes on,
 // four pages at a time side by side with streaming stores, fenced before it
 // returns, so a hand-over that follows (a socket write, a mailbox count)
 // comes after the bytes; below, memcpy.

@@ -1,6 +1,6 @@
 //===- BulkCopyTest.cpp - Large copies byte for byte ----------------------===//
 //
-// copyBulk takes another path from 8 MiB on: a head up to the destination's
+// copyBulk takes another path from BulkCopyBytes on: a head up to the destination's
 // next line, four pages at a time, single lines, then a tail. Each size and
 // misalignment below lands in a different mix of them; every byte must
 // arrive and no byte around the destination may change.
@@ -13,8 +13,8 @@
 #include <gtest/gtest.h>
 #include <vector>
 
+using catalyst::remote::wire::BulkCopyBytes;
 using catalyst::remote::wire::copyBulk;
-using catalyst::remote::wire::StreamBytes;
 
 namespace {
 
@@ -22,7 +22,7 @@ constexpr uint64_t Margin = 128;
 
 TEST(BulkCopyTest, EverySizeAndMisalignmentCopiesExactly) {
   const uint64_t Sizes[] = {
-      0, 1, 63, 4096, StreamBytes - 1, StreamBytes, StreamBytes + 4 * 4096 + 3 * 64 + 5};
+      0, 1, 63, 4096, BulkCopyBytes - 1, BulkCopyBytes, BulkCopyBytes + 4 * 4096 + 3 * 64 + 5};
   uint64_t Largest = Sizes[sizeof(Sizes) / sizeof(Sizes[0]) - 1];
   std::vector<char> Src(Largest + Margin), Dst(Largest + 2 * Margin);
   for (uint64_t I = 0; I < Src.size(); ++I)
