@@ -126,7 +126,7 @@ constexpr uint64_t BulkBytes = MiB;
 // The memory-copy limit of a launch on one machine: its payload copied
 // once each way, into buffers touched before (a warm shared slab, and the
 // caller's lent buffer), with the copy launches make (wire::copyBulk, from
-// 8 MiB on faster here than the C library's memcpy).
+// 2 MiB on faster here than the C library's memcpy).
 class CopyLimit {
 public:
   explicit CopyLimit(uint64_t Bytes) : Slab(std::max<uint64_t>(Bytes, 1), 1), Out(Slab) {}

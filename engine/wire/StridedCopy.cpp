@@ -83,42 +83,6 @@ template <bool Stream> __attribute__((target("avx512f"))) inline void putLine(ch
     _mm512_storeu_si512(At, V);
 }
 
-// 8 by 8 doubles in eight registers: each source row one load, each
-// destination row one store of a whole line.
-template <bool Stream>
-__attribute__((target("avx512f"))) void fullTile8Avx512(char *Dst, const char *Src,
-                                                        const TileShape &S) {
-  __m512d R[8];
-  for (int I = 0; I < 8; ++I)
-    R[I] = _mm512_loadu_pd(reinterpret_cast<const double *>(Src + I * S.SrcRow));
-  // Pairs of rows interleaved: T[2k] holds columns 0, 2, 4, 6 of rows 2k
-  // and 2k+1, T[2k+1] columns 1, 3, 5, 7.
-  __m512d T[8];
-  for (int I = 0; I < 8; I += 2) {
-    T[I] = _mm512_unpacklo_pd(R[I], R[I + 1]);
-    T[I + 1] = _mm512_unpackhi_pd(R[I], R[I + 1]);
-  }
-  // Then, for rows 4h to 4h+3, U[4h + k] holds two columns of them, the
-  // low half of each vector column Col[k] and the high half Col[k] + 4.
-  static constexpr int Col[4] = {0, 2, 1, 3};
-  const __m512i Even = _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0);
-  const __m512i Odd = _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2);
-  __m512d U[8];
-  for (int H = 0; H < 2; ++H)
-    for (int P = 0; P < 2; ++P) {
-      U[4 * H + 2 * P] = _mm512_permutex2var_pd(T[4 * H + P], Even, T[4 * H + P + 2]);
-      U[4 * H + 2 * P + 1] = _mm512_permutex2var_pd(T[4 * H + P], Odd, T[4 * H + P + 2]);
-    }
-  // Rows 0-3 of a column from U[k], rows 4-7 from U[4 + k].
-  for (int K = 0; K < 4; ++K) {
-    __m512d Lo = _mm512_shuffle_f64x2(U[K], U[4 + K], 0x44);
-    __m512d Hi = _mm512_shuffle_f64x2(U[K], U[4 + K], 0xEE);
-    char *A = Dst + Col[K] * S.DstCol, *B = Dst + (Col[K] + 4) * S.DstCol;
-    putLine<Stream>(A, _mm512_castpd_si512(Lo));
-    putLine<Stream>(B, _mm512_castpd_si512(Hi));
-  }
-}
-
 // Out[L] holds lane L (128 bits) of In[0] to In[3], in that order: a 4 by 4
 // transpose of lanes.
 __attribute__((target("avx512f"))) inline void transposeLanes(const __m512i (&In)[4],
@@ -132,6 +96,30 @@ __attribute__((target("avx512f"))) inline void transposeLanes(const __m512i (&In
   for (int L = 0; L < 4; ++L)
     Out[L] = L % 2 ? _mm512_shuffle_i64x2(T[L / 2], T[2 + L / 2], 0xDD)
                    : _mm512_shuffle_i64x2(T[L / 2], T[2 + L / 2], 0x88);
+}
+
+// 8 by 8 doubles in eight registers: each source row one load, each
+// destination row one store of a whole line.
+template <bool Stream>
+__attribute__((target("avx512f"))) void fullTile8Avx512(char *Dst, const char *Src,
+                                                        const TileShape &S) {
+  __m512d R[8];
+  for (int I = 0; I < 8; ++I)
+    R[I] = _mm512_loadu_pd(reinterpret_cast<const double *>(Src + I * S.SrcRow));
+  // Pairs of rows interleaved: lane L of Even[k] holds column 2L of rows 2k
+  // and 2k+1, of Odd[k] column 2L + 1; a lane transpose then gathers each
+  // column whole.
+  __m512i Even[4], Odd[4], Cols[4];
+  for (int K = 0; K < 4; ++K) {
+    Even[K] = _mm512_castpd_si512(_mm512_unpacklo_pd(R[2 * K], R[2 * K + 1]));
+    Odd[K] = _mm512_castpd_si512(_mm512_unpackhi_pd(R[2 * K], R[2 * K + 1]));
+  }
+  transposeLanes(Even, Cols);
+  for (int L = 0; L < 4; ++L)
+    putLine<Stream>(Dst + 2 * L * S.DstCol, Cols[L]);
+  transposeLanes(Odd, Cols);
+  for (int L = 0; L < 4; ++L)
+    putLine<Stream>(Dst + (2 * L + 1) * S.DstCol, Cols[L]);
 }
 
 // 4 by 4 elements of 16 bytes whose source columns are adjacent: each
