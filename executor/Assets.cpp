@@ -2,6 +2,8 @@
 
 #include "Assets.h"
 
+#include "Log.h"
+
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
@@ -11,6 +13,8 @@
 #include <cstdlib>
 #include <fcntl.h>
 #include <filesystem>
+#include <map>
+#include <mutex>
 #include <sys/stat.h>
 #include <system_error>
 #include <unistd.h>
@@ -27,12 +31,19 @@ namespace {
 struct OpenDir {
   std::string Path;
   int Fd = -1;
+  // The shared root outlives this executor; a private one does not.
+  bool Shared = false;
 };
 
-// Made by the listener and inherited by every connection process.
+// Opened by the listener and inherited by every connection process.
 OpenDir Root;
 // The connection's own, in a connection process.
 OpenDir Connection;
+
+// The name each stored file came from in this connection, so that a second
+// file of the same name is refused rather than replacing the first.
+std::mutex ClaimsLock;
+std::map<std::string, std::string> Claims; // guarded by ClaimsLock
 
 std::error_code lastError() {
   return {errno, std::generic_category()};
@@ -44,6 +55,10 @@ Error failure(const Twine &What, std::error_code EC) {
 
 Error refusal(const Twine &What) {
   return createStringError(std::make_error_code(std::errc::permission_denied), What);
+}
+
+Error badName(const Twine &What) {
+  return createStringError(std::make_error_code(std::errc::invalid_argument), What);
 }
 
 std::string tempDirectory() {
@@ -59,9 +74,14 @@ std::string octal(unsigned Mode) {
   return S;
 }
 
+// Who else may use a directory: no one (a directory this executor made), or
+// no one may write to it (the shared root, which Catalyst's executor may
+// have made with the umask's mode).
+enum class Access { Private, ReadableByOthers };
+
 // Fd was opened from Name in Parent: Name must still be that directory, not
-// a symlink, ours, and closed to everyone else.
-Error checkPrivate(int Parent, const char *Name, int Fd, const std::string &Shown) {
+// a symlink, ours, and closed to everyone else as Allowed says.
+Error checkOwned(int Parent, const char *Name, int Fd, const std::string &Shown, Access Allowed) {
   struct stat ByName, Opened;
   if (::fstatat(Parent, Name, &ByName, AT_SYMLINK_NOFOLLOW) != 0 || ::fstat(Fd, &Opened) != 0)
     return failure("cannot check " + Shown, lastError());
@@ -71,19 +91,26 @@ Error checkPrivate(int Parent, const char *Name, int Fd, const std::string &Show
     return refusal(Shown + " was replaced while it was opened");
   if (ByName.st_uid != ::geteuid())
     return refusal(Shown + " is owned by uid " + Twine(ByName.st_uid) + ", not by this process");
-  if ((ByName.st_mode & 07777) != 0700)
-    return refusal(Shown + " has mode " + octal(ByName.st_mode & 07777) + ", not 0700");
+  unsigned Mode = ByName.st_mode & 07777;
+  if (Allowed == Access::Private && Mode != 0700)
+    return refusal(Shown + " has mode " + octal(Mode) + ", not 0700");
+  if (Allowed == Access::ReadableByOthers && (Mode & 022))
+    return refusal(Shown + " has mode " + octal(Mode) + ": others may write to it");
   return Error::success();
 }
 
-// Opens a directory this process just made, sets its mode whatever the umask
-// made of it, and checks it.
-Expected<int> openPrivate(int Parent, const char *Name, const std::string &Shown) {
+// Opens directory Name in Parent without following a symlink and checks it;
+// Made: this process just made it, so its mode is set whatever the umask
+// made of it.
+Expected<int> openOwned(int Parent, const char *Name, const std::string &Shown, Access Allowed,
+                        bool Made) {
   int Fd = ::openat(Parent, Name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (Fd < 0)
-    return failure("cannot open " + Shown, lastError());
-  Error Err = ::fchmod(Fd, 0700) == 0 ? checkPrivate(Parent, Name, Fd, Shown)
-                                      : failure("cannot set the mode of " + Shown, lastError());
+    return failure("cannot open " + Shown + " as a directory (a symlink is not followed)",
+                   lastError());
+  Error Err = Made && ::fchmod(Fd, 0700) != 0
+                  ? failure("cannot set the mode of " + Shown, lastError())
+                  : checkOwned(Parent, Name, Fd, Shown, Allowed);
   if (Err) {
     ::close(Fd);
     return Err;
@@ -96,15 +123,41 @@ void removeTree(const std::string &Path) {
   // remove_all removes symlinks, never what they point at.
   fs::remove_all(Path, EC);
   if (EC)
-    errs() << "catalyst-remote-executor: cannot remove " << Path << ": " << EC.message() << "\n";
+    LogLine() << "catalyst-remote-executor: cannot remove " << Path << ": " << EC.message();
 }
 
 void closeAndRemove(OpenDir &D) {
   if (D.Fd < 0)
     return;
   ::close(D.Fd);
-  removeTree(D.Path);
+  if (!D.Shared)
+    removeTree(D.Path);
   D = {};
+}
+
+// $TMPDIR/catalyst-assets, made here or already this user's.
+Expected<OpenDir> openSharedRoot(const std::string &Temp) {
+  std::string Path = Temp + "/" + SharedAssetRootName;
+  bool Made = ::mkdir(Path.c_str(), 0700) == 0;
+  if (!Made && errno != EEXIST)
+    return failure("cannot create " + Path, lastError());
+  auto Fd = openOwned(AT_FDCWD, Path.c_str(), Path, Access::ReadableByOthers, Made);
+  if (!Fd)
+    return Fd.takeError();
+  return OpenDir{Path, *Fd, true};
+}
+
+// <tmp>/catalyst-remote-XXXXXX, which no one else can predict.
+Expected<OpenDir> makePrivateRoot(const std::string &Temp) {
+  std::string Path = Temp + "/catalyst-remote-XXXXXX";
+  if (!::mkdtemp(Path.data()))
+    return failure("cannot create a private directory in " + Temp, lastError());
+  auto Fd = openOwned(AT_FDCWD, Path.c_str(), Path, Access::Private, true);
+  if (!Fd) {
+    ::rmdir(Path.c_str());
+    return Fd.takeError();
+  }
+  return OpenDir{Path, *Fd, false};
 }
 
 // NUL shown as \0, so that a message shows the name the host sent.
@@ -115,12 +168,31 @@ std::string shown(StringRef Name) {
   return S;
 }
 
-Error checkName(StringRef Name) {
-  if (Name.empty() || Name == "." || Name == ".." || Name.contains('/') || Name.contains('\0'))
-    return createStringError(std::make_error_code(std::errc::invalid_argument),
-                             "asset name '" + shown(Name) +
-                                 "' is not a plain file name (no '/', not '.' or '..', no NUL)");
-  return Error::success();
+// The file name Name is stored under: its last component.
+Expected<StringRef> storedName(StringRef Name) {
+  if (Name.contains('\0'))
+    return badName("asset name '" + shown(Name) + "' contains a NUL byte");
+  StringRef Last = Name.substr(Name.rfind('/') + 1);
+  if (Last.empty() || Last == "." || Last == "..")
+    return badName("asset name '" + Name + "' does not end in a file name ('" + Last + "')");
+  return Last;
+}
+
+// Records that Stored holds Name's bytes; true when it did not before.
+Expected<bool> claim(StringRef Stored, StringRef Name) {
+  std::lock_guard<std::mutex> Lock(ClaimsLock);
+  auto [It, New] = Claims.try_emplace(Stored.str(), Name.str());
+  if (!New && It->second != Name)
+    return createStringError(std::make_error_code(std::errc::file_exists),
+                             "asset '" + Name + "' would replace '" + It->second +
+                                 "', stored before as '" + Stored +
+                                 "' in this session: give one of them another file name");
+  return New;
+}
+
+void unclaim(StringRef Stored) {
+  std::lock_guard<std::mutex> Lock(ClaimsLock);
+  Claims.erase(Stored.str());
 }
 
 // Handles short writes and signals.
@@ -166,19 +238,47 @@ Error writeTemporary(ArrayRef<char> Bytes, std::string &Name) {
   return failure("cannot write " + Connection.Path + "/" + Name, EC);
 }
 
+// Writes Bytes and renames them to Stored in the connection's directory.
+Error writeInPlace(ArrayRef<char> Bytes, StringRef Stored) {
+  std::string Temporary;
+  if (auto Err = writeTemporary(Bytes, Temporary))
+    return Err;
+  if (::renameat(Connection.Fd, Temporary.c_str(), Connection.Fd, Stored.str().c_str()) == 0)
+    return Error::success();
+  Error Err =
+      failure("cannot rename " + Connection.Path + "/" + Temporary + " into place", lastError());
+  ::unlinkat(Connection.Fd, Temporary.c_str(), 0);
+  return Err;
+}
+
+// A directory that a process of this pid left in the shared root, when an
+// executor was killed before it could remove it.
+Error removeStale(const std::string &Name, const std::string &Path) {
+  struct stat St;
+  if (::fstatat(Root.Fd, Name.c_str(), &St, AT_SYMLINK_NOFOLLOW) != 0)
+    return failure("cannot check " + Path, lastError());
+  if (St.st_uid != ::geteuid())
+    return refusal(Path + " exists and is owned by uid " + Twine(St.st_uid));
+  removeTree(Path);
+  return Error::success();
+}
+
 } // namespace
 
 Error createAssetRoot() {
   std::string Temp = tempDirectory();
-  std::string Path = Temp + "/catalyst-remote-XXXXXX";
-  if (!::mkdtemp(Path.data()))
-    return failure("cannot create a private directory in " + Temp, lastError());
-  auto Fd = openPrivate(AT_FDCWD, Path.c_str(), Path);
-  if (!Fd) {
-    ::rmdir(Path.c_str());
-    return Fd.takeError();
+  auto Shared = openSharedRoot(Temp);
+  if (Shared) {
+    Root = *Shared;
+    return Error::success();
   }
-  Root = {Path, *Fd};
+  std::string Why = toString(Shared.takeError());
+  auto Private = makePrivateRoot(Temp);
+  if (!Private)
+    return Private.takeError();
+  Root = *Private;
+  LogLine() << "catalyst-remote-executor: assets go to " << Root.Path << ", not to " << Temp << "/"
+            << SharedAssetRootName << ": " << Why;
   return Error::success();
 }
 
@@ -196,12 +296,18 @@ Error createAssetDirectory() {
   });
   std::string Name = std::to_string(::getpid());
   std::string Path = Root.Path + "/" + Name;
-  if (::mkdirat(Root.Fd, Name.c_str(), 0700) != 0)
+  int Made = ::mkdirat(Root.Fd, Name.c_str(), 0700);
+  if (Made != 0 && errno == EEXIST && Root.Shared) {
+    if (auto Err = removeStale(Name, Path))
+      return Err;
+    Made = ::mkdirat(Root.Fd, Name.c_str(), 0700);
+  }
+  if (Made != 0)
     return failure("cannot create the asset directory " + Path, lastError());
-  auto Fd = openPrivate(Root.Fd, Name.c_str(), Path);
+  auto Fd = openOwned(Root.Fd, Name.c_str(), Path, Access::Private, true);
   if (!Fd)
     return Fd.takeError();
-  Connection = {Path, *Fd};
+  Connection = {Path, *Fd, false};
   if (::setenv(AssetDirEnv, Path.c_str(), 1) != 0)
     return failure("cannot set " + Twine(AssetDirEnv), lastError());
   return Error::success();
@@ -212,25 +318,23 @@ const std::string &assetDirectory() {
 }
 
 Error storeAsset(ArrayRef<char> Bytes, StringRef Name) {
+  auto Stored = storedName(Name);
+  if (!Stored)
+    return Stored.takeError();
   auto Named = [&](Error Err) {
     return createStringError(inconvertibleErrorCode(),
                              "asset '" + shown(Name) + "': " + toString(std::move(Err)));
   };
-  if (auto Err = checkName(Name))
-    return Err;
   if (Connection.Fd < 0)
     return Named(createStringError(inconvertibleErrorCode(),
                                    "this connection has no asset directory (see the log above)"));
-  std::string Temporary;
-  if (auto Err = writeTemporary(Bytes, Temporary))
-    return Named(std::move(Err));
-  if (::renameat(Connection.Fd, Temporary.c_str(), Connection.Fd, Name.str().c_str()) != 0) {
-    Error Err =
-        failure("cannot rename " + Connection.Path + "/" + Temporary + " into place", lastError());
-    ::unlinkat(Connection.Fd, Temporary.c_str(), 0);
-    return Named(std::move(Err));
-  }
-  return Error::success();
+  auto New = claim(*Stored, Name);
+  if (!New)
+    return New.takeError();
+  Error Err = writeInPlace(Bytes, *Stored);
+  if (Err && *New)
+    unclaim(*Stored);
+  return Err ? Named(std::move(Err)) : Error::success();
 }
 
 void removeAssets(int Pid) {

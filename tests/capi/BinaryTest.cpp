@@ -5,9 +5,11 @@
 #include "Sockets.h"
 
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <set>
 #include <sys/stat.h>
 #include <thread>
 #include <unistd.h>
@@ -53,12 +55,6 @@ std::string assetBytes(size_t N, unsigned Seed) {
   S[1] = '\r';
   S[2] = '\n';
   return S;
-}
-
-// Where the executor makes its private directory.
-fs::path tempDir() {
-  const char *Env = std::getenv("TMPDIR");
-  return fs::absolute(Env && *Env ? Env : "/tmp");
 }
 
 // A directory only this user can use, reached without a symlink.
@@ -133,6 +129,17 @@ protected:
     CapiTest::SetUp();
     ASSERT_NO_FATAL_FAILURE(startWithPlugin());
   }
+};
+
+// An executor with a temporary directory of the test's own.
+class BinaryRootTest : public BinaryTestBase {
+protected:
+  void startIn(const fs::path &Dir) {
+    fs::create_directories(Dir);
+    startWithPlugin({"TMPDIR=" + Dir.string()});
+  }
+
+  fs::path Tmp = Scratch / "tmp";
 };
 
 // Over TCP, where the kernel counts the bytes sent (tcpBytesSentTo).
@@ -245,30 +252,78 @@ TEST_F(BinaryTest, AssetIsStoredByteForByte) {
   EXPECT_EQ(std::distance(fs::directory_iterator(assetDir()), fs::directory_iterator()), 2);
 }
 
-TEST_F(BinaryTest, AssetDirectoryIsPrivateAndUnpredictable) {
+// Where Catalyst's executor stores them, and its kernels look:
+// $TMPDIR/catalyst-assets/<connection pid>.
+TEST_F(BinaryRootTest, AssetsGoWhereCatalystsExecutorPutsThem) {
+  ASSERT_NO_FATAL_FAILURE(startIn(Tmp));
   fs::path Dir = assetDir();
   ASSERT_FALSE(Dir.empty());
   fs::path Root = Dir.parent_path();
+  EXPECT_EQ(Root, Tmp / "catalyst-assets");
   expectPrivate(Dir);
   expectPrivate(Root);
   EXPECT_EQ(Dir.filename(), std::to_string(connectionPid()));
-  EXPECT_EQ(Root.parent_path(), tempDir());
-  EXPECT_NE(Root.filename(), "catalyst-assets");
 
-  // Another executor gets a root of its own, named at random.
+  // Another executor shares the root, each connection its own directory.
   ExecutorProcess Other;
   ExecutorOptions Options;
   Options.Plugins = {TEST_PLUGIN_PATH};
+  Options.Env = {"TMPDIR=" + Tmp.string()};
   ASSERT_TRUE(Other.start(Options));
   ScopedSession OtherSession(__catalyst__remote__open(Other.address().c_str()));
   ASSERT_GT(OtherSession.get(), 0) << FailureLog::last();
-  fs::path OtherRoot = assetDir(OtherSession.get()).parent_path();
-  EXPECT_NE(OtherRoot, Root);
-  EXPECT_EQ(OtherRoot.parent_path(), tempDir());
-  // It goes when its executor stops.
+  fs::path OtherDir = assetDir(OtherSession.get());
+  EXPECT_EQ(OtherDir.parent_path(), Root);
+  EXPECT_NE(OtherDir, Dir);
+  // Its directory goes when its executor stops; the root stays for others.
   OtherSession.reset();
   ASSERT_TRUE(Other.stop());
-  EXPECT_FALSE(fs::exists(OtherRoot)) << OtherRoot << " outlived its executor";
+  EXPECT_TRUE(gone(OtherDir)) << OtherDir << " outlived its executor";
+  EXPECT_TRUE(fs::is_directory(Root));
+  EXPECT_TRUE(fs::is_directory(Dir));
+}
+
+// Catalyst's executor makes the root with the umask's mode: still ours, and
+// no one else may write to it, so it is used as it is.
+TEST_F(BinaryRootTest, ARootOfThisUserThatOthersCannotWriteToIsUsed) {
+  fs::create_directories(Tmp / "catalyst-assets");
+  fs::permissions(Tmp / "catalyst-assets", fs::perms::owner_all | fs::perms::group_read |
+                                               fs::perms::group_exec | fs::perms::others_read |
+                                               fs::perms::others_exec);
+  ASSERT_NO_FATAL_FAILURE(startIn(Tmp));
+  fs::path Dir = assetDir();
+  EXPECT_EQ(Dir.parent_path(), Tmp / "catalyst-assets");
+  expectPrivate(Dir);
+  ASSERT_EQ(send(writeBytes(Scratch / "w.bin", "weights"), 1), 0) << FailureLog::last();
+  EXPECT_EQ(readFile((Dir / "w.bin").string()), "weights");
+}
+
+// A connection's directory that a killed executor left behind, under a pid
+// a new connection process now has, is replaced, not reused.
+TEST_F(BinaryRootTest, AStaleDirectoryOfTheSamePidIsReplaced) {
+  ASSERT_NO_FATAL_FAILURE(startIn(Tmp));
+  pid_t Last = connectionPid();
+  fs::path Dir = assetDir();
+  Session.reset();
+  ASSERT_TRUE(gone(Dir));
+  // The next connection process's pid cannot be known: plant a stale
+  // directory under each of the next few thousand (Linux hands out pids in
+  // turn).
+  std::set<fs::path> Planted;
+  for (pid_t P = Last + 1; P < Last + 5000; ++P) {
+    fs::path Stale = Tmp / "catalyst-assets" / std::to_string(P);
+    if (fs::create_directory(Stale)) {
+      writeBytes(Stale / "left.bin", "from a killed executor");
+      Planted.insert(Stale);
+    }
+  }
+  int64_t H = __catalyst__remote__open(Exec.address().c_str());
+  ASSERT_GT(H, 0) << FailureLog::last();
+  Session.reset(H);
+  fs::path Fresh = assetDir();
+  ASSERT_TRUE(Planted.count(Fresh)) << Fresh << ": not a pid the test planted a directory for";
+  EXPECT_FALSE(fs::exists(Fresh / "left.bin")) << Fresh << " kept a stale asset";
+  expectPrivate(Fresh);
 }
 
 TEST_F(BinaryTest, SameFileNameFromTwoFoldersIsRefused) {
@@ -362,42 +417,84 @@ TEST(AssetRootTest, ExecutorStoppedAtOnceLeavesNothing) {
     ASSERT_TRUE(Exec.start(Options));
     ASSERT_TRUE(Exec.stop());
   }
-  EXPECT_TRUE(fs::is_empty(Scratch / "tmp")) << fs::directory_iterator(Scratch / "tmp")->path();
+  // Only the shared root stays, empty: other executors may be using it.
+  for (auto &E : fs::directory_iterator(Scratch / "tmp")) {
+    EXPECT_EQ(E.path().filename(), "catalyst-assets") << E.path();
+    EXPECT_TRUE(fs::is_empty(E.path())) << fs::directory_iterator(E.path())->path();
+  }
 }
 
-// What another local user could have put at the path the executor once used.
-enum class Plant { Symlink, OpenDirectory };
+// What another local user could have put at $TMPDIR/catalyst-assets.
+enum class Plant { Symlink, OpenDirectory, OtherUsersDirectory };
+
+const char *plantName(Plant P) {
+  switch (P) {
+  case Plant::Symlink:
+    return "Symlink";
+  case Plant::OpenDirectory:
+    return "OpenDirectory";
+  case Plant::OtherUsersDirectory:
+    return "OtherUsersDirectory";
+  }
+  return "?";
+}
 
 void PrintTo(Plant P, std::ostream *OS) {
-  *OS << (P == Plant::Symlink ? "a symlink" : "a directory open to all");
+  *OS << plantName(P);
 }
 
-class PlantedAssetPathTest : public BinaryTestBase, public ::testing::WithParamInterface<Plant> {};
-
-TEST_P(PlantedAssetPathTest, IsNeitherFollowedNorUsed) {
-  fs::path Tmp = Scratch / "tmp", Old = Tmp / "catalyst-assets", Trap = Scratch / "trap";
-  fs::create_directories(Tmp);
-  fs::create_directories(Trap);
-  if (GetParam() == Plant::Symlink) {
-    fs::create_directory_symlink(Trap, Old);
-  } else {
-    fs::create_directory(Old);
-    fs::permissions(Old, fs::perms::all);
-    Trap = Old;
+class PlantedAssetPathTest : public BinaryTestBase, public ::testing::WithParamInterface<Plant> {
+protected:
+  // Makes the plant; returns where an asset that followed it would go.
+  fs::path plant(const fs::path &At) {
+    fs::path Trap = Scratch / "trap";
+    fs::create_directories(Trap);
+    switch (GetParam()) {
+    case Plant::Symlink:
+      fs::create_directory_symlink(Trap, At);
+      return Trap;
+    case Plant::OpenDirectory:
+      fs::create_directory(At);
+      fs::permissions(At, fs::perms::all);
+      return At;
+    case Plant::OtherUsersDirectory:
+      fs::create_directory(At);
+      // nobody's, with a mode that would otherwise pass.
+      EXPECT_EQ(::chown(At.c_str(), 65534, 65534), 0) << std::strerror(errno);
+      fs::permissions(At, fs::perms::owner_all);
+      return At;
+    }
+    return Trap;
   }
-  ASSERT_NO_FATAL_FAILURE(startWithPlugin({"TMPDIR=" + Tmp.string()}));
+};
+
+// The executor falls back to a private root of its own and says why.
+TEST_P(PlantedAssetPathTest, IsNeitherFollowedNorUsed) {
+  if (GetParam() == Plant::OtherUsersDirectory && ::geteuid() != 0)
+    GTEST_SKIP() << "giving a directory to another user needs root";
+  fs::path Tmp = Scratch / "tmp", Log = Scratch / "executor.log";
+  fs::create_directories(Tmp);
+  fs::path Trap = plant(Tmp / "catalyst-assets");
+  ExecutorOptions Options;
+  Options.Plugins = {TEST_PLUGIN_PATH};
+  Options.Env = {"TMPDIR=" + Tmp.string()};
+  Options.LogPath = Log.string();
+  ASSERT_NO_FATAL_FAILURE(startAndOpen(Options));
   ASSERT_EQ(send(writeBytes(Scratch / "secret.txt", "not for others"), 1), 0) << FailureLog::last();
   EXPECT_EQ(readAsset("secret.txt"), "not for others");
   EXPECT_TRUE(fs::is_empty(Trap)) << "the asset went to " << Trap;
-  fs::path Dir = assetDir();
-  EXPECT_EQ(Dir.parent_path().parent_path(), Tmp);
-  expectPrivate(Dir.parent_path());
+  fs::path Root = assetDir().parent_path();
+  EXPECT_EQ(Root.parent_path(), Tmp);
+  EXPECT_EQ(Root.filename().string().rfind("catalyst-remote-", 0), 0u) << Root;
+  expectPrivate(Root);
+  std::string Said = readFile(Log.string());
+  EXPECT_NE(Said.find("assets go to " + Root.string()), std::string::npos) << Said;
+  EXPECT_NE(Said.find((Tmp / "catalyst-assets").string()), std::string::npos) << Said;
 }
 
 INSTANTIATE_TEST_SUITE_P(Plants, PlantedAssetPathTest,
-                         ::testing::Values(Plant::Symlink, Plant::OpenDirectory),
-                         [](const auto &Info) {
-                           return Info.param == Plant::Symlink ? "Symlink" : "OpenDirectory";
-                         });
+                         ::testing::Values(Plant::Symlink, Plant::OpenDirectory,
+                                           Plant::OtherUsersDirectory),
+                         [](const auto &Info) { return plantName(Info.param); });
 
 } // namespace

@@ -1,14 +1,16 @@
 //===- AssetNameTest.cpp - The executor's checks on asset names -----------===//
 //
-// A session sends only file names, but Catalyst's own host, or anyone who
-// can reach the port, may send any string to catalyst_remote_store_asset.
-// These tests call the service directly over ORC EPC and check that the
-// executor stores a plain file name and refuses anything that could reach
-// outside the connection's directory.
+// A session sends only file names, but Catalyst's own host sends full
+// paths, and anyone who can reach the port may send any string to
+// catalyst_remote_store_asset. These tests call the service directly over
+// ORC EPC and check that the executor stores the name's last component in
+// the connection's directory, never anywhere else, and never over another
+// file of the session.
 //
 //===----------------------------------------------------------------------===//
 
 #include "ExecutorProcess.h"
+#include "Procfs.h"
 #include "session/Connect.h"
 #include "wire/Protocol.h"
 #include "wire/SocketTransport.h"
@@ -82,17 +84,41 @@ protected:
   ExecutorAddr Store;
 };
 
-TEST_F(AssetNameTest, PlainFileNameIsStoredAndOthersAreRefused) {
-  ASSERT_EQ(store("plain.txt", "ok"), 0);
+TEST_F(AssetNameTest, StoredUnderTheLastComponentOfTheName) {
+  // Catalyst's host sends the file's full path; this project's, its name.
+  ASSERT_EQ(store("plain.txt", "plain"), 0);
+  ASSERT_EQ(store("/data/run/weights.bin", "weights"), 0);
+  ASSERT_EQ(store("../../escaped.txt", "escaped"), 0);
   auto Stored = filesUnderTmp();
-  ASSERT_EQ(Stored.size(), 1u);
-  EXPECT_EQ(fs::path(Stored[0]).filename(), "plain.txt");
-  for (std::string Bad : {std::string("../escaped.txt"), std::string("sub/x.txt"),
-                          std::string("/abs.txt"), std::string("."), std::string(".."),
-                          std::string(""), std::string("nul\0.txt", 8), std::string("trailing/")}) {
+  ASSERT_EQ(Stored.size(), 3u);
+  fs::path Dir = Tmp / fs::path(Stored[0]).parent_path();
+  EXPECT_EQ(Dir.parent_path(), Tmp / "catalyst-assets");
+  EXPECT_EQ(readFile((Dir / "plain.txt").string()), "plain");
+  EXPECT_EQ(readFile((Dir / "weights.bin").string()), "weights");
+  EXPECT_EQ(readFile((Dir / "escaped.txt").string()), "escaped");
+}
+
+TEST_F(AssetNameTest, NamesThatEndInNoFileNameAreRefused) {
+  for (std::string Bad :
+       {std::string("."), std::string(".."), std::string(""), std::string("nul\0.txt", 8),
+        std::string("dir/nul\0", 8), std::string("trailing/"), std::string("/"),
+        std::string("a/.."), std::string("a/.")}) {
     EXPECT_EQ(store(Bad, "no"), -1) << "'" << Bad << "' was accepted";
   }
-  EXPECT_EQ(filesUnderTmp(), Stored) << "a refused name left a file behind";
+  EXPECT_EQ(filesUnderTmp(), std::vector<std::string>()) << "a refused name left a file behind";
+}
+
+TEST_F(AssetNameTest, AnotherFileOfTheSameNameDoesNotReplaceTheFirst) {
+  ASSERT_EQ(store("/one/x.txt", "first"), 0);
+  auto Stored = filesUnderTmp();
+  ASSERT_EQ(Stored.size(), 1u);
+  std::string Path = (Tmp / Stored[0]).string();
+  EXPECT_EQ(store("/two/x.txt", "second"), -1);
+  EXPECT_EQ(readFile(Path), "first");
+  // The same name again replaces the file, as a changed file is sent again.
+  EXPECT_EQ(store("/one/x.txt", "changed"), 0);
+  EXPECT_EQ(readFile(Path), "changed");
+  EXPECT_EQ(filesUnderTmp(), Stored);
 }
 
 } // namespace

@@ -192,8 +192,15 @@ def children_of(parent):
     return pids
 
 
-def asset_roots(tmpdir):
-    return [name for name in os.listdir(tmpdir) if name.startswith("catalyst-remote-")]
+def asset_root(tmpdir):
+    """Where Catalyst's executor, and so this one, keeps connections' assets."""
+    return os.path.join(tmpdir, "catalyst-assets")
+
+
+def asset_dirs(tmpdir):
+    """The connections' asset directories left in the root."""
+    root = asset_root(tmpdir)
+    return os.listdir(root) if os.path.isdir(root) else []
 
 
 class Memref1(ctypes.Structure):
@@ -332,8 +339,7 @@ def start_long_kernel(host, executor, tmpdir):
     """Starts a kernel that would run for ten minutes; returns its process
     and the launch's token once it runs."""
     connection = only_connection(executor)
-    [root] = asset_roots(tmpdir)
-    started = os.path.join(tmpdir, root, str(connection), "started")
+    started = os.path.join(asset_root(tmpdir), str(connection), "started")
     if os.path.exists(started):
         os.remove(started)  # a short launch made it
     token = host.start_lingering(LONG_KERNEL_MS)
@@ -343,13 +349,13 @@ def start_long_kernel(host, executor, tmpdir):
 
 def check_stops(executor, sig, connection, host, token, tmpdir):
     """sig ends the executor and its connection, the long kernel running,
-    within the launcher's 10 s, and takes the asset root with it."""
+    within the launcher's 10 s, and takes the connection's assets with it."""
     took = executor.stop(sig)
     check(took is not None, f"the executor outlived {sig.name} by {STOP_TIMEOUT:.0f} s and was "
           f"killed:\n{executor.output()}")
     wait_until(lambda: not alive(connection), STOP_TIMEOUT - took,
                f"connection process {connection} ending")
-    check(not asset_roots(tmpdir), f"assets left behind: {asset_roots(tmpdir)}")
+    check(not asset_dirs(tmpdir), f"assets left behind: {asset_dirs(tmpdir)}")
     check("the host closed" not in executor.output(),
           f"the executor blamed the host for its own stop:\n{executor.output()}")
     print(f"{sig.name}: stopped in {took:.2f} s, a {LONG_KERNEL_MS // 1000} s kernel running",
@@ -379,8 +385,7 @@ def serve_and_terminate(options, env, tmpdir):
     with open(env["CATALYST_TEST_RT_LOG"]) as f:
         check(f"initialize {connection}" in f.read().split("\n"),
               "the runtime plugin did not initialize the connection")
-    [root] = asset_roots(tmpdir)
-    check(os.path.exists(os.path.join(tmpdir, root, str(connection), "weights.bin")),
+    check(os.path.exists(os.path.join(asset_root(tmpdir), str(connection), "weights.bin")),
           "the asset is not in the connection's directory")
     connection, token = start_long_kernel(host, executor, tmpdir)
     check_stops(executor, signal.SIGTERM, connection, host, token, tmpdir)
