@@ -1,8 +1,12 @@
 //===- RemoteCAPI.cpp - The C ABI over the engine -------------------------===//
 //
 // Handles, argument checks and failure reporting; everything else is the
-// engine's. Each function is defined once under __catalyst__remote__ and
-// aliased under __catalyst__executor__.
+// engine's. Each call's work returns an Error; the exported functions, one
+// set per prefix, report it at the very end, once every cleanup is done:
+// __catalyst__remote__* through its failure handler (default: print and
+// abort), __catalyst__executor__* by throwing, as Catalyst's runtime does,
+// unless its caller installed a handler. Functions that cannot fail are
+// defined once and aliased.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,33 +22,84 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 using namespace catalyst::remote;
 using llvm::Error;
+using llvm::Expected;
 
 namespace {
 
 thread_local std::string LastError;
 
-void defaultFailureHandler(const char *Message) {
-  std::fprintf(stderr, "catalyst-remote: %s\n", Message);
-  std::abort();
+// What __catalyst__executor__* throws where Catalyst's runtime throws its
+// RuntimeException: a std::runtime_error whose what() is the message a
+// failure handler would get.
+class CallFailed : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+// How one prefix's functions report a failure: through the handler its
+// caller installed, else its default.
+class Reporter {
+public:
+  explicit Reporter(bool Throws) : Throws(Throws) {}
+
+  void setHandler(void (*H)(const char *)) { Handler = H; }
+
+  // Records Err as this thread's last error and reports it; returns only
+  // when an installed handler returns.
+  void report(Error Err) {
+    LastError = llvm::toString(std::move(Err));
+    if (auto *H = Handler.load())
+      return H(LastError.c_str());
+    if (Throws)
+      throw CallFailed(LastError);
+    std::fprintf(stderr, "catalyst-remote: %s\n", LastError.c_str());
+    std::abort();
+  }
+
+  // V's value, or Failed once its error is reported.
+  template <typename T> T valueOr(Expected<T> V, T Failed) {
+    if (V)
+      return *V;
+    report(V.takeError());
+    return Failed;
+  }
+
+  // 0, or Failed once Err is reported.
+  template <typename T> T statusOr(Error Err, T Failed) {
+    if (!Err)
+      return 0;
+    report(std::move(Err));
+    return Failed;
+  }
+
+  void check(Error Err) {
+    if (Err)
+      report(std::move(Err));
+  }
+
+private:
+  std::atomic<void (*)(const char *)> Handler{nullptr};
+  const bool Throws;
+};
+
+Reporter RemoteApi(/*Throws=*/false);
+Reporter ExecutorApi(/*Throws=*/true);
+
+Error callError(const char *Call, const llvm::Twine &Message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 llvm::Twine(Call) + ": " + Message);
 }
 
-std::atomic<void (*)(const char *)> FailureHandler{&defaultFailureHandler};
-
-void fail(std::string Message) {
-  LastError = std::move(Message);
-  FailureHandler.load()(LastError.c_str());
-}
-
-bool failed(Error Err, const char *Call) {
+Error inCall(const char *Call, Error Err) {
   if (!Err)
-    return false;
-  fail(std::string(Call) + ": " + llvm::toString(std::move(Err)));
-  return true;
+    return Err;
+  return callError(Call, llvm::toString(std::move(Err)));
 }
 
 // Live sessions by handle and by address, and async launches by token.
@@ -80,11 +135,10 @@ public:
   }
 };
 
-std::shared_ptr<Session> sessionFor(int64_t Handle, const char *Call) {
-  auto S = Registry::get().find(Handle);
-  if (!S)
-    fail(std::string(Call) + ": unknown session handle " + std::to_string(Handle));
-  return S;
+Expected<std::shared_ptr<Session>> sessionFor(int64_t Handle, const char *Call) {
+  if (auto S = Registry::get().find(Handle))
+    return S;
+  return callError(Call, "unknown session handle " + std::to_string(Handle));
 }
 
 void zeroOutputs(size_t N, void *const *Descs, const size_t *Ranks) {
@@ -108,64 +162,48 @@ std::vector<MemrefArg> memrefArgs(size_t N, void *const *Descs, const size_t *Ra
   return Args;
 }
 
-} // namespace
-
-#define CATALYST_REMOTE_API extern "C" __attribute__((visibility("default")))
-#define CATALYST_EXECUTOR_ALIAS(Name)                                                              \
-  extern "C" __attribute__((visibility("default"), alias("__catalyst__remote__" #Name)))
-
-CATALYST_REMOTE_API int64_t __catalyst__remote__open(const char *addr) {
-  if (!addr || !*addr) {
-    fail("open: empty executor address");
-    return 0;
-  }
+Expected<int64_t> openSession(const char *Addr) {
+  if (!Addr || !*Addr)
+    return callError("open", "empty executor address");
   auto &R = Registry::get();
   OutputAllocator Outputs;
   {
     std::lock_guard<std::mutex> Lock(R.M);
-    if (int64_t Live = R.liveHandle(addr))
+    if (int64_t Live = R.liveHandle(Addr))
       return Live;
     Outputs = R.Outputs;
   }
   SessionOptions Base;
   Base.Outputs = Outputs;
   auto Opts = optionsFromEnvironment(std::move(Base));
-  if (!Opts) {
-    failed(Opts.takeError(), "open");
-    return 0;
-  }
+  if (!Opts)
+    return inCall("open", Opts.takeError());
   // Connecting may take up to the handshake timeout; the process's other
   // sessions go on meanwhile, so the registry is not held.
-  auto S = Session::open(addr, *Opts);
-  if (!S) {
-    failed(S.takeError(), "open");
-    return 0;
-  }
+  auto S = Session::open(Addr, *Opts);
+  if (!S)
+    return inCall("open", S.takeError());
   std::shared_ptr<Session> Opened = std::move(*S);
   std::lock_guard<std::mutex> Lock(R.M);
   // Another thread opened the same address meanwhile: share its session
   // (ours closes once the lock is released).
-  if (int64_t Live = R.liveHandle(addr))
+  if (int64_t Live = R.liveHandle(Addr))
     return Live;
   int64_t Handle = R.NextHandle++;
   R.Sessions[Handle] = std::move(Opened);
-  R.ByAddress[addr] = Handle;
+  R.ByAddress[Addr] = Handle;
   return Handle;
 }
 
-CATALYST_REMOTE_API int64_t __catalyst__remote__send_binary(int64_t session, const char *path,
-                                                            uint32_t format) {
-  auto S = sessionFor(session, "send_binary");
+// An empty path is nothing to send, as in Catalyst's runtime.
+Error sendBinary(int64_t Handle, const char *Path, uint32_t Format) {
+  auto S = sessionFor(Handle, "send_binary");
   if (!S)
-    return -1;
-  if (!path || !*path) {
-    fail("send_binary: empty path");
-    return -1;
-  }
-  return failed(S->sendBinary(path, static_cast<BinaryFormat>(format)), "send_binary") ? -1 : 0;
+    return S.takeError();
+  if (!Path || !*Path)
+    return Error::success();
+  return inCall("send_binary", (*S)->sendBinary(Path, static_cast<BinaryFormat>(Format)));
 }
-
-namespace {
 
 // A launch's arguments as the C ABI receives them.
 struct CLaunch {
@@ -187,19 +225,16 @@ struct EngineLaunch {
   LaunchCall Call;
 };
 
-// Checks the arrays and builds the engine's view of the call; false (after
-// reporting) when they are unusable.
-bool toLaunchCall(const CLaunch &C, const char *Call, EngineLaunch &Out) {
-  auto Prefix = [Call] { return std::string(Call) + ": "; };
+// Checks the arrays and builds the engine's view of the call.
+Error toLaunchCall(const CLaunch &C, const char *Call, EngineLaunch &Out) {
   if (!C.Entry || !*C.Entry)
-    return fail(Prefix() + "empty entry symbol"), false;
+    return callError(Call, "empty entry symbol");
   if (C.NumInputs && (!C.InputDescs || !C.InputRanks || !C.InputElemSizes))
-    return fail(Prefix() + std::to_string(C.NumInputs) + " inputs but a null input array"), false;
+    return callError(Call, std::to_string(C.NumInputs) + " inputs but a null input array");
   if (C.NumOutputs && (!C.OutputDescs || !C.OutputRanks || !C.OutputElemSizes))
-    return fail(Prefix() + std::to_string(C.NumOutputs) + " outputs but a null output array"),
-           false;
+    return callError(Call, std::to_string(C.NumOutputs) + " outputs but a null output array");
   if (C.NumOutputs && (!C.IntoBuffers != !C.IntoBytes))
-    return fail(Prefix() + "output buffers without their sizes, or sizes without buffers"), false;
+    return callError(Call, "output buffers without their sizes, or sizes without buffers");
   Out.Inputs = memrefArgs(C.NumInputs, C.InputDescs, C.InputRanks, C.InputElemSizes);
   Out.Outputs = memrefArgs(C.NumOutputs, C.OutputDescs, C.OutputRanks, C.OutputElemSizes);
   if (C.IntoBuffers)
@@ -207,160 +242,200 @@ bool toLaunchCall(const CLaunch &C, const char *Call, EngineLaunch &Out) {
       Out.Into.emplace_back(static_cast<char *>(C.IntoBuffers[I]),
                             C.IntoBuffers[I] ? C.IntoBytes[I] : 0);
   Out.Call = {C.Entry, C.Object ? C.Object : "", Out.Inputs, Out.Outputs, Out.Into};
-  return true;
+  return Error::success();
 }
 
-int64_t queueLaunch(int64_t Session, const CLaunch &C, const char *Call) {
-  auto S = sessionFor(Session, Call);
+// Leaves the output descriptors zeroed when it fails.
+Error runLaunch(int64_t Handle, const CLaunch &C, const char *Call) {
+  zeroOutputs(C.NumOutputs, C.OutputDescs, C.OutputRanks);
+  auto S = sessionFor(Handle, Call);
+  if (!S)
+    return S.takeError();
   EngineLaunch L;
-  if (!S || !toLaunchCall(C, Call, L))
-    return 0;
-  uint64_t Ticket = S->launchAsync(L.Call);
+  if (auto Err = toLaunchCall(C, Call, L))
+    return Err;
+  return inCall(Call, (*S)->launch(L.Call));
+}
+
+Expected<int64_t> queueLaunch(int64_t Handle, const CLaunch &C, const char *Call) {
+  zeroOutputs(C.NumOutputs, C.OutputDescs, C.OutputRanks);
+  auto S = sessionFor(Handle, Call);
+  if (!S)
+    return S.takeError();
+  EngineLaunch L;
+  if (auto Err = toLaunchCall(C, Call, L))
+    return Err;
+  uint64_t Ticket = (*S)->launchAsync(L.Call);
   auto &R = Registry::get();
   std::lock_guard<std::mutex> Lock(R.M);
   int64_t Token = R.NextToken++;
-  R.Tokens[Token] = {S, Ticket};
+  R.Tokens[Token] = {*S, Ticket};
   return Token;
 }
 
-void runLaunch(int64_t Session, const CLaunch &C, const char *Call) {
-  zeroOutputs(C.NumOutputs, C.OutputDescs, C.OutputRanks);
-  auto S = sessionFor(Session, Call);
-  EngineLaunch L;
-  if (S && toLaunchCall(C, Call, L))
-    failed(S->launch(L.Call), Call);
-}
-
-} // namespace
-
-CATALYST_REMOTE_API void
-__catalyst__remote__launch(int64_t session, const char *entry_symbol, const char *object,
-                           size_t num_inputs, void *const *input_descs, const size_t *input_ranks,
-                           const size_t *input_elem_sizes, size_t num_outputs,
-                           void *const *output_descs, const size_t *output_ranks,
-                           const size_t *output_elem_sizes) {
-  CLaunch C{entry_symbol,     object,      num_inputs,   input_descs,  input_ranks,
-            input_elem_sizes, num_outputs, output_descs, output_ranks, output_elem_sizes};
-  runLaunch(session, C, "launch");
-}
-
-CATALYST_REMOTE_API void __catalyst__remote__launch_into(
-    int64_t session, const char *entry_symbol, const char *object, size_t num_inputs,
-    void *const *input_descs, const size_t *input_ranks, const size_t *input_elem_sizes,
-    size_t num_outputs, void *const *output_descs, const size_t *output_ranks,
-    const size_t *output_elem_sizes, void *const *output_buffers, const size_t *output_bytes) {
-  CLaunch C{entry_symbol,     object,      num_inputs,   input_descs,  input_ranks,
-            input_elem_sizes, num_outputs, output_descs, output_ranks, output_elem_sizes,
-            output_buffers,   output_bytes};
-  runLaunch(session, C, "launch_into");
-}
-
-CATALYST_REMOTE_API int64_t __catalyst__remote__launch_async(int64_t session,
-                                                             const char *entry_symbol,
-                                                             const char *object) {
-  CLaunch C{entry_symbol, object, 0, nullptr, nullptr, nullptr, 0, nullptr, nullptr, nullptr};
-  return queueLaunch(session, C, "launch_async");
-}
-
-CATALYST_REMOTE_API int64_t __catalyst__remote__launch_async_memrefs(
-    int64_t session, const char *entry_symbol, const char *object, size_t num_inputs,
-    void *const *input_descs, const size_t *input_ranks, const size_t *input_elem_sizes,
-    size_t num_outputs, void *const *output_descs, const size_t *output_ranks,
-    const size_t *output_elem_sizes) {
-  zeroOutputs(num_outputs, output_descs, output_ranks);
-  CLaunch C{entry_symbol,     object,      num_inputs,   input_descs,  input_ranks,
-            input_elem_sizes, num_outputs, output_descs, output_ranks, output_elem_sizes};
-  return queueLaunch(session, C, "launch_async_memrefs");
-}
-
-CATALYST_REMOTE_API void __catalyst__remote__await(int64_t token) {
+// A token never issued, or awaited before, is nothing to wait for, as in
+// Catalyst's runtime.
+Error awaitLaunch(int64_t Token) {
   auto &R = Registry::get();
   std::pair<std::weak_ptr<Session>, uint64_t> Pending;
   {
     std::lock_guard<std::mutex> Lock(R.M);
-    auto It = R.Tokens.find(token);
+    auto It = R.Tokens.find(Token);
     if (It == R.Tokens.end())
-      return fail("await: unknown launch token " + std::to_string(token));
+      return Error::success();
     Pending = std::move(It->second);
     R.Tokens.erase(It);
   }
   std::shared_ptr<Session> S = Pending.first.lock();
   if (!S)
-    return fail("await: the session of launch token " + std::to_string(token) +
-                " was closed before the launch was awaited");
-  failed(S->await(Pending.second), "await");
+    return callError("await", "the session of launch token " + std::to_string(Token) +
+                                  " was closed before the launch was awaited");
+  return inCall("await", S->await(Pending.second));
 }
 
-CATALYST_REMOTE_API int32_t __catalyst__remote__call_wrapper(int64_t session, const char *symbol,
-                                                             const char *args_buf, size_t args_size,
-                                                             void **out_buf, size_t *out_size) {
-  auto S = sessionFor(session, "call_wrapper");
+// As in Catalyst's runtime: the outputs are cleared first, a null out_buf
+// discards the result, and an empty result is a null buffer.
+Error callWrapper(int64_t Handle, const char *Symbol, const char *Args, size_t ArgsSize,
+                  void **OutBuf, size_t *OutSize) {
+  if (OutBuf)
+    *OutBuf = nullptr;
+  if (OutSize)
+    *OutSize = 0;
+  auto S = sessionFor(Handle, "call_wrapper");
   if (!S)
-    return 1;
-  if (!symbol || !*symbol || !out_buf || !out_size || (args_size && !args_buf)) {
-    fail("call_wrapper: needs a symbol, out_buf and out_size, and args_buf when args_size > 0");
-    return 1;
-  }
-  auto Result = S->callWrapper(symbol, {args_buf, args_size});
+    return S.takeError();
+  if (!Symbol || !*Symbol || (ArgsSize && !Args))
+    return callError("call_wrapper", "needs a symbol, and args_buf when args_size > 0");
+  auto Result = (*S)->callWrapper(Symbol, {Args, ArgsSize});
   if (!Result)
-    return failed(Result.takeError(), "call_wrapper"), 1;
-  void *Buf = std::malloc(Result->empty() ? 1 : Result->size());
-  if (!Buf) {
-    fail("call_wrapper: cannot allocate the result buffer");
-    return 1;
-  }
-  if (!Result->empty()) // an empty vector's data() may be null
-    std::memcpy(Buf, Result->data(), Result->size());
-  *out_buf = Buf;
-  *out_size = Result->size();
-  return 0;
+    return inCall("call_wrapper", Result.takeError());
+  if (!OutBuf || Result->empty())
+    return Error::success();
+  void *Buf = std::malloc(Result->size());
+  if (!Buf)
+    return callError("call_wrapper",
+                     "cannot allocate " + std::to_string(Result->size()) + " bytes for the result");
+  std::memcpy(Buf, Result->data(), Result->size());
+  *OutBuf = Buf;
+  if (OutSize)
+    *OutSize = Result->size();
+  return Error::success();
 }
+
+// Closing a session that is not open is harmless.
+Error closeSession(int64_t Handle) {
+  auto &R = Registry::get();
+  std::shared_ptr<Session> S;
+  {
+    std::lock_guard<std::mutex> Lock(R.M);
+    auto It = R.Sessions.find(Handle);
+    if (It == R.Sessions.end())
+      return Error::success();
+    S = std::move(It->second);
+    R.Sessions.erase(It);
+    auto A = R.ByAddress.find(S->address().str());
+    if (A != R.ByAddress.end() && A->second == Handle)
+      R.ByAddress.erase(A);
+  }
+  return inCall("close", S->close());
+}
+
+Error readStats(int64_t Handle, catalyst_remote_stats *Out) {
+  auto S = sessionFor(Handle, "stats");
+  if (!S)
+    return S.takeError();
+  if (!Out)
+    return callError("stats", "null output");
+  SessionStats Stats = (*S)->stats();
+  Out->launches = Stats.Launches;
+  copyStats(Stats.Last, Out->last);
+  copyStats(Stats.Total, Out->total);
+  Out->strategy = strategyName((*S)->strategy());
+  Out->transport = transportName((*S)->transport());
+  return Error::success();
+}
+
+CLaunch syncLaunch(const char *Entry, const char *Object, size_t NumInputs, void *const *InputDescs,
+                   const size_t *InputRanks, const size_t *InputElemSizes, size_t NumOutputs,
+                   void *const *OutputDescs, const size_t *OutputRanks,
+                   const size_t *OutputElemSizes) {
+  return {Entry,          Object,     NumInputs,   InputDescs,  InputRanks,
+          InputElemSizes, NumOutputs, OutputDescs, OutputRanks, OutputElemSizes};
+}
+
+} // namespace
+
+#define CATALYST_REMOTE_API extern "C" __attribute__((visibility("default")))
+#define CATALYST_EXECUTOR_ALIAS(Name)                                                              \
+  extern "C" __attribute__((visibility("default"), alias("__catalyst__remote__" #Name)))
+
+// Each function that can fail, once per prefix: the same work, reported the
+// prefix's way.
+#define CATALYST_REMOTE_LAUNCH_PARAMS                                                              \
+  int64_t session, const char *entry_symbol, const char *object, size_t num_inputs,                \
+      void *const *input_descs, const size_t *input_ranks, const size_t *input_elem_sizes,         \
+      size_t num_outputs, void *const *output_descs, const size_t *output_ranks,                   \
+      const size_t *output_elem_sizes
+#define CATALYST_REMOTE_LAUNCH_ARGS                                                                \
+  entry_symbol, object, num_inputs, input_descs, input_ranks, input_elem_sizes, num_outputs,       \
+      output_descs, output_ranks, output_elem_sizes
+
+#define CATALYST_REMOTE_DEFINE_CALLS(PREFIX, API)                                                  \
+  CATALYST_REMOTE_API int64_t PREFIX##open(const char *addr) {                                     \
+    return API.valueOr<int64_t>(openSession(addr), 0);                                             \
+  }                                                                                                \
+  CATALYST_REMOTE_API int64_t PREFIX##send_binary(int64_t session, const char *path,               \
+                                                  uint32_t format) {                               \
+    return API.statusOr<int64_t>(sendBinary(session, path, format), -1);                           \
+  }                                                                                                \
+  CATALYST_REMOTE_API void PREFIX##launch(CATALYST_REMOTE_LAUNCH_PARAMS) {                         \
+    API.check(runLaunch(session, syncLaunch(CATALYST_REMOTE_LAUNCH_ARGS), "launch"));              \
+  }                                                                                                \
+  CATALYST_REMOTE_API void PREFIX##launch_into(                                                    \
+      CATALYST_REMOTE_LAUNCH_PARAMS, void *const *output_buffers, const size_t *output_bytes) {    \
+    CLaunch C = syncLaunch(CATALYST_REMOTE_LAUNCH_ARGS);                                           \
+    C.IntoBuffers = output_buffers;                                                                \
+    C.IntoBytes = output_bytes;                                                                    \
+    API.check(runLaunch(session, C, "launch_into"));                                               \
+  }                                                                                                \
+  CATALYST_REMOTE_API int64_t PREFIX##launch_async(int64_t session, const char *entry_symbol,      \
+                                                   const char *object) {                           \
+    CLaunch C = syncLaunch(entry_symbol, object, 0, nullptr, nullptr, nullptr, 0, nullptr,         \
+                           nullptr, nullptr);                                                      \
+    return API.valueOr<int64_t>(queueLaunch(session, C, "launch_async"), 0);                       \
+  }                                                                                                \
+  CATALYST_REMOTE_API int64_t PREFIX##launch_async_memrefs(CATALYST_REMOTE_LAUNCH_PARAMS) {        \
+    CLaunch C = syncLaunch(CATALYST_REMOTE_LAUNCH_ARGS);                                           \
+    return API.valueOr<int64_t>(queueLaunch(session, C, "launch_async_memrefs"), 0);               \
+  }                                                                                                \
+  CATALYST_REMOTE_API void PREFIX##await(int64_t token) {                                          \
+    API.check(awaitLaunch(token));                                                                 \
+  }                                                                                                \
+  CATALYST_REMOTE_API int32_t PREFIX##call_wrapper(int64_t session, const char *symbol,            \
+                                                   const char *args_buf, size_t args_size,         \
+                                                   void **out_buf, size_t *out_size) {             \
+    return API.statusOr<int32_t>(                                                                  \
+        callWrapper(session, symbol, args_buf, args_size, out_buf, out_size), 1);                  \
+  }                                                                                                \
+  CATALYST_REMOTE_API int64_t PREFIX##close(int64_t session) {                                     \
+    return API.statusOr<int64_t>(closeSession(session), -1);                                       \
+  }                                                                                                \
+  CATALYST_REMOTE_API int32_t PREFIX##stats(int64_t session, struct catalyst_remote_stats *out) {  \
+    return API.statusOr<int32_t>(readStats(session, out), -1);                                     \
+  }                                                                                                \
+  CATALYST_REMOTE_API void PREFIX##set_failure_handler(void (*handler)(const char *)) {            \
+    API.setHandler(handler);                                                                       \
+  }
+
+CATALYST_REMOTE_DEFINE_CALLS(__catalyst__remote__, RemoteApi)
+CATALYST_REMOTE_DEFINE_CALLS(__catalyst__executor__, ExecutorApi)
 
 CATALYST_REMOTE_API void __catalyst__remote__free_result(void *buf) {
   std::free(buf);
 }
 
-CATALYST_REMOTE_API int64_t __catalyst__remote__close(int64_t session) {
-  auto &R = Registry::get();
-  std::shared_ptr<Session> S;
-  {
-    std::lock_guard<std::mutex> Lock(R.M);
-    auto It = R.Sessions.find(session);
-    if (It == R.Sessions.end())
-      return 0;
-    S = std::move(It->second);
-    R.Sessions.erase(It);
-    auto A = R.ByAddress.find(S->address().str());
-    if (A != R.ByAddress.end() && A->second == session)
-      R.ByAddress.erase(A);
-  }
-  return failed(S->close(), "close") ? -1 : 0;
-}
-
-CATALYST_REMOTE_API int32_t __catalyst__remote__stats(int64_t session,
-                                                      struct catalyst_remote_stats *out) {
-  auto S = sessionFor(session, "stats");
-  if (!S)
-    return -1;
-  if (!out) {
-    fail("stats: null output");
-    return -1;
-  }
-  SessionStats Stats = S->stats();
-  out->launches = Stats.Launches;
-  copyStats(Stats.Last, out->last);
-  copyStats(Stats.Total, out->total);
-  out->strategy = strategyName(S->strategy());
-  out->transport = transportName(S->transport());
-  return 0;
-}
-
 CATALYST_REMOTE_API const char *__catalyst__remote__last_error(void) {
   return LastError.c_str();
-}
-
-CATALYST_REMOTE_API void __catalyst__remote__set_failure_handler(void (*handler)(const char *)) {
-  FailureHandler = handler ? handler : &defaultFailureHandler;
 }
 
 CATALYST_REMOTE_API void __catalyst__remote__set_output_allocator(void *(*alloc)(size_t),
@@ -370,35 +445,7 @@ CATALYST_REMOTE_API void __catalyst__remote__set_output_allocator(void *(*alloc)
   R.Outputs = {alloc, alloc ? release : nullptr};
 }
 
-CATALYST_EXECUTOR_ALIAS(open) int64_t __catalyst__executor__open(const char *);
-CATALYST_EXECUTOR_ALIAS(send_binary)
-int64_t __catalyst__executor__send_binary(int64_t, const char *, uint32_t);
-CATALYST_EXECUTOR_ALIAS(launch)
-void __catalyst__executor__launch(int64_t, const char *, const char *, size_t, void *const *,
-                                  const size_t *, const size_t *, size_t, void *const *,
-                                  const size_t *, const size_t *);
-CATALYST_EXECUTOR_ALIAS(launch_into)
-void __catalyst__executor__launch_into(int64_t, const char *, const char *, size_t, void *const *,
-                                       const size_t *, const size_t *, size_t, void *const *,
-                                       const size_t *, const size_t *, void *const *,
-                                       const size_t *);
-CATALYST_EXECUTOR_ALIAS(launch_async)
-int64_t __catalyst__executor__launch_async(int64_t, const char *, const char *);
-CATALYST_EXECUTOR_ALIAS(launch_async_memrefs)
-int64_t __catalyst__executor__launch_async_memrefs(int64_t, const char *, const char *, size_t,
-                                                   void *const *, const size_t *, const size_t *,
-                                                   size_t, void *const *, const size_t *,
-                                                   const size_t *);
-CATALYST_EXECUTOR_ALIAS(await) void __catalyst__executor__await(int64_t);
-CATALYST_EXECUTOR_ALIAS(call_wrapper)
-int32_t __catalyst__executor__call_wrapper(int64_t, const char *, const char *, size_t, void **,
-                                           size_t *);
 CATALYST_EXECUTOR_ALIAS(free_result) void __catalyst__executor__free_result(void *);
-CATALYST_EXECUTOR_ALIAS(close) int64_t __catalyst__executor__close(int64_t);
-CATALYST_EXECUTOR_ALIAS(stats)
-int32_t __catalyst__executor__stats(int64_t, struct catalyst_remote_stats *);
 CATALYST_EXECUTOR_ALIAS(last_error) const char *__catalyst__executor__last_error(void);
-CATALYST_EXECUTOR_ALIAS(set_failure_handler)
-void __catalyst__executor__set_failure_handler(void (*)(const char *));
 CATALYST_EXECUTOR_ALIAS(set_output_allocator)
 void __catalyst__executor__set_output_allocator(void *(*)(size_t), void (*)(void *));

@@ -221,6 +221,15 @@ TEST_F(BinaryTest, TextFileIsNotAnObject) {
   ASSERT_NO_FATAL_FAILURE(sendKernel("same_name_a"));
 }
 
+// As in Catalyst's runtime: nothing to send, once the session is known.
+TEST_F(BinaryTest, EmptyPathIsANoOp) {
+  EXPECT_EQ(send("", 0), 0) << FailureLog::last();
+  EXPECT_EQ(__catalyst__remote__send_binary(Session.get(), nullptr, 1), 0) << FailureLog::last();
+  EXPECT_EQ(FailureLog::count(), 0u) << FailureLog::last();
+  EXPECT_EQ(__catalyst__remote__send_binary(Session.get() + 100, "", 0), -1);
+  EXPECT_NE(FailureLog::last().find("unknown session"), std::string::npos) << FailureLog::last();
+}
+
 TEST_F(BinaryTest, MissingFileIsAnError) {
   std::string Path = (Scratch / "absent.o").string();
   EXPECT_EQ(send(Path, 0), -1);

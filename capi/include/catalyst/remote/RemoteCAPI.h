@@ -1,12 +1,24 @@
 /*===- RemoteCAPI.h - The C ABI Catalyst-compiled programs call -*- C -*-===*\
  *
  * Every function exists under two prefixes: __catalyst__remote__ and
- * __catalyst__executor__ (the names current Catalyst releases emit).
+ * __catalyst__executor__ (the names Catalyst-compiled programs call). They
+ * do the same work and differ only in how they report a failure, each with
+ * a message saying what failed and why:
  *
- * Failures call the failure handler with a message saying what failed and
- * why. The default handler prints it to stderr and aborts; when an installed
- * handler returns, the call returns: open 0, send_binary and close -1,
- * call_wrapper non-zero, launch with its output descriptors zeroed.
+ * - __catalyst__executor__* throws a C++ exception derived from
+ *   std::runtime_error whose what() is the message, as Catalyst's runtime
+ *   does (its Python wrapper turns it into a RuntimeError), unless a handler
+ *   was installed with __catalyst__executor__set_failure_handler.
+ * - __catalyst__remote__* never throws: it calls the handler installed with
+ *   __catalyst__remote__set_failure_handler, whose default prints the
+ *   message to stderr and aborts.
+ *
+ * Either way the message is also __catalyst__remote__last_error(), and it is
+ * reported after the call has cleaned up: a failed launch has zeroed its
+ * output descriptors, and the session stays usable unless its executor is
+ * gone. When an installed handler returns, the call returns: open 0,
+ * send_binary, close and stats -1, call_wrapper non-zero, launch with its
+ * output descriptors zeroed, launch_async 0.
  *
 \*===----------------------------------------------------------------------===*/
 
@@ -29,7 +41,8 @@ extern "C" {
 int64_t __catalyst__remote__open(const char *addr);
 
 /* format 0: a relocatable object, linked into its own JITDylib;
- * format 1: an asset, stored byte for byte in the executor's asset directory. */
+ * format 1: an asset, stored byte for byte in the executor's asset directory
+ * under the path's file name. An empty path is a no-op. */
 int64_t __catalyst__remote__send_binary(int64_t session, const char *path, uint32_t format);
 
 /* Runs `void entry_symbol(void *rv, void *av)` on the executor. Outputs come
@@ -66,10 +79,12 @@ int64_t __catalyst__remote__launch_async_memrefs(
     void *const *input_descs, const size_t *input_ranks, const size_t *input_elem_sizes,
     size_t num_outputs, void *const *output_descs, const size_t *output_ranks,
     const size_t *output_elem_sizes);
+/* A token never issued, or already awaited, returns at once. */
 void __catalyst__remote__await(int64_t token);
 
 /* Calls `symbol` in the executor process as an ORC wrapper function. The
- * result is a malloc'ed buffer released by free_result. */
+ * result is a malloc'ed buffer released by free_result; an empty result is
+ * NULL with size 0, and a NULL out_buf discards the result. */
 int32_t __catalyst__remote__call_wrapper(int64_t session, const char *symbol, const char *args_buf,
                                          size_t args_size, void **out_buf, size_t *out_size);
 void __catalyst__remote__free_result(void *buf);
@@ -121,7 +136,9 @@ int32_t __catalyst__remote__stats(int64_t session, struct catalyst_remote_stats 
 /* This thread's most recent failure message, or "". */
 const char *__catalyst__remote__last_error(void);
 
-/* NULL restores the default handler (print and abort). */
+/* Installs the failure handler of this prefix's functions only. NULL
+ * restores the prefix's default: print and abort here, throw for
+ * __catalyst__executor__set_failure_handler. */
 void __catalyst__remote__set_failure_handler(void (*handler)(const char *message));
 
 /* Where host output buffers come from for sessions opened afterwards.
