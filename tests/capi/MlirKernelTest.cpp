@@ -148,6 +148,25 @@ TEST_P(MlirKernelTest, WindowIntoALargerAllocation) {
   }
 }
 
+// A result of one kernel fed to the next, as a Catalyst program does: the
+// input is MLIR's own view, offset and strided into an aligned allocation.
+TEST_P(MlirKernelTest, LocalResultViewAsInput) {
+  auto A = smallValues<float>(Layout::Dense, {5, 7}, Rng);
+  auto B = smallValues<float>(Layout::Dense, {3, 4}, Rng);
+  Outputs View({{2, 4}});
+  runLocal(_catalyst_pyface_mlir_window, {&A->D}, View);
+  ASSERT_EQ(View[0].sizes(), (std::vector<int64_t>{4, 3}));
+  Launch L({{2, 4}});
+  ASSERT_NO_FATAL_FAILURE(
+      launchBoth("mlir_transpose_add", _catalyst_pyface_mlir_transpose_add, {&View[0], &B->D}, L));
+  auto VV = as<float>(View[0].values()), BV = as<float>(B->D.values());
+  std::vector<float> Expected(12);
+  for (int I = 0; I < 4; ++I)
+    for (int J = 0; J < 3; ++J)
+      Expected[I * 3 + J] = VV[I * 3 + J] + BV[J * 4 + I];
+  EXPECT_EQ(as<float>(L.Remote[0].values()), Expected);
+}
+
 // Both results alias the input: the host gets its values in buffers of its
 // own, and nobody frees the input on the kernel's behalf.
 TEST_P(MlirKernelTest, IdentityHandsBackItsInput) {
