@@ -43,7 +43,8 @@ public:
 };
 
 // How one prefix's functions report a failure: through the handler its
-// caller installed, else its default.
+// caller installed, else its default. Any thread may install a handler
+// (atomic) while others report, each on its own thread.
 class Reporter {
 public:
   explicit Reporter(bool Throws) : Throws(Throws) {}
