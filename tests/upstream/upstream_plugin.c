@@ -1,12 +1,12 @@
 /*===- upstream_plugin.c - A kernel's view of its assets, either executor -===*\
  *
  * Loaded into either executor with --plugin; called through a wrapper call
- * on the connection that sent the asset. The two executors put a
- * connection's assets in different places: catalyst-remote-executor in
- * $CATALYST_REMOTE_ASSET_DIR, which it sets in the connection process;
- * Catalyst's catalyst-executor in $TMPDIR/catalyst-assets/<the connection
- * process's pid>/ (TMPDIR unset: /tmp), and it sets nothing. This looks
- * where the executor that loaded it puts them.
+ * on the connection that sent the asset. catalyst-remote-executor names the
+ * connection's asset directory in CATALYST_REMOTE_ASSET_DIR, in the
+ * connection process; Catalyst's catalyst-executor sets nothing and keeps
+ * them in $TMPDIR/catalyst-assets/<the connection process's pid>/ (TMPDIR
+ * unset: /tmp), where its kernels look. This looks where the executor that
+ * loaded it says, else where Catalyst's keeps them.
  *
 \*===----------------------------------------------------------------------===*/
 
