@@ -131,6 +131,43 @@ TEST_F(HostRuntimeTest, LaunchesKernelsOfEveryRankAndElementSize) {
   }
 }
 
+// linalg.mlir's mlir_matmul, lowered from MLIR: its result buffer is
+// allocated 64-byte aligned, so the executor's descriptor has allocated !=
+// aligned; the host's has its own buffer.
+TEST_F(HostRuntimeTest, LaunchesAnMlirLoweredKernel) {
+  std::string Linalg = kernelObject("linalg");
+  ASSERT_EQ(__catalyst__executor__send_binary(Session, Linalg.c_str(), 0), 0);
+  std::array<double, 12> A, B;
+  for (size_t I = 0; I < 12; ++I) {
+    A[I] = double(I) - 5;
+    B[I] = 3.0 * double(I) + 1;
+  }
+  Desc<2> DA{A.data(), A.data(), 0, {}, {}}, DB{B.data(), B.data(), 0, {}, {}}, DC{};
+  setDense<2>(DA, {3, 4});
+  setDense<2>(DB, {4, 3});
+  void *Ins[] = {&DA, &DB};
+  void *Outs[] = {&DC};
+  size_t InRanks[] = {2, 2}, InSizes[] = {8, 8}, OutRanks[] = {2}, OutSizes[] = {8};
+  __catalyst__executor__launch(Session, "_catalyst_pyface_mlir_matmul", Linalg.c_str(), 2, Ins,
+                               InRanks, InSizes, 1, Outs, OutRanks, OutSizes);
+  ASSERT_NE(DC.Aligned, nullptr);
+  EXPECT_EQ(DC.Allocated, DC.Aligned);
+  EXPECT_EQ(DC.Offset, 0);
+  EXPECT_EQ(DC.Sizes[0], 3);
+  EXPECT_EQ(DC.Sizes[1], 3);
+  EXPECT_EQ(DC.Strides[0], 3);
+  EXPECT_EQ(DC.Strides[1], 1);
+  const auto *C = static_cast<const double *>(DC.Aligned);
+  for (size_t I = 0; I < 3; ++I)
+    for (size_t J = 0; J < 3; ++J) {
+      double Sum = 0;
+      for (size_t K = 0; K < 4; ++K)
+        Sum += A[I * 4 + K] * B[K * 3 + J];
+      EXPECT_EQ(C[I * 3 + J], Sum) << "element " << I << "," << J;
+    }
+  std::free(DC.Allocated);
+}
+
 TEST_F(HostRuntimeTest, SendsTheInputFromItsOffset) {
   ASSERT_EQ(__catalyst__executor__send_binary(Session, kernelObject("map").c_str(), 0), 0);
   launchMap<1>(Session, 8, {6}, 5);

@@ -56,6 +56,7 @@ std::string Address;
 extern "C" {
 void _mlir_ciface_launch_map(MemRef<int32_t, 1> *A, MemRef<int64_t, 2> *B, MemRef<int32_t, 1> *RA,
                              MemRef<int64_t, 2> *RB);
+void _mlir_ciface_launch_matmul(MemRef<double, 2> *A, MemRef<double, 2> *B, MemRef<double, 2> *C);
 void _mlir_ciface_tick_and_call(MemRef<int64_t, 1> *Ticks, MemRef<uint8_t, 1> *In,
                                 MemRef<uint8_t, 1> *Reversed);
 void _mlir_ciface_asset(MemRef<char, 1> *Name, MemRef<char, 1> *Content);
@@ -99,6 +100,26 @@ TEST_F(LoweredHostTest, LaunchesKernelsAndReturnsTheirResults) {
     EXPECT_EQ(uint32_t(RA[I]), uint32_t(A[I]) * 7u + uint32_t(I)) << "element " << I;
   for (size_t I = 0; I < B.size(); ++I)
     EXPECT_EQ(uint64_t(RB[I]), uint64_t(B[I]) * 11u + I) << "element " << I;
+}
+
+// linalg.mlir's mlir_matmul on small integers, exact in doubles.
+TEST_F(LoweredHostTest, LaunchesAnMlirLoweredKernel) {
+  std::array<double, 6> A, B;
+  for (size_t I = 0; I < 6; ++I) {
+    A[I] = double(I) + 1;
+    B[I] = 10.0 * double(I) - 7;
+  }
+  std::array<double, 4> C{};
+  auto DA = view<double, 2>(A, {2, 3}), DB = view<double, 2>(B, {3, 2});
+  auto DC = view<double, 2>(C, {2, 2});
+  _mlir_ciface_launch_matmul(&DA, &DB, &DC);
+  for (size_t I = 0; I < 2; ++I)
+    for (size_t J = 0; J < 2; ++J) {
+      double Sum = 0;
+      for (size_t K = 0; K < 3; ++K)
+        Sum += A[I * 3 + K] * B[K * 2 + J];
+      EXPECT_EQ(C[I * 2 + J], Sum) << "element " << I << "," << J;
+    }
 }
 
 TEST_F(LoweredHostTest, AwaitsAsyncLaunchesAndCallsWrappers) {
