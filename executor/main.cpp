@@ -234,6 +234,11 @@ int main(int Argc, char **Argv) {
       errs() << "catalyst-remote-executor: " << toString(Secret.takeError()) << "\n";
       return 2;
     }
+    if (unsigned Bits = wire::secretBitsAtMost(*Secret); Bits < wire::StrongSecretBits)
+      errs() << "catalyst-remote-executor: warning: the secret in " << A.TokenFile
+             << " has at most " << Bits << " bits, fewer than " << wire::StrongSecretBits
+             << ": one recorded handshake lets it be guessed offline "
+                "(--new-token PATH writes a 256-bit one)\n";
     A.Serve.Connection.Secret = std::move(*Secret);
     if (auto Err = wire::prepareCrypto()) {
       errs() << "catalyst-remote-executor: " << toString(std::move(Err)) << "\n";

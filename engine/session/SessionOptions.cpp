@@ -26,6 +26,38 @@ Error durationFromEnvironment(const char *Name, std::chrono::milliseconds &Out) 
   return Error::success();
 }
 
+// A variable set but empty (as `$(cat missing-file)` leaves it) is a
+// mistake, not a wish to go without a secret: it would turn the check of
+// the executor off unseen.
+Expected<const char *> nonEmptyVariable(const char *Name) {
+  const char *Value = std::getenv(Name);
+  if (Value && !*Value)
+    return createStringError(inconvertibleErrorCode(),
+                             "%s is set but empty; unset it to open sessions without a secret",
+                             Name);
+  return Value;
+}
+
+// CATALYST_REMOTE_TOKEN_FILE, else CATALYST_REMOTE_TOKEN; Secret stays as
+// it is when neither is set.
+Error secretFromEnvironment(std::string &Secret) {
+  auto File = nonEmptyVariable("CATALYST_REMOTE_TOKEN_FILE");
+  if (!File)
+    return File.takeError();
+  auto Token = nonEmptyVariable("CATALYST_REMOTE_TOKEN");
+  if (!Token)
+    return Token.takeError();
+  if (*File) {
+    auto Read = readTokenFile(*File);
+    if (!Read)
+      return Read.takeError();
+    Secret = std::move(*Read);
+  } else if (*Token) {
+    Secret = *Token;
+  }
+  return Error::success();
+}
+
 } // namespace
 
 Expected<SessionOptions> optionsFromEnvironment(SessionOptions Opts) {
@@ -41,14 +73,8 @@ Expected<SessionOptions> optionsFromEnvironment(SessionOptions Opts) {
       return Parsed.takeError();
     Opts.Transport = *Parsed;
   }
-  if (const char *File = std::getenv("CATALYST_REMOTE_TOKEN_FILE"); File && *File) {
-    auto Secret = readTokenFile(File);
-    if (!Secret)
-      return Secret.takeError();
-    Opts.Secret = std::move(*Secret);
-  } else if (const char *Secret = std::getenv("CATALYST_REMOTE_TOKEN")) {
-    Opts.Secret = Secret;
-  }
+  if (auto Err = secretFromEnvironment(Opts.Secret))
+    return Err;
   if (auto Err = durationFromEnvironment("CATALYST_REMOTE_LIVENESS_MS", Opts.LivenessTimeout))
     return Err;
   if (auto Err = durationFromEnvironment("CATALYST_REMOTE_LAUNCH_TIMEOUT_MS", Opts.LaunchTimeout))

@@ -4,8 +4,10 @@
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fcntl.h>
 #include <openssl/crypto.h>
@@ -41,18 +43,56 @@ struct FdCloser {
   }
 };
 
+// As chmod takes it.
+std::string octal(unsigned Mode) {
+  char Buf[16];
+  std::snprintf(Buf, sizeof(Buf), "0%o", Mode);
+  return Buf;
+}
+
+// The file, opened without following a symlink: a regular file of this
+// process's user that no one else may access.
 Error checkPrivate(int Fd, StringRef Path) {
   struct stat St;
   if (::fstat(Fd, &St) != 0)
     return fileError(Path, "cannot stat", errno);
   if (!S_ISREG(St.st_mode))
     return fileError(Path, "not a regular file");
+  if (St.st_uid != ::geteuid())
+    return fileError(Path, formatv("owned by uid {0}, not by this process's user (uid {1})",
+                                   St.st_uid, ::geteuid()));
   if (St.st_mode & (S_IRWXG | S_IRWXO))
-    return fileError(Path, formatv("group or others may access it (mode {0:o}); run chmod 600 {1}",
-                                   St.st_mode & 07777, Path));
+    return fileError(Path, "group or others may access it (mode " + octal(St.st_mode & 07777) +
+                               "); run chmod 600 " + Path);
   if (St.st_size > off_t(MaxTokenFileSize))
     return fileError(Path, "larger than " + Twine(MaxTokenFileSize) + " bytes, not a token");
   return Error::success();
+}
+
+// Whoever may write to the file's directory may put another file in its
+// place between two reads.
+Error checkDirectory(StringRef Path) {
+  StringRef Parent = sys::path::parent_path(Path);
+  std::string Dir = Parent.empty() ? "." : Parent.str();
+  struct stat St;
+  if (::stat(Dir.c_str(), &St) != 0)
+    return fileError(Path, "cannot stat its directory " + Dir, errno);
+  if (St.st_mode & (S_IWGRP | S_IWOTH))
+    return fileError(Path, "its directory " + Dir + " is writable by group or others (mode " +
+                               octal(St.st_mode & 07777) +
+                               "): keep token files in a directory only you can write to");
+  return Error::success();
+}
+
+// Opens Path for reading, refusing a symlink, so that what is checked is
+// the file itself.
+Expected<int> openToken(StringRef Path) {
+  int Fd = ::open(Path.str().c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
+  if (Fd >= 0)
+    return Fd;
+  if (errno == ELOOP)
+    return fileError(Path, "a symbolic link; name the file itself");
+  return fileError(Path, "cannot open", errno);
 }
 
 } // namespace
@@ -66,10 +106,18 @@ Error checkSecret(StringRef Secret, StringRef Origin) {
   return Error::success();
 }
 
+unsigned secretBitsAtMost(StringRef Secret) {
+  bool Hex = all_of(Secret, [](char C) { return isHexDigit(C); });
+  return unsigned(Secret.size()) * (Hex ? 4 : 6);
+}
+
 Expected<std::string> readTokenFile(StringRef Path) {
-  FdCloser F{::open(Path.str().c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY)};
-  if (F.Fd < 0)
-    return fileError(Path, "cannot open", errno);
+  if (auto Err = checkDirectory(Path))
+    return Err;
+  auto Opened = openToken(Path);
+  if (!Opened)
+    return Opened.takeError();
+  FdCloser F{*Opened};
   if (auto Err = checkPrivate(F.Fd, Path))
     return Err;
   char Buf[MaxTokenFileSize];

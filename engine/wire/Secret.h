@@ -31,9 +31,16 @@ inline constexpr size_t MinSecretSize = 16;
 // Checks that Secret is long enough; Origin names where it came from.
 llvm::Error checkSecret(llvm::StringRef Secret, llvm::StringRef Origin);
 
+// The strength the text of Secret can have at most, in bits: 4 a character
+// when it is all hex digits, else 6 (the base64 alphabet; a word is far
+// weaker, which no count can see). Below 128 deserves a warning.
+inline constexpr unsigned StrongSecretBits = 128;
+unsigned secretBitsAtMost(llvm::StringRef Secret);
+
 // Reads a token file: its bytes, without trailing white space, are the
-// secret. Refuses a file that is not a regular file, or that its group or
-// others may read or write, as ssh does with private keys.
+// secret. As ssh does with private keys, refuses a symlink, a file that is
+// not regular, that another user owns, or that its group or others may
+// access, and a file in a directory its group or others may write to.
 llvm::Expected<std::string> readTokenFile(llvm::StringRef Path);
 
 // Writes a fresh 256-bit secret (64 hex digits) to Path, created with mode

@@ -66,6 +66,20 @@ TEST_F(TokenTest, ATokenFileOthersMayReadIsNotUsed) {
   ASSERT_EQ(::chmod(Token.path().c_str(), 0644), 0);
   ScopedEnv File("CATALYST_REMOTE_TOKEN_FILE", Token.path().c_str());
   expectRefused("chmod 600");
+  expectRefused("mode 0644");
+}
+
+// As `$(cat missing-file)` leaves them: a mistake, never a session without
+// a secret.
+TEST_F(TokenTest, AVariableSetButEmptyIsAnError) {
+  for (const char *Name : {"CATALYST_REMOTE_TOKEN_FILE", "CATALYST_REMOTE_TOKEN"}) {
+    ScopedEnv Empty(Name, "");
+    expectRefused(std::string(Name) + " is set but empty");
+  }
+  // Even with a good secret in the other one.
+  ScopedEnv Good("CATALYST_REMOTE_TOKEN", Token.secret().c_str());
+  ScopedEnv Empty("CATALYST_REMOTE_TOKEN_FILE", "");
+  expectRefused("CATALYST_REMOTE_TOKEN_FILE is set but empty");
 }
 
 TEST_F(TokenTest, AWrongSecretIsRefused) {

@@ -13,6 +13,7 @@
 #include "Text.h"
 #include "TokenFile.h"
 
+#include <cstring>
 #include <fstream>
 #include <sys/stat.h>
 
@@ -51,7 +52,55 @@ TEST(ExecutorStartTest, ATokenFileOthersMayReadIsRefused) {
   CommandResult R = runExecutor({"--bind", "127.0.0.1:0", "--token-file", Token.path()});
   EXPECT_EQ(R.ExitStatus, 2);
   EXPECT_TRUE(mentions(R.Output, "chmod 600")) << R.Output;
+  EXPECT_TRUE(mentions(R.Output, "mode 0640")) << R.Output;
   EXPECT_FALSE(mentions(R.Output, "listening on")) << R.Output;
+}
+
+// What points at, or stands in place of, a good token file is refused.
+TEST(ExecutorStartTest, ASymlinkToATokenFileIsRefused) {
+  TokenFile Token;
+  std::string Link = Token.dir() + "/link";
+  ASSERT_EQ(::symlink(Token.path().c_str(), Link.c_str()), 0) << std::strerror(errno);
+  CommandResult R = runExecutor({"--bind", "127.0.0.1:0", "--token-file", Link});
+  EXPECT_EQ(R.ExitStatus, 2);
+  EXPECT_TRUE(mentions(R.Output, "symbolic link")) << R.Output;
+}
+
+TEST(ExecutorStartTest, ATokenFileOfAnotherUserIsRefused) {
+  if (::geteuid() != 0)
+    GTEST_SKIP() << "giving a file to another user needs root";
+  TokenFile Token;
+  ASSERT_EQ(::chown(Token.path().c_str(), 65534, 65534), 0) << std::strerror(errno);
+  CommandResult R = runExecutor({"--bind", "127.0.0.1:0", "--token-file", Token.path()});
+  EXPECT_EQ(R.ExitStatus, 2);
+  EXPECT_TRUE(mentions(R.Output, "owned by uid 65534")) << R.Output;
+}
+
+TEST(ExecutorStartTest, ATokenFileInADirectoryOthersMayWriteIsRefused) {
+  TokenFile Token;
+  ASSERT_EQ(::chmod(Token.dir().c_str(), 01777), 0);
+  CommandResult R = runExecutor({"--bind", "127.0.0.1:0", "--token-file", Token.path()});
+  EXPECT_EQ(R.ExitStatus, 2);
+  EXPECT_TRUE(mentions(R.Output, "writable by group or others (mode 01777)")) << R.Output;
+}
+
+TEST(ExecutorStartTest, AWeakSecretIsWarnedAbout) {
+  TokenFile Token;
+  std::string Weak = Token.dir() + "/weak", Log = Token.dir() + "/executor.log";
+  writeFile(Weak, "sixteen-letters!\n", 0600);
+  ExecutorOptions Options;
+  Options.Args = {"--token-file", Weak};
+  Options.LogPath = Log;
+  ExecutorProcess Exec;
+  ASSERT_TRUE(Exec.start(Options));
+  EXPECT_TRUE(mentions(readFile(Log), "warning: the secret in " + Weak + " has at most 96 bits"))
+      << readFile(Log);
+  // A secret from --new-token is not.
+  ExecutorProcess Strong;
+  Options.Args = {"--token-file", Token.path()};
+  ASSERT_TRUE(Strong.start(Options));
+  std::string Said = readFile(Log);
+  EXPECT_EQ(Said.find("warning"), Said.rfind("warning")) << Said;
 }
 
 TEST(ExecutorStartTest, ASecretTooShortToBeSafeIsRefused) {
