@@ -14,6 +14,7 @@
 #include <map>
 #include <poll.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -78,6 +79,28 @@ TEST_F(RunTest, RepeatSummarizesLaunchTimes) {
       << R.Output;
   EXPECT_NE(R.Output.find("3 launches (zerocopy): median "), std::string::npos) << R.Output;
   EXPECT_NE(R.Output.find(" GB/s of inputs and outputs\n"), std::string::npos) << R.Output;
+}
+
+// An output is written to a fresh file beside it and renamed over it: a
+// symlink planted where the file is written first, as another user could
+// in a shared directory, is neither followed nor replaced.
+TEST_F(RunTest, OutputsAreWrittenThroughNoPlantedSymlink) {
+  TempDir Dir;
+  std::string Data = randomValues(6, 8, false, Rng);
+  writeFile(Dir.path("in.npy"), npyBytes({"<f8", false, {6}, Data}));
+  writeFile(Dir.path("victim"), "not to be overwritten");
+  // Where the file used to be written first.
+  ASSERT_EQ(::symlink(Dir.path("victim").c_str(), Dir.path("out0.npy.partial").c_str()), 0);
+  CommandResult R = runCli({"run", Exec.address(), kernelObject("copy"), "copy_r1_e8", "--in",
+                            Dir.path("in.npy"), "--out", "f64:1", "--out-dir", Dir.dir()});
+  ASSERT_EQ(R.ExitStatus, 0) << R.Output;
+  EXPECT_EQ(readFile(Dir.path("victim")), "not to be overwritten");
+  NpySpec File;
+  ASSERT_TRUE(readToolNpy(Dir.path("out0.npy"), File));
+  EXPECT_TRUE(File.Data == Data);
+  struct stat St;
+  ASSERT_EQ(::lstat(Dir.path("out0.npy").c_str(), &St), 0);
+  EXPECT_TRUE(S_ISREG(St.st_mode));
 }
 
 // --trace writes the launches' trace: valid JSON, each launch a span on

@@ -165,6 +165,20 @@ std::string preamble(const DType &Type, ArrayRef<int64_t> Shape) {
   return Out + Dict;
 }
 
+// A fresh file beside Path to write it in, named in Partial: never one
+// that exists, nor the target of a symlink someone planted there, so that
+// writing it can replace nothing but Path itself, renamed over at the end.
+Expected<int> createPartial(StringRef Path, std::string &Partial) {
+  for (unsigned Try = 0;; ++Try) {
+    Partial = formatv("{0}.partial-{1}-{2}", Path, ::getpid(), Try).str();
+    int N = ::open(Partial.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (N >= 0)
+      return N;
+    if (errno != EEXIST || Try == 100)
+      return sysError(Partial, "cannot create");
+  }
+}
+
 } // namespace
 
 AlignedBuffer AlignedBuffer::allocate(uint64_t Bytes) {
@@ -222,10 +236,11 @@ Error writeNpy(StringRef Path, const DType &Type, ArrayRef<int64_t> Shape, const
   auto Bytes = byteCount(Type, Shape);
   if (!Bytes)
     return fileError(Path, toString(Bytes.takeError()));
-  std::string Partial = (Path + ".partial").str();
-  Fd F{::open(Partial.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)};
-  if (F.N < 0)
-    return sysError(Partial, "cannot create");
+  std::string Partial;
+  auto Created = createPartial(Path, Partial);
+  if (!Created)
+    return Created.takeError();
+  Fd F{*Created};
   std::string Pre = preamble(Type, Shape);
   Error Err = writeAll(F.N, Partial, Pre.data(), Pre.size());
   if (!Err)
