@@ -514,7 +514,7 @@ Error Session::Impl::launch(const LaunchCall &Call) {
   LaunchTimeline When;
   uint64_t InputBytes = 0;
   When.Plan = PhaseClock::now();
-  HostOutputs Outputs(Call.Outputs, Opts.Outputs, Call.Into, Forecast.get());
+  HostOutputs Outputs(Call.Outputs, Opts.Outputs, Call.Into, Forecast.get(), Opts.MaxOutputBytes);
   Error Err = launchMeasured(Call, Outputs, S, When, InputBytes);
   When.End = PhaseClock::now();
   if (Trace)

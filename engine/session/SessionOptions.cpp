@@ -26,6 +26,19 @@ Error durationFromEnvironment(const char *Name, std::chrono::milliseconds &Out) 
   return Error::success();
 }
 
+// A size in MiB from the environment variable Name, if set, as bytes.
+Error mibFromEnvironment(const char *Name, uint64_t &Out) {
+  const char *Text = std::getenv(Name);
+  if (!Text || !*Text)
+    return Error::success();
+  uint64_t Mib = 0;
+  if (StringRef(Text).getAsInteger(10, Mib) || Mib == 0 || Mib > (uint64_t(1) << 40))
+    return createStringError(inconvertibleErrorCode(), "%s='%s' is not a size in MiB (1 or more)",
+                             Name, Text);
+  Out = Mib << 20;
+  return Error::success();
+}
+
 // A variable set but empty (as `$(cat missing-file)` leaves it) is a
 // mistake, not a wish to go without a secret: it would turn the check of
 // the executor off unseen.
@@ -78,6 +91,8 @@ Expected<SessionOptions> optionsFromEnvironment(SessionOptions Opts) {
   if (auto Err = durationFromEnvironment("CATALYST_REMOTE_LIVENESS_MS", Opts.LivenessTimeout))
     return Err;
   if (auto Err = durationFromEnvironment("CATALYST_REMOTE_LAUNCH_TIMEOUT_MS", Opts.LaunchTimeout))
+    return Err;
+  if (auto Err = mibFromEnvironment("CATALYST_REMOTE_MAX_OUTPUT_MIB", Opts.MaxOutputBytes))
     return Err;
   const char *Profile = std::getenv("CATALYST_REMOTE_PROFILE");
   Opts.Profile = Profile && *Profile && std::strcmp(Profile, "0") != 0;

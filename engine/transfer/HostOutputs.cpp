@@ -28,8 +28,9 @@ void adviseHugePages(char *Buf, uint64_t Bytes) {
 }
 
 HostOutputs::HostOutputs(ArrayRef<MemrefArg> Outputs, OutputAllocator Alloc,
-                         ArrayRef<MutableArrayRef<char>> Into, OutputForecast *Forecast)
-    : Outputs(Outputs), Alloc(Alloc), Into(Into), Forecast(Forecast),
+                         ArrayRef<MutableArrayRef<char>> Into, OutputForecast *Forecast,
+                         uint64_t MaxBytes)
+    : Outputs(Outputs), Alloc(Alloc), Into(Into), Forecast(Forecast), MaxBytes(MaxBytes),
       Buffers(Outputs.size(), nullptr), Bytes(Outputs.size(), 0), Lent(Outputs.size(), false) {}
 
 HostOutputs::~HostOutputs() {
@@ -62,6 +63,14 @@ Expected<MutableArrayRef<char>> HostOutputs::allocate(size_t I, ArrayRef<int64_t
   if (!Counted)
     return Counted.takeError();
   uint64_t Size = *Counted;
+  if (Size > MaxBytes - BytesGiven)
+    return createStringError(std::errc::file_too_large,
+                             "output %zu: the executor returned %llu bytes, which with the "
+                             "launch's other outputs (%llu bytes) is more than the %llu bytes "
+                             "allowed (SessionOptions::MaxOutputBytes, "
+                             "CATALYST_REMOTE_MAX_OUTPUT_MIB)",
+                             I, (unsigned long long)Size, (unsigned long long)BytesGiven,
+                             (unsigned long long)MaxBytes);
   BytesGiven += Size;
   const MemrefArg &Out = Outputs[I];
   wire::MemrefDesc D(Out.Desc, Out.Rank);

@@ -31,10 +31,11 @@ void adviseHugePages(char *Buf, uint64_t Bytes);
 class HostOutputs {
 public:
   // Into[I], where present and large enough, receives output I; Forecast,
-  // when given, may have a fresh buffer of the right size ready.
+  // when given, may have a fresh buffer of the right size ready. The
+  // outputs may take MaxBytes together (SessionOptions::MaxOutputBytes).
   HostOutputs(llvm::ArrayRef<MemrefArg> Outputs, OutputAllocator Alloc,
               llvm::ArrayRef<llvm::MutableArrayRef<char>> Into = {},
-              OutputForecast *Forecast = nullptr);
+              OutputForecast *Forecast = nullptr, uint64_t MaxBytes = UINT64_MAX);
   ~HostOutputs();
   HostOutputs(const HostOutputs &) = delete;
   HostOutputs &operator=(const HostOutputs &) = delete;
@@ -47,7 +48,9 @@ public:
   // be of its rank.
   llvm::Expected<uint64_t> bytesOf(size_t I, llvm::ArrayRef<int64_t> Sizes) const;
 
-  // Records output I's shape and returns a buffer for its dense values.
+  // Records output I's shape and returns a buffer for its dense values;
+  // fails, allocating nothing, when the outputs would take more than
+  // MaxBytes.
   llvm::Expected<llvm::MutableArrayRef<char>> allocate(size_t I, llvm::ArrayRef<int64_t> Sizes);
 
   // Points every output descriptor at its buffer; the caller now owns them.
@@ -67,6 +70,7 @@ private:
   OutputAllocator Alloc;
   llvm::ArrayRef<llvm::MutableArrayRef<char>> Into;
   OutputForecast *Forecast;
+  uint64_t MaxBytes;
   std::vector<char *> Buffers;
   std::vector<uint64_t> Bytes; // of Buffers[I]'s values
   std::vector<bool> Lent;      // Buffers[I] is Into[I]: never released here

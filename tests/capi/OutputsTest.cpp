@@ -295,4 +295,28 @@ TEST_F(OutputAllocatorTest, OverlappingLentBuffersAreRefused) {
   EXPECT_EQ(Buf, std::vector<int32_t>(16, -1));
 }
 
+// Programs cannot pass options to open(): the cap on a launch's outputs
+// comes from CATALYST_REMOTE_MAX_OUTPUT_MIB, and counts lent buffers too.
+TEST_F(OutputAllocatorTest, TheOutputCapComesFromTheEnvironment) {
+  {
+    ScopedEnv Cap("CATALYST_REMOTE_MAX_OUTPUT_MIB", "1");
+    ASSERT_NO_FATAL_FAILURE(startAndOpen());
+  }
+  ASSERT_NO_FATAL_FAILURE(sendKernel("hostile"));
+  std::vector<char> Lent(4 << 20);
+  Outputs Out({{1, 1}});
+  EXPECT_FALSE(launchRemote(Session.get(), remoteEntry("big_output"), "hostile.o", {}, Out,
+                            {{Lent.data(), Lent.size()}}));
+  EXPECT_NE(FailureLog::last().find("CATALYST_REMOTE_MAX_OUTPUT_MIB"), std::string::npos)
+      << FailureLog::last();
+  for (const char *Bad : {"0", "lots", "-4"}) {
+    ScopedEnv Cap("CATALYST_REMOTE_MAX_OUTPUT_MIB", Bad);
+    EXPECT_EQ(__catalyst__remote__open(("127.0.0.1:" + std::to_string(1)).c_str()), 0);
+    EXPECT_NE(FailureLog::last().find("CATALYST_REMOTE_MAX_OUTPUT_MIB='" + std::string(Bad) +
+                                      "' is not a size in MiB"),
+              std::string::npos)
+        << FailureLog::last();
+  }
+}
+
 } // namespace

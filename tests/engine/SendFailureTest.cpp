@@ -14,7 +14,9 @@
 #include "Sockets.h"
 #include "Text.h"
 
+#include <cstdlib>
 #include <sys/mman.h>
+#include <tuple>
 
 using namespace catalyst::remote;
 using namespace catalyst::remote::test;
@@ -118,6 +120,55 @@ INSTANTIATE_TEST_SUITE_P(AllStrategies, UnreadableInputTest,
                          ::testing::Values(Strategy::ZeroCopy, Strategy::Batched, Strategy::Naive),
                          [](const ::testing::TestParamInfo<Strategy> &I) {
                            return std::string(strategyTestName(I.param));
+                         });
+
+// The host allocates no more than SessionOptions::MaxOutputBytes for one
+// launch's outputs, whatever the executor says they take: 2 MiB of values,
+// or one byte seen as 32 MiB through a stride of 0, against a 1 MiB cap.
+// An executor with --upstream-only, whose outputs the host reads itself,
+// is held to it too.
+using OutputCapParam = std::tuple<Strategy, bool>;
+
+class OutputCapTest : public ::testing::TestWithParam<OutputCapParam> {};
+
+TEST_P(OutputCapTest, OutputsOverTheCapFailBeforeAnyIsAllocated) {
+  auto [Strat, UpstreamOnly] = GetParam();
+  ExecutorProcess Exec;
+  ExecutorOptions Options;
+  Options.UpstreamOnly = UpstreamOnly;
+  ASSERT_TRUE(Exec.start(Options));
+  SessionOptions Capped;
+  Capped.MaxOutputBytes = 1 << 20;
+  auto S = openHostile(Exec.address(), Strat, Capped);
+  ASSERT_TRUE(S);
+  for (const char *Entry : {"big_output", "broadcast_output"}) {
+    SCOPED_TRACE(Entry);
+    std::string Msg = failedHostile(*S, Entry);
+    EXPECT_TRUE(mentions(Msg, "output 0: the executor returned")) << Msg;
+    EXPECT_TRUE(mentions(Msg, "more than the 1048576 bytes allowed")) << Msg;
+    EXPECT_TRUE(mentions(Msg, "CATALYST_REMOTE_MAX_OUTPUT_MIB")) << Msg;
+    expectStillWorks(*S);
+  }
+  // Under the cap, the same launch goes through.
+  SessionOptions Roomy;
+  Roomy.MaxOutputBytes = 4 << 20;
+  auto R = openHostile(Exec.address(), Strat, Roomy);
+  ASSERT_TRUE(R);
+  Desc Out(1, 1);
+  ASSERT_FALSE(R->launch({remoteEntry("big_output"), "hostile.o", {}, {{Out.data(), 1, 1}}}));
+  EXPECT_EQ(Out.size(0), 2 << 20);
+  std::free(Out.allocated());
+}
+
+INSTANTIATE_TEST_SUITE_P(AllStrategies, OutputCapTest,
+                         ::testing::Values(OutputCapParam{Strategy::ZeroCopy, false},
+                                           OutputCapParam{Strategy::Batched, false},
+                                           OutputCapParam{Strategy::Naive, false},
+                                           OutputCapParam{Strategy::Naive, true}),
+                         [](const ::testing::TestParamInfo<OutputCapParam> &I) {
+                           return std::get<1>(I.param)
+                                      ? std::string("UpstreamOnly")
+                                      : std::string(strategyTestName(std::get<0>(I.param)));
                          });
 
 } // namespace

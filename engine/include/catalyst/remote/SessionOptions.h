@@ -62,6 +62,11 @@ struct SessionOptions {
   uint64_t CodeSlabSize = uint64_t(1) << 30;
   // The largest message either side may send or accept.
   uint64_t MaxMessageSize = uint64_t(8) << 30;
+  // The most one launch's outputs may take on the host, together (lent
+  // buffers included): the executor says how large they are, and a launch
+  // whose outputs would take more fails before any is allocated, naming
+  // this option (CATALYST_REMOTE_MAX_OUTPUT_MIB through the C ABI).
+  uint64_t MaxOutputBytes = uint64_t(16) << 30;
   // Where host copies of launch outputs come from; an empty one uses
   // defaultOutputAllocator().
   OutputAllocator Outputs;
@@ -90,8 +95,8 @@ struct SessionOptions {
 // reads it: CATALYST_REMOTE_STRATEGY (a strategy's name),
 // CATALYST_REMOTE_TOKEN_FILE (read as readTokenFile does) or else
 // CATALYST_REMOTE_TOKEN (the secret itself), CATALYST_REMOTE_LIVENESS_MS,
-// CATALYST_REMOTE_LAUNCH_TIMEOUT_MS, and CATALYST_REMOTE_PROFILE (set and
-// not "0": Profile). Fails on a value it cannot use, saying which.
+// CATALYST_REMOTE_LAUNCH_TIMEOUT_MS, CATALYST_REMOTE_MAX_OUTPUT_MIB, and
+// CATALYST_REMOTE_PROFILE (set and not "0": Profile). Fails on a value it cannot use, saying which.
 llvm::Expected<SessionOptions> optionsFromEnvironment(SessionOptions Opts = {});
 
 } // namespace catalyst::remote
