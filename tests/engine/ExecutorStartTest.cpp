@@ -100,7 +100,7 @@ TEST(ExecutorStartTest, AWeakSecretIsWarnedAbout) {
   Options.Args = {"--token-file", Token.path()};
   ASSERT_TRUE(Strong.start(Options));
   std::string Said = readFile(Log);
-  EXPECT_EQ(Said.find("warning"), Said.rfind("warning")) << Said;
+  EXPECT_EQ(Said.find("warning: the secret"), Said.rfind("warning: the secret")) << Said;
 }
 
 TEST(ExecutorStartTest, ASecretTooShortToBeSafeIsRefused) {
