@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 
 using namespace llvm;
 
@@ -13,29 +14,36 @@ namespace catalyst::remote {
 
 namespace {
 
-// A duration in milliseconds from the environment variable Name, if set.
-Error durationFromEnvironment(const char *Name, std::chrono::milliseconds &Out) {
+// The number in the environment variable Name, when it is set: one from
+// Min to Max, else an error saying it is not What.
+Expected<std::optional<uint64_t>> numberFromEnvironment(const char *Name, uint64_t Min,
+                                                        uint64_t Max, const char *What) {
   const char *Text = std::getenv(Name);
   if (!Text || !*Text)
-    return Error::success();
-  uint64_t Ms = 0;
-  if (StringRef(Text).getAsInteger(10, Ms) || Ms > (uint64_t(1) << 40))
-    return createStringError(inconvertibleErrorCode(), "%s='%s' is not a number of milliseconds",
-                             Name, Text);
-  Out = std::chrono::milliseconds(Ms);
+    return std::nullopt;
+  uint64_t N = 0;
+  if (StringRef(Text).getAsInteger(10, N) || N < Min || N > Max)
+    return createStringError(inconvertibleErrorCode(), "%s='%s' is not %s", Name, Text, What);
+  return N;
+}
+
+// A duration in milliseconds from the environment variable Name, if set.
+Error durationFromEnvironment(const char *Name, std::chrono::milliseconds &Out) {
+  auto Ms = numberFromEnvironment(Name, 0, uint64_t(1) << 40, "a number of milliseconds");
+  if (!Ms)
+    return Ms.takeError();
+  if (*Ms)
+    Out = std::chrono::milliseconds(**Ms);
   return Error::success();
 }
 
 // A size in MiB from the environment variable Name, if set, as bytes.
 Error mibFromEnvironment(const char *Name, uint64_t &Out) {
-  const char *Text = std::getenv(Name);
-  if (!Text || !*Text)
-    return Error::success();
-  uint64_t Mib = 0;
-  if (StringRef(Text).getAsInteger(10, Mib) || Mib == 0 || Mib > (uint64_t(1) << 40))
-    return createStringError(inconvertibleErrorCode(), "%s='%s' is not a size in MiB (1 or more)",
-                             Name, Text);
-  Out = Mib << 20;
+  auto Mib = numberFromEnvironment(Name, 1, uint64_t(1) << 40, "a size in MiB (1 or more)");
+  if (!Mib)
+    return Mib.takeError();
+  if (*Mib)
+    Out = **Mib << 20;
   return Error::success();
 }
 

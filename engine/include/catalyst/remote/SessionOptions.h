@@ -96,7 +96,8 @@ struct SessionOptions {
 // CATALYST_REMOTE_TOKEN_FILE (read as readTokenFile does) or else
 // CATALYST_REMOTE_TOKEN (the secret itself), CATALYST_REMOTE_LIVENESS_MS,
 // CATALYST_REMOTE_LAUNCH_TIMEOUT_MS, CATALYST_REMOTE_MAX_OUTPUT_MIB, and
-// CATALYST_REMOTE_PROFILE (set and not "0": Profile). Fails on a value it cannot use, saying which.
+// CATALYST_REMOTE_PROFILE (set and not "0": Profile). Fails on a value it
+// cannot use, saying which.
 llvm::Expected<SessionOptions> optionsFromEnvironment(SessionOptions Opts = {});
 
 } // namespace catalyst::remote
