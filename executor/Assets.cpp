@@ -2,10 +2,10 @@
 
 #include "Assets.h"
 
+#include "../engine/wire/SysError.h"
 #include "Log.h"
 
 #include "llvm/ADT/ScopeExit.h"
-#include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <atomic>
@@ -68,12 +68,6 @@ std::string tempDirectory() {
   return EC ? std::string("/tmp") : Dir.string();
 }
 
-std::string octal(unsigned Mode) {
-  std::string S;
-  raw_string_ostream(S) << format("0%o", Mode);
-  return S;
-}
-
 // Who else may use a directory: no one (a directory this executor made), or
 // no one may write to it (the shared root, which Catalyst's executor may
 // have made with the umask's mode).
@@ -93,9 +87,9 @@ Error checkOwned(int Parent, const char *Name, int Fd, const std::string &Shown,
     return refusal(Shown + " is owned by uid " + Twine(ByName.st_uid) + ", not by this process");
   unsigned Mode = ByName.st_mode & 07777;
   if (Allowed == Access::Private && Mode != 0700)
-    return refusal(Shown + " has mode " + octal(Mode) + ", not 0700");
+    return refusal(Shown + " has mode " + wire::fileMode(Mode) + ", not 0700");
   if (Allowed == Access::ReadableByOthers && (Mode & 022))
-    return refusal(Shown + " has mode " + octal(Mode) + ": others may write to it");
+    return refusal(Shown + " has mode " + wire::fileMode(Mode) + ": others may write to it");
   return Error::success();
 }
 

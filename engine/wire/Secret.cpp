@@ -2,12 +2,13 @@
 
 #include "Secret.h"
 
+#include "SysError.h"
+
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <fcntl.h>
 #include <openssl/crypto.h>
@@ -43,13 +44,6 @@ struct FdCloser {
   }
 };
 
-// As chmod takes it.
-std::string octal(unsigned Mode) {
-  char Buf[16];
-  std::snprintf(Buf, sizeof(Buf), "0%o", Mode);
-  return Buf;
-}
-
 // The file, opened without following a symlink: a regular file of this
 // process's user that no one else may access.
 Error checkPrivate(int Fd, StringRef Path) {
@@ -62,7 +56,7 @@ Error checkPrivate(int Fd, StringRef Path) {
     return fileError(Path, formatv("owned by uid {0}, not by this process's user (uid {1})",
                                    St.st_uid, ::geteuid()));
   if (St.st_mode & (S_IRWXG | S_IRWXO))
-    return fileError(Path, "group or others may access it (mode " + octal(St.st_mode & 07777) +
+    return fileError(Path, "group or others may access it (mode " + fileMode(St.st_mode) +
                                "); run chmod 600 " + Path);
   if (St.st_size > off_t(MaxTokenFileSize))
     return fileError(Path, "larger than " + Twine(MaxTokenFileSize) + " bytes, not a token");
@@ -79,7 +73,7 @@ Error checkDirectory(StringRef Path) {
     return fileError(Path, "cannot stat its directory " + Dir, errno);
   if (St.st_mode & (S_IWGRP | S_IWOTH))
     return fileError(Path, "its directory " + Dir + " is writable by group or others (mode " +
-                               octal(St.st_mode & 07777) +
+                               fileMode(St.st_mode) +
                                "): keep token files in a directory only you can write to");
   return Error::success();
 }
