@@ -2,7 +2,6 @@
 
 #include "Connection.h"
 
-#include "../engine/wire/Handshake.h"
 #include "../engine/wire/SocketTransport.h"
 #include "../engine/wire/UnixSocket.h"
 #include "Assets.h"
@@ -75,7 +74,7 @@ void endOnTerminate(int Fd) {
 } // namespace
 
 int serveConnection(int Fd, const std::string &Peer, const ConnectionOptions &Given,
-                    const wire::Nonce &Challenge, ConnectionRecord &Record) {
+                    ConnectionRecord &Record) {
   ConnectionOptions Options = Given;
   // A host on the local socket is where the offer leads.
   bool Local = wire::isUnixSocket(Fd);
@@ -83,15 +82,6 @@ int serveConnection(int Fd, const std::string &Peer, const ConnectionOptions &Gi
     Options.Services.LocalOffer.clear();
   std::string Label = "catalyst-remote-executor[" + std::to_string(::getpid()) + "] " + Peer;
   endOnTerminate(Fd);
-  if (!Options.Secret.empty()) {
-    auto By = std::chrono::steady_clock::now() + Options.HandshakeTimeout;
-    if (auto Err = wire::authenticateHost(Fd, Options.Secret, Challenge, By)) {
-      LogLine() << Label << ": refused: " << toString(std::move(Err));
-      Record.Ended = true;
-      ::close(Fd);
-      return 1;
-    }
-  }
   // Once the host proved itself, and while the process has one thread (this
   // sets the environment). Kernels that need no assets run without it.
   if (auto Err = createAssetDirectory())
@@ -103,12 +93,21 @@ int serveConnection(int Fd, const std::string &Peer, const ConnectionOptions &Gi
   wire::TransportOptions TOpts;
   TOpts.MaxMessageSize = Options.MaxMessageSize;
   TOpts.Mark = &Record.Sending;
+  TOpts.ReadAfterFirstSend = true;
   if (Local)
     TOpts.Spin = wire::localSpin();
-  // Without a secret, a peer that never speaks is dropped, and nothing is
-  // set up for it but the EPC server itself.
-  if (Options.Secret.empty())
-    TOpts.FirstMessageTimeout = Options.HandshakeTimeout;
+  // Without a secret, a peer is admitted by its first message, which the
+  // listener waits for until the handshake deadline (and then ends this
+  // process); a peer that has proven nothing gets no buffer larger than
+  // that message can be.
+  if (!Record.Admitted) {
+    TOpts.FirstMessageLimit = wire::MaxFirstMessage;
+    TOpts.OnFirstMessageRead = [&Record, Fd = Options.AdmittedFd] {
+      Record.Admitted = true;
+      // Best effort: the listener also looks at least once a second.
+      [[maybe_unused]] ssize_t N = Fd >= 0 ? ::write(Fd, "a", 1) : 0;
+    };
+  }
   std::atomic<bool> Initialized{false};
   TOpts.OnFirstMessage = [&Initialized] {
     runRuntimeHook("__catalyst__rt__initialize");
@@ -129,14 +128,23 @@ int serveConnection(int Fd, const std::string &Peer, const ConnectionOptions &Gi
       [&](SimpleRemoteEPCServer::Setup &S) { return setup(S, Options); }, Fd, TOpts, &Transport);
   int Status = 0;
   if (!Server) {
-    LogLine() << Label << ": setup failed: " << toString(Server.takeError());
-    Status = 1;
+    // A peer not admitted yet that left: the listener's summary counts it.
+    if (Record.Admitted)
+      LogLine() << Label << ": setup failed: " << toString(Server.takeError());
+    else
+      consumeError(Server.takeError());
+    Status = Record.Admitted ? 1 : NeverAdmitted;
   } else {
     (*Server)->setErrorReporter(
         [&](Error Err) { LogLine() << Label << ": " << toString(std::move(Err)); });
     if (auto Err = (*Server)->waitForDisconnect()) {
-      LogLine() << Label << ": session ended with an error: " << toString(std::move(Err));
-      Status = 1;
+      // A peer never admitted is counted in the listener's summary of
+      // refusals instead: a flood of them must not flood the log.
+      if (Record.Admitted)
+        LogLine() << Label << ": session ended with an error: " << toString(std::move(Err));
+      else
+        consumeError(std::move(Err));
+      Status = Record.Admitted ? 1 : NeverAdmitted;
     }
   }
   Record.Ended = true;

@@ -21,12 +21,15 @@ struct ConnectionOptions {
   // The shared secret a host must prove it knows; empty: none asked.
   std::string Secret;
   // How long a peer has to authenticate, or without a secret to send its
-  // first message, before it is dropped.
+  // whole first message, before it is dropped (the listener enforces it).
   std::chrono::milliseconds HandshakeTimeout{10000};
   // Executor memory (code and launch slabs) one host may reserve.
   uint64_t MaxReservedBytes = uint64_t(16) << 30;
   // Kernels' freed memory kept faulted in for the next launch (Retention.h).
   uint64_t RetainedBytes = uint64_t(1) << 30;
+  // Where to write a byte once a peer that had to earn it is admitted, to
+  // wake the listener (which then counts it as a session); -1: nowhere.
+  int AdmittedFd = -1;
 };
 
 // What a connection process leaves for its listener, in memory they share,
@@ -34,19 +37,28 @@ struct ConnectionOptions {
 // (else it died: a kernel called exit() or _exit(), or a signal killed it),
 // and where it was in writing a message (a stream cut in a message's middle
 // takes nothing more).
+//
+// Admitted: the host authenticated (the listener checks it before it forks)
+// or, without a token, its first message has fully arrived. Until then the
+// peer counts against the startup budget, not as a session, and the
+// listener ends the process at the handshake deadline.
 struct ConnectionRecord {
   std::atomic<bool> Ended{false};
+  std::atomic<bool> Admitted{false};
   wire::SendMark Sending;
 };
 
-// Authenticates the host on Fd (owned) when a secret is set, then runs an
-// EPC server on it until the host hangs up, between the plugins'
+// The exit status of a connection process whose peer sent something other
+// than a first message and was never admitted.
+inline constexpr int NeverAdmitted = 4;
+
+// Runs an EPC server on Fd (owned), whose host authenticated already when a
+// secret is set, until the host hangs up, between the plugins'
 // __catalyst__rt__initialize/__catalyst__rt__finalize, and removes the
-// connection's assets. Returns the process exit status. Challenge is the
-// nonce to authenticate the host with, drawn for this connection; Record is
-// shared with the listener.
+// connection's assets. Returns the process exit status. Record is shared
+// with the listener.
 int serveConnection(int Fd, const std::string &Peer, const ConnectionOptions &Options,
-                    const wire::Nonce &Challenge, ConnectionRecord &Record);
+                    ConnectionRecord &Record);
 
 } // namespace catalyst::remote::executor
 

@@ -3,15 +3,18 @@
 #include "Listener.h"
 
 #include "../engine/wire/Handshake.h"
+#include "../engine/wire/HostChallenge.h"
 #include "../engine/wire/Keepalive.h"
 #include "../engine/wire/LocalOffer.h"
 #include "../engine/wire/SendMark.h"
 #include "../engine/wire/UnixSocket.h"
 #include "Assets.h"
 #include "Log.h"
+#include "RefusalLog.h"
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <arpa/inet.h>
 #include <cerrno>
 #include <chrono>
@@ -19,11 +22,13 @@
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
+#include <list>
 #include <map>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <new>
+#include <optional>
 #include <poll.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -66,6 +71,18 @@ std::string numericAddress(const sockaddr *A, socklen_t Len) {
     return "?";
   bool V6 = A->sa_family == AF_INET6;
   return (V6 ? "[" : "") + std::string(Host) + (V6 ? "]:" : ":") + Port;
+}
+
+// Whom a peer counts against in the startup budget: its address without
+// the port; every local process as one.
+std::string sourceOf(const sockaddr_storage &A, socklen_t Len) {
+  if (A.ss_family == AF_UNIX)
+    return "local processes";
+  char Host[NI_MAXHOST];
+  if (::getnameinfo(reinterpret_cast<const sockaddr *>(&A), Len, Host, sizeof(Host), nullptr, 0,
+                    NI_NUMERICHOST) != 0)
+    return "?";
+  return Host;
 }
 
 std::string boundAddress(int Fd) {
@@ -133,14 +150,37 @@ bool isLoopback(const Listener &L) {
 
 namespace {
 
+using Clock = std::chrono::steady_clock;
+
+// The listener's own state, all of it owned by its one thread.
+//
 // A connection process, with the listener's own copy of its socket (kept
 // to tell the host why the process died, when it could not) and the record
-// it shares with it.
+// it shares with it. Until its peer is admitted (Record->Admitted: without
+// a token, its first message arrived) it counts as a startup from Source,
+// and is ended at Deadline.
 struct Child {
   int Fd;
   ConnectionRecord *Record;
+  std::string Source, Peer, Via;
+  Clock::time_point Deadline;
+  bool Starting = false; // counted in Budget
+  bool Expired = false;  // ended for its deadline
 };
 std::map<pid_t, Child> Children;
+
+// A peer challenged to authenticate (with a token), before any fork.
+struct Startup {
+  int Fd;
+  std::string Source, Peer, Via;
+  Clock::time_point Deadline;
+  wire::HostChallenge Challenge;
+};
+std::list<Startup> Pending;
+
+std::optional<Startups> Budget;
+RefusalLog Refusals;
+std::chrono::milliseconds HandshakeTimeout;
 
 ConnectionRecord *newRecord() {
   void *P = ::mmap(nullptr, sizeof(ConnectionRecord), PROT_READ | PROT_WRITE,
@@ -152,13 +192,13 @@ ConnectionRecord *newRecord() {
 // can make the host drop what it had not read yet: the reason it was just
 // sent. So what is left unread (a request the dead process never took) goes
 // first, and the close is an orderly one.
-void release(const Child &C) {
+void release(int Fd, ConnectionRecord *Record) {
   char Sink[4096];
-  for (int I = 0; I < 256 && ::recv(C.Fd, Sink, sizeof(Sink), MSG_DONTWAIT) > 0; ++I) {
+  for (int I = 0; I < 256 && ::recv(Fd, Sink, sizeof(Sink), MSG_DONTWAIT) > 0; ++I) {
   }
-  ::close(C.Fd);
-  C.Record->~ConnectionRecord();
-  ::munmap(C.Record, sizeof(ConnectionRecord));
+  ::close(Fd);
+  Record->~ConnectionRecord();
+  ::munmap(Record, sizeof(ConnectionRecord));
 }
 
 bool killed(const siginfo_t &End) {
@@ -174,6 +214,13 @@ std::string deathOf(const siginfo_t &End) {
          " while serving its session (as when a kernel calls exit() or _exit())";
 }
 
+std::string tooSlow() {
+  char Seconds[32];
+  std::snprintf(Seconds, sizeof(Seconds), "%g", HandshakeTimeout.count() / 1000.0);
+  return std::string("nothing usable within the executor's handshake timeout of ") + Seconds +
+         " s (--handshake-timeout)";
+}
+
 // A process that died without ending its session could not tell its host
 // why: the listener does, unless the process died in the middle of a
 // message (a frame now would be read as its rest) or its crash reporter
@@ -181,7 +228,7 @@ std::string deathOf(const siginfo_t &End) {
 void reportDeath(const siginfo_t &End, const Child &C) {
   if (C.Record->Ended || !wire::endsBetweenMessages(C.Fd, C.Record->Sending))
     return;
-  wire::refuseConnection(C.Fd, deathOf(End));
+  wire::refuseConnection(C.Fd, C.Expired ? tooSlow() : deathOf(End));
 }
 
 void logExit(const siginfo_t &End) {
@@ -192,6 +239,38 @@ void logExit(const siginfo_t &End) {
   else if (End.si_status != 0)
     LogLine() << "catalyst-remote-executor: connection process " << End.si_pid
               << " exited with status " << End.si_status;
+}
+
+// A process whose peer was never admitted ends in the refusal summary,
+// not a log line of its own.
+void noteNeverAdmitted(const siginfo_t &End, const Child &C) {
+  auto Kind = C.Expired                                        ? RefusalLog::Kind::Silent
+              : !killed(End) && End.si_status == NeverAdmitted ? RefusalLog::Kind::Malformed
+                                                               : RefusalLog::Kind::Left;
+  Refusals.note(Kind, C.Source,
+                "refused " + C.Peer + " on " + C.Via + ": " +
+                    (C.Expired ? "its first message did not arrive in time"
+                               : "it left or sent no usable first message"));
+}
+
+void logServed(const Child &C, pid_t Pid) {
+  LogLine() << "catalyst-remote-executor: " << C.Peer << " connected to " << C.Via
+            << ", served by process " << Pid;
+}
+
+// A process reaped before the listener saw its peer admitted: a session
+// that was short, a peer that left without a word (a host that moved to
+// the local socket does, so it goes unlogged), or one refused.
+void forget(const siginfo_t &End, pid_t Pid, const Child &C) {
+  if (!C.Starting)
+    return logExit(End);
+  Budget->done(C.Source);
+  if (C.Record->Admitted) {
+    logServed(C, Pid);
+    logExit(End);
+  } else if (C.Expired || killed(End) || End.si_status != 0) {
+    noteNeverAdmitted(End, C);
+  }
 }
 
 // Reaps the connection processes that have ended; with Block, waits for one.
@@ -206,10 +285,12 @@ void reapChildren(bool Block = false) {
     Flags |= WNOHANG;
     if (auto It = Children.find(End.si_pid); It != Children.end()) {
       reportDeath(End, It->second);
-      release(It->second);
+      forget(End, End.si_pid, It->second);
+      release(It->second.Fd, It->second.Record);
       Children.erase(It);
+    } else {
+      logExit(End);
     }
-    logExit(End);
     // A connection process that crashed could not remove its own assets.
     removeAssets(End.si_pid);
     ::waitpid(End.si_pid, nullptr, 0);
@@ -217,7 +298,7 @@ void reapChildren(bool Block = false) {
   }
   if (Got < 0 && errno == ECHILD) {
     for (auto &[P, C] : Children)
-      release(C);
+      release(C.Fd, C.Record);
     Children.clear();
   }
 }
@@ -233,25 +314,47 @@ bool over(const Child &C) {
 size_t servedNow() {
   size_t N = 0;
   for (auto &[Pid, C] : Children)
-    N += !over(C);
+    N += C.Record->Admitted && !over(C);
   return N;
 }
 
+// Without a token: children whose peers were admitted since the last look
+// become sessions; those past their deadline are ended.
+void checkStartingChildren(Clock::time_point Now) {
+  for (auto &[Pid, C] : Children) {
+    if (!C.Starting)
+      continue;
+    if (C.Record->Admitted) {
+      C.Starting = false;
+      Budget->done(C.Source);
+      logServed(C, Pid);
+    } else if (Now >= C.Deadline && !C.Expired) {
+      C.Expired = true;
+      ::kill(Pid, SIGKILL);
+    }
+  }
+}
+
 [[noreturn]] void runChild(int Conn, const std::string &Peer, std::vector<Listener> &Listeners,
-                           const ConnectionOptions &Options, const wire::Nonce &Challenge,
-                           ConnectionRecord &Record) {
+                           const ConnectionOptions &Options, ConnectionRecord &Record) {
   ::prctl(PR_SET_PDEATHSIG, SIGTERM);
   for (int S : StopSignals)
     std::signal(S, SIG_DFL);
   std::signal(SIGCHLD, SIG_DFL);
   for (auto &L : Listeners)
     ::close(L.Fd);
+  // The write end stays: it tells the listener the peer was admitted
+  // (ConnectionOptions::AdmittedFd).
   ::close(WakeFds[0]);
-  ::close(WakeFds[1]);
   // Other hosts' connections: holding them would keep them open past their
   // own processes.
   for (auto &[P, C] : Children)
     ::close(C.Fd);
+  // Other peers still authenticating; this one among them, when it just
+  // proved itself, is kept.
+  for (auto &S : Pending)
+    if (S.Fd != Conn)
+      ::close(S.Fd);
   // A local socket has no delayed acknowledgements to avoid, and its peer's
   // end closes with its process.
   if (!wire::isUnixSocket(Conn)) {
@@ -259,10 +362,89 @@ size_t servedNow() {
     ::setsockopt(Conn, IPPROTO_TCP, TCP_NODELAY, &One, sizeof(One));
     wire::enableKeepalive(Conn);
   }
-  ::_exit(serveConnection(Conn, Peer, Options, Challenge, Record));
+  ::_exit(serveConnection(Conn, Peer, Options, Record));
 }
 
-void acceptOne(Listener &L, std::vector<Listener> &All, const ServeOptions &Options) {
+struct Arrival {
+  int Fd;
+  std::string Source, Peer, Via;
+};
+
+// Forks the process that serves a peer; Admitted when it authenticated.
+void spawn(Arrival A, bool Admitted, std::vector<Listener> &All, const ServeOptions &Options) {
+  ConnectionRecord *Record = newRecord();
+  if (Record)
+    Record->Admitted = Admitted;
+  pid_t Pid = Record ? ::fork() : -1;
+  if (Pid == 0)
+    runChild(A.Fd, A.Peer, All, Options.Connection, *Record);
+  if (Pid < 0) {
+    Refusals.note(RefusalLog::Kind::Other, A.Source,
+                  "cannot fork for " + A.Peer + ": " + std::strerror(errno));
+    if (!Admitted)
+      Budget->done(A.Source);
+    if (Record)
+      release(A.Fd, Record);
+    else
+      ::close(A.Fd);
+    return;
+  }
+  Child C{A.Fd, Record, A.Source, A.Peer, A.Via, Clock::now() + HandshakeTimeout};
+  C.Starting = !Admitted;
+  if (Admitted)
+    logServed(C, Pid);
+  Children.emplace(Pid, std::move(C));
+}
+
+void refuse(const Arrival &A, RefusalLog::Kind K, const std::string &Why) {
+  wire::refuseConnection(A.Fd, Why);
+  ::close(A.Fd);
+  Refusals.note(K, A.Source, "refused " + A.Peer + " on " + A.Via + ": " + Why);
+}
+
+bool atCapacity(const Arrival &A, const ServeOptions &Options) {
+  // A connection that just ended may not have been reaped yet (its SIGCHLD
+  // can arrive after this wake-up): it no longer counts.
+  reapChildren();
+  if (servedNow() < Options.MaxConnections)
+    return false;
+  refuse(A, RefusalLog::Kind::AtCapacity,
+         "executor at capacity: " + std::to_string(Options.MaxConnections) +
+             " sessions (--max-connections)");
+  return true;
+}
+
+// With a token: challenges the peer from the listener; it gets a process
+// once it has proven itself (advanceStartup).
+void challenge(Arrival A) {
+  wire::Nonce Nonce{};
+  Error Err = wire::drawNonce(Nonce);
+  Startup S{
+      A.Fd, A.Source, A.Peer, A.Via, Clock::now() + HandshakeTimeout, wire::HostChallenge(Nonce)};
+  if (!Err)
+    Err = S.Challenge.start(A.Fd);
+  if (Err) {
+    Budget->done(A.Source);
+    ::close(A.Fd);
+    Refusals.note(RefusalLog::Kind::Other, A.Source,
+                  "refused " + A.Peer + ": " + toString(std::move(Err)));
+    return;
+  }
+  Pending.push_back(std::move(S));
+}
+
+Arrival arrival(int Conn, const sockaddr_storage &Peer, socklen_t Len, const Listener &L) {
+  Arrival A{Conn, sourceOf(Peer, Len),
+            numericAddress(reinterpret_cast<const sockaddr *>(&Peer), Len), L.Address};
+  if (Peer.ss_family == AF_UNIX) {
+    pid_t Pid = wire::peerOf(Conn).Pid;
+    A.Peer = "local process " + std::to_string(Pid);
+  }
+  return A;
+}
+
+// Takes one connection from L's queue; false when it was empty.
+bool acceptOne(Listener &L, std::vector<Listener> &All, const ServeOptions &Options) {
   sockaddr_storage Peer{};
   socklen_t Len = sizeof(Peer);
   int Conn = ::accept4(L.Fd, reinterpret_cast<sockaddr *>(&Peer), &Len, SOCK_CLOEXEC);
@@ -270,47 +452,90 @@ void acceptOne(Listener &L, std::vector<Listener> &All, const ServeOptions &Opti
     if (errno != EINTR && errno != EAGAIN && errno != ECONNABORTED)
       LogLine() << "catalyst-remote-executor: accept on " << L.Address
                 << " failed: " << std::strerror(errno);
-    return;
+    return Conn < 0 && (errno == EINTR || errno == ECONNABORTED);
   }
-  std::string PeerName = numericAddress(reinterpret_cast<sockaddr *>(&Peer), Len);
-  if (Peer.ss_family == AF_UNIX)
-    PeerName = "local process " + std::to_string(wire::peerOf(Conn).Pid);
-  // A connection that just ended may not have been reaped yet (its SIGCHLD
-  // can arrive after this wake-up): it no longer counts.
-  reapChildren();
-  if (servedNow() >= Options.MaxConnections) {
-    std::string Why = "executor at capacity: " + std::to_string(Options.MaxConnections) +
-                      " sessions (--max-connections)";
-    wire::refuseConnection(Conn, Why);
-    ::close(Conn);
-    LogLine() << "catalyst-remote-executor: refused " << PeerName << " on " << L.Address << ": "
-              << Why;
-    return;
+  Arrival A = arrival(Conn, Peer, Len, L);
+  bool Token = !Options.Connection.Secret.empty();
+  // Without a token a session starts here, so its limit is checked here.
+  if (!Token && atCapacity(A, Options))
+    return true;
+  if (auto V = Budget->admit(A.Source); V != Startups::Verdict::Admit) {
+    refuse(A, RefusalLog::Kind::OverBudget, busyReason(V));
+    return true;
   }
-  wire::Nonce Challenge{};
-  if (!Options.Connection.Secret.empty())
-    if (auto Err = wire::drawNonce(Challenge)) {
-      LogLine() << "catalyst-remote-executor: refused " << PeerName << ": "
-                << toString(std::move(Err));
-      ::close(Conn);
-      return;
+  if (Token)
+    challenge(std::move(A));
+  else
+    spawn(std::move(A), /*Admitted=*/false, All, Options);
+  return true;
+}
+
+// Moves a challenged peer along; true when it is done with (forked,
+// refused or gone).
+bool advanceStartup(Startup &S, std::vector<Listener> &All, const ServeOptions &Options) {
+  auto Outcome = S.Challenge.advance(S.Fd, Options.Connection.Secret);
+  if (Outcome == wire::HostChallenge::Outcome::Waiting)
+    return false;
+  Budget->done(S.Source);
+  Arrival A{S.Fd, S.Source, S.Peer, S.Via};
+  if (Outcome == wire::HostChallenge::Outcome::Proven) {
+    if (!atCapacity(A, Options))
+      spawn(std::move(A), /*Admitted=*/true, All, Options);
+    return true;
+  }
+  ::close(S.Fd);
+  auto Kind = Outcome == wire::HostChallenge::Outcome::Left        ? RefusalLog::Kind::Left
+              : Outcome == wire::HostChallenge::Outcome::Malformed ? RefusalLog::Kind::Malformed
+                                                                   : RefusalLog::Kind::WrongProof;
+  Refusals.note(Kind, S.Source,
+                "refused " + S.Peer + " on " + S.Via + ": " + wire::describe(Outcome));
+  return true;
+}
+
+// Drops the challenged peers whose handshake deadline has passed.
+void expireStartups(Clock::time_point Now) {
+  for (auto It = Pending.begin(); It != Pending.end();) {
+    if (Now < It->Deadline) {
+      ++It;
+      continue;
     }
-  ConnectionRecord *Record = newRecord();
-  pid_t Pid = Record ? ::fork() : -1;
-  if (Pid == 0)
-    runChild(Conn, PeerName, All, Options.Connection, Challenge, *Record);
-  if (Pid < 0) {
-    LogLine() << "catalyst-remote-executor: cannot fork for " << PeerName << ": "
-              << std::strerror(errno);
-    if (Record)
-      release({Conn, Record});
-    else
-      ::close(Conn);
-    return;
+    wire::refuseConnection(It->Fd, "authentication failed: " + tooSlow());
+    ::close(It->Fd);
+    Budget->done(It->Source);
+    Refusals.note(RefusalLog::Kind::Silent, It->Source,
+                  "refused " + It->Peer + " on " + It->Via + ": " + tooSlow());
+    It = Pending.erase(It);
   }
-  Children[Pid] = {Conn, Record};
-  LogLine() << "catalyst-remote-executor: " << PeerName << " connected to " << L.Address
-            << ", served by process " << Pid;
+}
+
+// What the loop waits on: the listeners, the wake-up pipe, then every
+// challenged peer (Polling says which).
+void watch(std::vector<pollfd> &Polled, std::vector<std::list<Startup>::iterator> &Polling,
+           const std::vector<Listener> &Listeners) {
+  Polled.clear();
+  Polling.clear();
+  for (auto &L : Listeners)
+    Polled.push_back({L.Fd, POLLIN, 0});
+  Polled.push_back({WakeFds[0], POLLIN, 0});
+  for (auto It = Pending.begin(); It != Pending.end(); ++It) {
+    Polled.push_back({It->Fd, POLLIN, 0});
+    Polling.push_back(It);
+  }
+}
+
+// How long the loop may sleep without an event: until the next deadline
+// of a peer not yet admitted, or Flush (the refusal summary). A child
+// whose peer was admitted wakes the listener itself; should that byte be
+// lost, it becomes a session within a second all the same.
+int msUntilNext(Clock::time_point Flush) {
+  Clock::time_point Next = Flush;
+  for (auto &S : Pending)
+    Next = std::min(Next, S.Deadline);
+  for (auto &[Pid, C] : Children)
+    if (C.Starting)
+      Next = std::min({Next, C.Deadline, Clock::now() + std::chrono::seconds(1)});
+  auto Ms = std::chrono::ceil<std::chrono::milliseconds>(Next - Clock::now()).count();
+  return int(std::clamp<int64_t>(Ms, 0, INT32_MAX));
 }
 
 // How long connection processes get to end their sessions after SIGTERM
@@ -391,21 +616,36 @@ int serve(std::vector<Listener> Listeners, const ServeOptions &Given) {
   // An upstream-only executor has nothing to offer there.
   if (Options.LocalSocket && !Options.Connection.Services.UpstreamOnly)
     listenLocally(Listeners, Options);
+  HandshakeTimeout = Options.Connection.HandshakeTimeout;
+  Options.Connection.AdmittedFd = WakeFds[1];
+  Budget.emplace(Options.Startups);
   std::vector<pollfd> Polled;
-  for (auto &L : Listeners)
-    Polled.push_back({L.Fd, POLLIN, 0});
-  Polled.push_back({WakeFds[0], POLLIN, 0});
+  std::vector<std::list<Startup>::iterator> Polling;
   while (!StopRequested) {
-    if (::poll(Polled.data(), Polled.size(), -1) < 0 && errno != EINTR)
+    watch(Polled, Polling, Listeners);
+    if (::poll(Polled.data(), Polled.size(), msUntilNext(Refusals.flush())) < 0 && errno != EINTR)
       break;
     char Drain[64];
     while (::read(WakeFds[0], Drain, sizeof(Drain)) > 0) {
     }
     reapChildren();
+    checkStartingChildren(Clock::now());
+    for (size_t I = 0; I < Polling.size(); ++I)
+      if (Polled[Listeners.size() + 1 + I].revents &&
+          advanceStartup(*Polling[I], Listeners, Options))
+        Pending.erase(Polling[I]);
+    expireStartups(Clock::now());
+    // A flood is taken in batches, so that the peers already here advance
+    // between them.
     for (size_t I = 0; I < Listeners.size() && !StopRequested; ++I)
-      if (Polled[I].revents & POLLIN)
-        acceptOne(Listeners[I], Listeners, Options);
+      for (int K = 0;
+           K < 64 && (Polled[I].revents & POLLIN) && acceptOne(Listeners[I], Listeners, Options);
+           ++K) {
+      }
   }
+  for (auto &S : Pending)
+    ::close(S.Fd);
+  Pending.clear();
   for (auto &L : Listeners)
     ::close(L.Fd);
   stopChildren();

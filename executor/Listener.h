@@ -11,6 +11,7 @@
 #define CATALYST_REMOTE_EXECUTOR_LISTENER_H
 
 #include "Connection.h"
+#include "Startups.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -33,9 +34,13 @@ bool isLoopback(const Listener &L);
 
 struct ServeOptions {
   ConnectionOptions Connection;
-  // Connections served at once, authenticated or not, over TCP and the
-  // local socket together; more are refused with a message saying so.
+  // Sessions served at once, over TCP and the local socket together; more
+  // are refused with a message saying so. Peers that have not
+  // authenticated yet (without a token: not sent their first message) do
+  // not count: Startups does.
   unsigned MaxConnections = 64;
+  // The budget of peers that have not authenticated yet (Startups.h).
+  StartupLimits Startups;
   // Also listen on an abstract Unix socket and offer it, with shared
   // memory, to hosts on this machine (wire/LocalOffer.h).
   bool LocalSocket = true;

@@ -42,10 +42,17 @@ const char *Usage =
     "                           proves it knows it too\n"
     "  --new-token PATH         write a fresh 256-bit secret to PATH (mode 0600) and exit\n"
     "  --allow-unauthenticated  listen beyond loopback without --token-file (warns)\n"
-    "  --max-connections N      connections served at once, authenticated or not; more\n"
-    "                           are refused (default 64)\n"
+    "  --max-connections N      sessions served at once; more are refused (default 64).\n"
+    "                           Peers not yet authenticated (without a token: that have\n"
+    "                           not sent their first message) do not count\n"
+    "  --max-startups S:R:F     peers not yet authenticated: from S on, a new one is\n"
+    "                           dropped with probability R%, rising to 100% at F\n"
+    "                           (default 100:30:1000 with a token, else 10:30:100)\n"
+    "  --max-startups-per-source N\n"
+    "                           peers not yet authenticated from one address (default 20)\n"
     "  --handshake-timeout S    seconds a peer has to authenticate, or without a token to\n"
-    "                           send its first message, before it is dropped (default 10)\n"
+    "                           send its whole first message, before it is dropped\n"
+    "                           (default 10)\n"
     "  --max-slab-mib MIB       executor memory (code and launch slabs) one host may\n"
     "                           reserve (default 16384)\n"
     "  --max-message MIB        largest message accepted from a host (default 8192)\n"
@@ -60,7 +67,8 @@ const char *Usage =
 
 struct Args {
   std::vector<std::string> Binds, Plugins;
-  std::string TokenFile, NewToken;
+  std::string TokenFile, NewToken, MaxStartups;
+  unsigned PerSource = 0;
   bool AllowUnauthenticated = false;
   ServeOptions Serve;
 };
@@ -122,6 +130,13 @@ const std::pair<StringRef, Setter> ValueOptions[] = {
      [](StringRef V, Args &A) { return parseCount(V, 1024, A.Serve.Connection.Workers); }},
     {"--max-connections",
      [](StringRef V, Args &A) { return parseCount(V, 1 << 20, A.Serve.MaxConnections); }},
+    {"--max-startups",
+     [](StringRef V, Args &A) {
+       A.MaxStartups = V.str();
+       return !V.empty();
+     }},
+    {"--max-startups-per-source",
+     [](StringRef V, Args &A) { return parseCount(V, 1 << 20, A.PerSource); }},
 };
 
 bool badArgument(StringRef Arg, const char *Why) {
@@ -210,6 +225,21 @@ bool checkExposure(const std::vector<Listener> &Listeners, const Args &A) {
   return true;
 }
 
+// The budget of peers not yet authenticated: given, or the default for
+// whether a token is set.
+bool startupLimits(Args &A) {
+  StartupLimits &L = A.Serve.Startups;
+  L = StartupLimits::defaultsFor(!A.TokenFile.empty());
+  if (!A.MaxStartups.empty())
+    if (auto Err = StartupLimits::parse(A.MaxStartups, L)) {
+      errs() << "catalyst-remote-executor: " << toString(std::move(Err)) << "\n" << Usage;
+      return false;
+    }
+  if (A.PerSource)
+    L.PerSource = A.PerSource;
+  return true;
+}
+
 int newToken(StringRef Path) {
   if (auto Err = wire::writeNewTokenFile(Path)) {
     errs() << "catalyst-remote-executor: " << toString(std::move(Err)) << "\n";
@@ -245,6 +275,8 @@ int main(int Argc, char **Argv) {
       return 1;
     }
   }
+  if (!startupLimits(A))
+    return 2;
   if (!loadPlugins(A.Plugins))
     return 2;
   std::signal(SIGPIPE, SIG_IGN);

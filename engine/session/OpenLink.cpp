@@ -7,7 +7,10 @@
 #include "../wire/UnixSocket.h"
 #include "Connect.h"
 
+#include <algorithm>
+#include <random>
 #include <sys/socket.h>
+#include <thread>
 #include <unistd.h>
 #include <vector>
 
@@ -54,29 +57,65 @@ Expected<wire::LocalOffer> usableOffer(ArrayRef<char> Setup) {
   return *Offer;
 }
 
-Expected<int> connectToOffer(const wire::LocalOffer &Offer, const SessionOptions &O, Deadline By) {
-  auto Fd = wire::connectLocal(Offer.Socket, Offer.Pid, By);
+// An executor with too many peers that have not authenticated yet drops
+// new ones, saying it is busy (executor/Startups.h): Attempt is tried again,
+// a little later each time, until the deadline. A host that authenticates
+// quickly then gets in while slow or silent peers pile up.
+template <typename AttemptFn> Expected<int> retryWhileBusy(Deadline By, AttemptFn Attempt) {
+  std::minstd_rand Jitter(uint32_t(std::chrono::steady_clock::now().time_since_epoch().count()));
+  std::chrono::milliseconds Pause(2);
+  for (;;) {
+    auto Fd = Attempt();
+    auto Wait = Pause / 2 + std::chrono::milliseconds(Jitter() % (Pause.count() / 2 + 1));
+    if (Fd || !Fd.template errorIsA<wire::ExecutorBusy>() ||
+        std::chrono::steady_clock::now() + Wait >= By)
+      return Fd;
+    consumeError(Fd.takeError()); // busy: the next attempt says more
+    std::this_thread::sleep_for(Wait);
+    // A refusal costs the executor an accept and a close: retrying every
+    // 25-50 ms keeps a host's chances up without loading it.
+    Pause = std::min(Pause * 2, std::chrono::milliseconds(50));
+  }
+}
+
+// Fd, once the executor on it proved itself; closed otherwise.
+Expected<int> authenticated(Expected<int> Fd, const SessionOptions &O, Deadline By,
+                            std::vector<char> *Setup) {
   if (!Fd)
     return Fd.takeError();
-  if (auto Err = wire::authenticateExecutor(*Fd, O.Secret, By)) {
+  if (auto Err = wire::authenticateExecutor(*Fd, O.Secret, By, Setup)) {
     ::close(*Fd);
     return Err;
   }
   return *Fd;
 }
 
+Expected<int> connectToOffer(const wire::LocalOffer &Offer, const SessionOptions &O, Deadline By) {
+  return retryWhileBusy(By, [&] {
+    return authenticated(wire::connectLocal(Offer.Socket, Offer.Pid, By), O, By, nullptr);
+  });
+}
+
+std::chrono::milliseconds timeLeft(Deadline By) {
+  return std::max(
+      std::chrono::milliseconds(1),
+      std::chrono::duration_cast<std::chrono::milliseconds>(By - std::chrono::steady_clock::now()));
+}
+
 // TCP to Address, authenticated; Setup, when given, receives the setup
-// message.
+// message. A failure to connect says so itself; one to authenticate names
+// the address.
 Expected<int> openTcp(StringRef Address, const SessionOptions &O, Deadline By,
                       std::vector<char> *Setup) {
-  auto Fd = connectTcp(Address, O.HandshakeTimeout);
-  if (!Fd)
-    return Fd.takeError();
-  if (auto Err = wire::authenticateExecutor(*Fd, O.Secret, By, Setup)) {
-    ::close(*Fd);
-    return cannotOpen(Address, "", std::move(Err));
-  }
-  return *Fd;
+  bool Connected = false;
+  auto Fd = retryWhileBusy(By, [&] {
+    auto Fd = connectTcp(Address, timeLeft(By));
+    Connected = bool(Fd);
+    return authenticated(std::move(Fd), O, By, Setup);
+  });
+  if (!Fd && Connected)
+    return cannotOpen(Address, "", Fd.takeError());
+  return Fd;
 }
 
 } // namespace

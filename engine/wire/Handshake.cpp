@@ -23,6 +23,8 @@ using namespace llvm::orc;
 
 namespace catalyst::remote::wire {
 
+char ExecutorBusy::ID = 0;
+
 namespace {
 
 constexpr size_t HeaderSize = SocketTransport::HeaderSize;
@@ -110,17 +112,14 @@ Error peekFully(int Fd, char *Dst, size_t Size, Deadline By) {
   }
 }
 
-Error sendFrame(int Fd, uint64_t OpC, ArrayRef<char> Body, int Flags = 0) {
-  char Frame[HeaderSize + ResponseBody];
-  assert(Body.size() <= ResponseBody && "handshake frames are small");
-  support::endian::write64le(Frame, HeaderSize + Body.size());
-  support::endian::write64le(Frame + 8, OpC);
-  support::endian::write64le(Frame + 16, 0);
-  support::endian::write64le(Frame + 24, 0);
+Error sendFrame(int Fd, AuthOpcode OpC, ArrayRef<char> Body) {
+  char Frame[ResponseFrameSize];
+  assert(Body.size() <= ResponseBody && "the host sends its response only");
+  writeAuthHeader(Frame, OpC, Body.size());
   std::memcpy(Frame + HeaderSize, Body.data(), Body.size());
   size_t Size = HeaderSize + Body.size();
   // A handshake frame is far below any socket buffer: one send takes it all.
-  ssize_t N = ::send(Fd, Frame, Size, MSG_NOSIGNAL | Flags);
+  ssize_t N = ::send(Fd, Frame, Size, MSG_NOSIGNAL);
   if (N == ssize_t(Size))
     return Error::success();
   return createStringError(std::error_code(N < 0 ? errno : EIO, std::generic_category()),
@@ -148,6 +147,8 @@ Error readRefusal(int Fd, uint64_t Size, Deadline By) {
   shared::SPSInputBuffer IB(Body, Size - HeaderSize);
   if (!shared::SPSArgList<shared::SPSError>::deserialize(IB, Info) || !Info.HasError)
     return protocolError("the executor hung up without saying why");
+  if (StringRef(Info.ErrMsg).starts_with(BusyRefusal))
+    return make_error<ExecutorBusy>("the executor refused the connection: " + Info.ErrMsg);
   return createStringError(inconvertibleErrorCode(), "the executor refused the connection: %s",
                            Info.ErrMsg.c_str());
 }
@@ -181,7 +182,7 @@ Error answerChallenge(int Fd, StringRef Secret, Deadline By) {
   char Response[ResponseBody];
   std::memcpy(Response, FromHost.data(), NonceSize);
   std::memcpy(Response + NonceSize, Mine->data(), MacSize);
-  if (auto Err = sendFrame(Fd, uint64_t(AuthOpcode::Response), Response))
+  if (auto Err = sendFrame(Fd, AuthOpcode::Response, Response))
     return Err;
 
   char H[HeaderSize];
@@ -260,43 +261,11 @@ Error authenticateExecutor(int Fd, StringRef Secret, Deadline By, std::vector<ch
   return awaitSetup(Fd, By, Setup);
 }
 
-Error authenticateHost(int Fd, StringRef Secret, const Nonce &FromExecutor, Deadline By) {
-  char Challenge[ChallengeBody];
-  support::endian::write64le(Challenge, AuthVersion);
-  std::memcpy(Challenge + 8, FromExecutor.data(), NonceSize);
-  if (auto Err = sendFrame(Fd, uint64_t(AuthOpcode::Challenge), Challenge))
-    return Err;
-
-  char H[HeaderSize];
-  if (auto Err = readFully(Fd, H, HeaderSize, By))
-    return Err;
-  if (auto Err = expectFrame(decodeHeader(H), AuthOpcode::Response, ResponseBody,
-                             "an authentication response")) {
-    refuseConnection(Fd, "authentication failed: this executor requires a secret; the host "
-                         "did not answer its challenge");
-    return Err;
-  }
-  char Response[ResponseBody];
-  if (auto Err = readFully(Fd, Response, sizeof(Response), By))
-    return Err;
-  Nonce FromHost;
-  std::memcpy(FromHost.data(), Response, NonceSize);
-  auto Expected = prove(Secret, Prover::Host, FromExecutor, FromHost);
-  if (!Expected)
-    return Expected.takeError();
-  if (!sameMac(*Expected,
-               ArrayRef<uint8_t>(reinterpret_cast<uint8_t *>(Response + NonceSize), MacSize))) {
-    refuseConnection(Fd, "authentication failed: the host's proof does not match this "
-                         "executor's secret (wrong token?)");
-    return failed("the host's proof does not match this executor's secret");
-  }
-  auto Mine = prove(Secret, Prover::Executor, FromExecutor, FromHost);
-  if (!Mine)
-    return Mine.takeError();
-  // MSG_MORE: the proof waits for the EPC setup message that follows and
-  // leaves with it, so the host wakes up once for both.
-  return sendFrame(Fd, uint64_t(AuthOpcode::Proof),
-                   ArrayRef<char>(reinterpret_cast<const char *>(Mine->data()), MacSize), MSG_MORE);
+void writeAuthHeader(char *Frame, AuthOpcode OpC, size_t BodySize) {
+  support::endian::write64le(Frame, AuthHeaderSize + BodySize);
+  support::endian::write64le(Frame + 8, uint64_t(OpC));
+  support::endian::write64le(Frame + 16, 0);
+  support::endian::write64le(Frame + 24, 0);
 }
 
 void refuseConnection(int Fd, StringRef Reason) {

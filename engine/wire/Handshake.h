@@ -26,6 +26,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace catalyst::remote::wire {
@@ -47,12 +48,34 @@ using Deadline = std::chrono::steady_clock::time_point;
 llvm::Error authenticateExecutor(int Fd, llvm::StringRef Secret, Deadline By,
                                  std::vector<char> *Setup = nullptr);
 
-// The executor's part: challenges the host with Challenge, a fresh nonce for
-// this connection, and checks its response; on success sends its own proof,
-// on failure tells the host why and fails. (An executor draws the nonce
-// before it forks the connection's process, where OpenSSL's generator is
-// warm: a forked child's first draw reseeds it, 80 us here.)
-llvm::Error authenticateHost(int Fd, llvm::StringRef Secret, const Nonce &Challenge, Deadline By);
+// The executor's part is HostChallenge.h: a listener drives it for many
+// peers at once. These are its frames' sizes, header included.
+inline constexpr size_t AuthHeaderSize = 32;
+inline constexpr size_t ChallengeFrameSize = AuthHeaderSize + 8 + NonceSize;
+inline constexpr size_t ResponseFrameSize = AuthHeaderSize + NonceSize + MacSize;
+inline constexpr size_t ProofFrameSize = AuthHeaderSize + MacSize;
+
+// Writes the header of a frame of kind OpC with a body of BodySize bytes to
+// Frame (AuthHeaderSize bytes).
+void writeAuthHeader(char *Frame, AuthOpcode OpC, size_t BodySize);
+
+// How a refusal from an executor too busy to take one more peer before it
+// authenticates begins (executor/Startups.h). Hosts try again on it, until
+// their handshake deadline: a host that authenticates quickly gets in while
+// slow peers pile up. Anyone may send it; it costs the host only retries.
+inline constexpr llvm::StringLiteral BusyRefusal = "executor busy: ";
+
+// The error authenticateExecutor returns for such a refusal.
+class ExecutorBusy : public llvm::ErrorInfo<ExecutorBusy> {
+public:
+  static char ID;
+  explicit ExecutorBusy(std::string Message) : Message(std::move(Message)) {}
+  void log(llvm::raw_ostream &OS) const override { OS << Message; }
+  std::error_code convertToErrorCode() const override { return llvm::inconvertibleErrorCode(); }
+
+private:
+  std::string Message;
+};
 
 // Tells a peer why it is turned away: a Hangup frame, sent without
 // blocking. Best effort: the peer may be gone, and it is refused anyway.

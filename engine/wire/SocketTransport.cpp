@@ -189,12 +189,19 @@ SocketTransport::~SocketTransport() {
 }
 
 Error SocketTransport::start() {
+  if (Opts.ReadAfterFirstSend)
+    ReaderDeferred = true;
+  else
+    startReader();
+  return Error::success();
+}
+
+void SocketTransport::startReader() {
   Reader = std::thread([this] {
     if (Opts.OnReaderStart)
       Opts.OnReaderStart();
     readLoop();
   });
-  return Error::success();
 }
 
 Error SocketTransport::sendMessage(SimpleRemoteEPCOpcode OpC, uint64_t SeqNo, ExecutorAddr TagAddr,
@@ -214,6 +221,14 @@ Error SocketTransport::sendMessage(SimpleRemoteEPCOpcode OpC, uint64_t SeqNo, Ex
     if (++RepliesDue == 1 && Claims == 0)
       StateChanged.notify_one();
   }
+  if (auto Err = sendFrame(Iov, ArgBytes.empty() ? 1 : 2, MsgSize, Call))
+    return Err;
+  if (ReaderDeferred.exchange(false))
+    startReader();
+  return Error::success();
+}
+
+Error SocketTransport::sendFrame(iovec *Iov, int Count, uint64_t MsgSize, bool Call) {
   std::lock_guard<std::mutex> Lock(SendMutex);
   if (Disconnected)
     return createStringError(inconvertibleErrorCode(), "connection already closed");
@@ -224,7 +239,7 @@ Error SocketTransport::sendMessage(SimpleRemoteEPCOpcode OpC, uint64_t SeqNo, Ex
   if (!beginSend(MsgSize))
     return goingDown();
   uint64_t Written = 0;
-  int Err = sendAll(Iov, ArgBytes.empty() ? 1 : 2, Written);
+  int Err = sendAll(Iov, Count, Written);
   endSend(Written);
   if (Err)
     return lostWhileSending("sending a message", Err, Written, MsgSize);
@@ -408,22 +423,17 @@ Error SocketTransport::sendHeartbeat() {
 // Spoke says whether a byte arrived, rather than the end of the stream.
 Error SocketTransport::waitForFirstMessage(bool &Spoke) {
   Spoke = false;
-  if (Opts.FirstMessageTimeout.count() <= 0 && !Opts.OnFirstMessage)
+  if (!Opts.OnFirstMessage)
     return Error::success();
   pollfd P{Fd, POLLIN, 0};
-  int Timeout = Opts.FirstMessageTimeout.count() > 0 ? int(Opts.FirstMessageTimeout.count()) : -1;
   for (;;) {
-    int R = ::poll(&P, 1, Timeout);
     char Byte;
-    if (R > 0) {
+    if (::poll(&P, 1, -1) > 0) {
       Spoke = ::recv(Fd, &Byte, 1, MSG_PEEK | MSG_DONTWAIT) == 1;
       return Error::success();
     }
-    if (R == 0)
-      return createStringError(inconvertibleErrorCode(), "peer sent no handshake within %d ms",
-                               Timeout);
     if (errno != EINTR)
-      return sysError("waiting for the peer's handshake", errno);
+      return sysError("waiting for the peer's first message", errno);
   }
 }
 
@@ -595,11 +605,15 @@ Error SocketTransport::readMessage(bool &Eof) {
     return Err;
   uint64_t MsgSize = support::endian::read64le(H.Bytes);
   uint64_t OpC = support::endian::read64le(H.Bytes + 8);
-  if (MsgSize < HeaderSize || MsgSize > Opts.MaxMessageSize) {
+  uint64_t Limit = Opts.MaxMessageSize;
+  if (!ReadOne && Opts.FirstMessageLimit)
+    Limit = std::min(Limit, Opts.FirstMessageLimit);
+  if (MsgSize < HeaderSize || MsgSize > Limit) {
     Refused = MsgSize;
     return createStringError(inconvertibleErrorCode(),
-                             "peer announced a message of %llu bytes; the limit is %llu",
-                             (unsigned long long)MsgSize, (unsigned long long)Opts.MaxMessageSize);
+                             "peer announced a%s message of %llu bytes; the limit is %llu",
+                             Limit < Opts.MaxMessageSize ? " first" : "",
+                             (unsigned long long)MsgSize, (unsigned long long)Limit);
   }
   if (isPayloadOpcode(OpC))
     return readPayloadMessage(H, MsgSize);
@@ -858,6 +872,11 @@ void SocketTransport::readLoop() {
     } else {
       std::lock_guard<std::mutex> Lock(ReadMutex);
       Err = readMessage(Eof);
+      if (!Err && !Eof && !ReadOne) {
+        ReadOne = true;
+        if (Opts.OnFirstMessageRead)
+          Opts.OnFirstMessageRead();
+      }
     }
   }
   if (Err && Refused)

@@ -39,8 +39,13 @@ namespace catalyst::remote::wire {
 struct TransportOptions {
   // Largest message, header included, that either side may send or accept.
   uint64_t MaxMessageSize = uint64_t(8) << 30;
-  // How long to wait for the peer's first message; zero waits forever.
-  std::chrono::milliseconds FirstMessageTimeout{0};
+  // The largest first message accepted from the peer, when a peer that has
+  // proven nothing yet must not make this end reserve more (zero: no limit
+  // beyond MaxMessageSize).
+  uint64_t FirstMessageLimit = 0;
+  // Runs on the reader thread once the peer's first message has been read
+  // and handled whole.
+  std::function<void()> OnFirstMessageRead;
   // The host's mode. Its peer speaks only when spoken to, so the reader
   // thread reads only while an EPC reply is due and no caller is reading its
   // own (readUntil); when idle it looks for a hangup every IdleCheck.
@@ -48,6 +53,13 @@ struct TransportOptions {
   std::chrono::milliseconds IdleCheck{100};
   // Runs first on the reader thread (the executor prepares it for crashes).
   std::function<void()> OnReaderStart;
+  // The executor's mode: the reader thread starts once the first message
+  // (the EPC setup message) has gone out, not in start(). When that send
+  // fails, ORC's SimpleRemoteEPCServer::Create returns the error and
+  // destroys the server at once, its dispatcher before its transport: no
+  // reader thread may be inside it then (one that saw the peer hang up
+  // would be shutting the dispatcher down while it is destroyed).
+  bool ReadAfterFirstSend = false;
   // Runs on the reader thread once the peer's first message is waiting,
   // before it is read: work that only a peer who spoke deserves. A peer
   // that hangs up without a word (a host that moved to the local socket)
@@ -157,6 +169,11 @@ struct PayloadPart {
   uint64_t Bytes = 0;
   MemrefPacker *Packer = nullptr;
 };
+
+// What FirstMessageLimit is set to by an executor whose peers need not
+// authenticate: the first message of a host (after the executor's setup
+// message) is a small EPC call, well under this.
+inline constexpr uint64_t MaxFirstMessage = 64 << 10;
 
 class SocketTransport final : public llvm::orc::SimpleRemoteEPCTransport {
 public:
@@ -269,6 +286,8 @@ private:
   // A send moving nothing is checked on every Timeout / SendSlices.
   static constexpr unsigned SendSlices = 4;
 
+  void startReader();
+  llvm::Error sendFrame(iovec *Iov, int Count, uint64_t MsgSize, bool Call);
   void readLoop();
   int sendAll(iovec *Iov, int Count, uint64_t &Written, llvm::ArrayRef<int> Descriptors = {});
   llvm::Error refuse(llvm::Error Why);
@@ -322,7 +341,8 @@ private:
   llvm::orc::SimpleRemoteEPCTransportClient &Client;
   const int Fd;
   const TransportOptions Opts;
-  std::thread Reader;
+  std::thread Reader; // started once, by start() or by the first send
+  std::atomic<bool> ReaderDeferred{false};
   std::mutex SendMutex;
   std::atomic<bool> Disconnected{false};
   SendMark OwnMark;
@@ -374,6 +394,8 @@ private:
   // that is alive (busy, or taking a long request in) from one that is gone
   // by what the other direction did meanwhile.
   std::atomic<uint64_t> MovedOut{0}, MovedIn{0}, Heard{0};
+  // Whether a whole message has been read (set once, under ReadMutex).
+  bool ReadOne = false;
   mutable std::mutex HangupMutex;
   std::string Hangup, Closed;
 };

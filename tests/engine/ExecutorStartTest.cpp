@@ -140,6 +140,9 @@ TEST(ExecutorStartTest, OptionValuesOutOfRangeAreRefused) {
                                                          {"--max-slab-mib=0"},
                                                          {"--handshake-timeout", "-1"},
                                                          {"--max-connections=x"},
+                                                         {"--max-startups=5:200:10"},
+                                                         {"--max-startups", "20:30:10"},
+                                                         {"--max-startups-per-source=0"},
                                                          {"--token-file"}}) {
     Args.insert(Args.begin(), {"--bind", "127.0.0.1:0"});
     CommandResult R = runExecutor(Args);
