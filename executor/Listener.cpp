@@ -32,6 +32,7 @@
 #include <poll.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <thread>
@@ -177,6 +178,11 @@ struct Startup {
   wire::HostChallenge Challenge;
 };
 std::list<Startup> Pending;
+
+// While accept() fails for want of descriptors, the listeners are not
+// polled until AcceptPausedUntil.
+constexpr std::chrono::milliseconds AcceptPause{100};
+Clock::time_point AcceptPausedUntil;
 
 std::optional<Startups> Budget;
 RefusalLog Refusals;
@@ -449,10 +455,17 @@ bool acceptOne(Listener &L, std::vector<Listener> &All, const ServeOptions &Opti
   socklen_t Len = sizeof(Peer);
   int Conn = ::accept4(L.Fd, reinterpret_cast<sockaddr *>(&Peer), &Len, SOCK_CLOEXEC);
   if (Conn < 0) {
-    if (errno != EINTR && errno != EAGAIN && errno != ECONNABORTED)
-      LogLine() << "catalyst-remote-executor: accept on " << L.Address
-                << " failed: " << std::strerror(errno);
-    return Conn < 0 && (errno == EINTR || errno == ECONNABORTED);
+    int Errno = errno;
+    if (Errno == EINTR || Errno == ECONNABORTED)
+      return true;
+    if (Errno != EAGAIN) {
+      // Out of descriptors or memory: the queue stays readable, so the
+      // listener looks away from it for a moment rather than spin.
+      AcceptPausedUntil = Clock::now() + AcceptPause;
+      Refusals.note(RefusalLog::Kind::Other, "?",
+                    "accept on " + L.Address + " failed: " + std::strerror(Errno));
+    }
+    return false;
   }
   Arrival A = arrival(Conn, Peer, Len, L);
   bool Token = !Options.Connection.Secret.empty();
@@ -514,8 +527,9 @@ void watch(std::vector<pollfd> &Polled, std::vector<std::list<Startup>::iterator
            const std::vector<Listener> &Listeners) {
   Polled.clear();
   Polling.clear();
+  bool Paused = Clock::now() < AcceptPausedUntil;
   for (auto &L : Listeners)
-    Polled.push_back({L.Fd, POLLIN, 0});
+    Polled.push_back({Paused ? -1 : L.Fd, POLLIN, 0});
   Polled.push_back({WakeFds[0], POLLIN, 0});
   for (auto It = Pending.begin(); It != Pending.end(); ++It) {
     Polled.push_back({It->Fd, POLLIN, 0});
@@ -529,6 +543,8 @@ void watch(std::vector<pollfd> &Polled, std::vector<std::list<Startup>::iterator
 // lost, it becomes a session within a second all the same.
 int msUntilNext(Clock::time_point Flush) {
   Clock::time_point Next = Flush;
+  if (AcceptPausedUntil > Clock::now())
+    Next = std::min(Next, AcceptPausedUntil);
   for (auto &S : Pending)
     Next = std::min(Next, S.Deadline);
   for (auto &[Pid, C] : Children)
@@ -593,6 +609,30 @@ void listenLocally(std::vector<Listener> &Listeners, ServeOptions &Options) {
       wire::encodeLocalOffer({Name, *Boot, uint32_t(::getpid())});
 }
 
+// Every peer not yet authenticated holds a descriptor, every session two
+// (the listener keeps a copy): raises the soft limit as far as the hard
+// one allows, and lowers FULL of --max-startups to what fits.
+void fitDescriptors(ServeOptions &Options) {
+  rlimit L{};
+  if (::getrlimit(RLIMIT_NOFILE, &L) != 0)
+    return;
+  if (L.rlim_cur < L.rlim_max) {
+    rlimit Raised{L.rlim_max, L.rlim_max};
+    if (::setrlimit(RLIMIT_NOFILE, &Raised) == 0)
+      L = Raised;
+  }
+  const uint64_t Reserved = 64 + 2 * uint64_t(Options.MaxConnections);
+  StartupLimits &S = Options.Startups;
+  if (L.rlim_cur == RLIM_INFINITY || L.rlim_cur >= Reserved + S.Full)
+    return;
+  unsigned Fits = L.rlim_cur > Reserved + 1 ? unsigned(L.rlim_cur - Reserved) : 1;
+  LogLine() << "catalyst-remote-executor: warning: only " << L.rlim_cur
+            << " descriptors (ulimit -n): at most " << Fits
+            << " peers may wait to authenticate, not " << S.Full << " (--max-startups)";
+  S.Full = Fits;
+  S.Start = std::min(S.Start, Fits);
+}
+
 } // namespace
 
 int serve(std::vector<Listener> Listeners, const ServeOptions &Given) {
@@ -616,6 +656,7 @@ int serve(std::vector<Listener> Listeners, const ServeOptions &Given) {
   // An upstream-only executor has nothing to offer there.
   if (Options.LocalSocket && !Options.Connection.Services.UpstreamOnly)
     listenLocally(Listeners, Options);
+  fitDescriptors(Options);
   HandshakeTimeout = Options.Connection.HandshakeTimeout;
   Options.Connection.AdmittedFd = WakeFds[1];
   Budget.emplace(Options.Startups);

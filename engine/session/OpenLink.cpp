@@ -61,14 +61,18 @@ Expected<wire::LocalOffer> usableOffer(ArrayRef<char> Setup) {
 // new ones, saying it is busy (executor/Startups.h): Attempt is tried again,
 // a little later each time, until the deadline. A host that authenticates
 // quickly then gets in while slow or silent peers pile up.
+constexpr std::chrono::milliseconds LastAttempt{50};
+
 template <typename AttemptFn> Expected<int> retryWhileBusy(Deadline By, AttemptFn Attempt) {
   std::minstd_rand Jitter(uint32_t(std::chrono::steady_clock::now().time_since_epoch().count()));
   std::chrono::milliseconds Pause(2);
   for (;;) {
     auto Fd = Attempt();
     auto Wait = Pause / 2 + std::chrono::milliseconds(Jitter() % (Pause.count() / 2 + 1));
+    // An attempt with next to no time left would fail for its deadline
+    // and hide why: the executor is busy.
     if (Fd || !Fd.template errorIsA<wire::ExecutorBusy>() ||
-        std::chrono::steady_clock::now() + Wait >= By)
+        std::chrono::steady_clock::now() + Wait + LastAttempt >= By)
       return Fd;
     consumeError(Fd.takeError()); // busy: the next attempt says more
     std::this_thread::sleep_for(Wait);

@@ -188,6 +188,31 @@ TEST(StartupTest, PeersThatLeaveAtOnceLeaveNoProcessBehind) {
   EXPECT_LE(countOf(Log, "\n"), 2u) << Log;
 }
 
+// With few descriptors (ulimit -n) the budget shrinks to what fits, the
+// executor says so, and a flood cannot make accept() fail for a host.
+TEST(StartupTest, AFewDescriptorsShrinkTheBudgetAndTheHostStillGetsIn) {
+  Lab L;
+  ExecutorOptions O{false,
+                    {},
+                    {},
+                    {"--token-file", L.Token.path(), "--max-connections", "8",
+                     "--handshake-timeout", secondsArg(paced(1s))},
+                    L.Log};
+  O.Prefix = {"/usr/bin/prlimit", "--nofile=200:200", "--"};
+  ASSERT_TRUE(L.Exec.start(O));
+  std::vector<int> Peers;
+  for (int I = 0; I < 300; ++I)
+    Peers.push_back(connectFrom(2 + I % 30, L.Exec.address()));
+  std::this_thread::sleep_for(100ms);
+  auto S = openSession(L.Exec.address(), L.host(true));
+  EXPECT_TRUE(S);
+  for (int Fd : Peers)
+    ::close(Fd);
+  std::string Log = readFile(L.Log);
+  EXPECT_TRUE(mentions(Log, "only 200 descriptors (ulimit -n): at most 120 peers")) << Log;
+  EXPECT_FALSE(mentions(Log, "accept on")) << Log;
+}
+
 // One address may hold at most --max-startups-per-source peers that have
 // not authenticated; more are told the executor is busy, and a host from
 // another address is not affected.
