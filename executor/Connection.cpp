@@ -3,6 +3,7 @@
 #include "Connection.h"
 
 #include "../engine/wire/Handshake.h"
+#include "../engine/wire/SocketFile.h"
 #include "../engine/wire/SocketTransport.h"
 #include "../engine/wire/UnixSocket.h"
 #include "Assets.h"
@@ -72,25 +73,40 @@ void endOnTerminate(int Fd) {
   ::sigaction(SIGHUP, &SA, nullptr);
 }
 
+// Ends a connection before its session, once the host was told why.
+int refuse(int Fd, const std::string &Label, const std::string &Why, ConnectionRecord &Record) {
+  LogLine() << Label << ": refused: " << Why;
+  Record.Ended = true;
+  ::close(Fd);
+  return 1;
+}
+
 } // namespace
 
 int serveConnection(int Fd, const std::string &Peer, const ConnectionOptions &Given,
                     const wire::Nonce &Challenge, ConnectionRecord &Record) {
   ConnectionOptions Options = Given;
-  // A host on the local socket is where the offer leads.
-  bool Local = wire::isUnixSocket(Fd);
+  // A host on the local socket is where the offer leads. One on a socket
+  // file may be on another machine (ssh relays it), so it is served as over
+  // TCP, offer included.
+  bool File = wire::isSocketFile(Fd);
+  bool Local = wire::isUnixSocket(Fd) && !File;
   if (Local)
     Options.Services.LocalOffer.clear();
   std::string Label = "catalyst-remote-executor[" + std::to_string(::getpid()) + "] " + Peer;
   endOnTerminate(Fd);
+  // Its mode keeps other users out, but not root.
+  if (File)
+    if (auto Err = wire::checkPeerUser(Fd)) {
+      std::string Why =
+          "a socket file serves only the executor's own user: " + toString(std::move(Err));
+      wire::refuseConnection(Fd, Why);
+      return refuse(Fd, Label, Why, Record);
+    }
   if (!Options.Secret.empty()) {
     auto By = std::chrono::steady_clock::now() + Options.HandshakeTimeout;
-    if (auto Err = wire::authenticateHost(Fd, Options.Secret, Challenge, By)) {
-      LogLine() << Label << ": refused: " << toString(std::move(Err));
-      Record.Ended = true;
-      ::close(Fd);
-      return 1;
-    }
+    if (auto Err = wire::authenticateHost(Fd, Options.Secret, Challenge, By))
+      return refuse(Fd, Label, toString(std::move(Err)), Record);
   }
   // Once the host proved itself, and while the process has one thread (this
   // sets the environment). Kernels that need no assets run without it.

@@ -65,11 +65,11 @@ Expected<int> connectToOffer(const wire::LocalOffer &Offer, const SessionOptions
   return *Fd;
 }
 
-// TCP to Address, authenticated; Setup, when given, receives the setup
-// message.
-Expected<int> openTcp(StringRef Address, const SessionOptions &O, Deadline By,
-                      std::vector<char> *Setup) {
-  auto Fd = connectTcp(Address, O.HandshakeTimeout);
+// A connection to Address (TCP or unix:PATH), authenticated; Setup, when
+// given, receives the setup message.
+Expected<int> openStream(StringRef Address, const SessionOptions &O, Deadline By,
+                         std::vector<char> *Setup) {
+  auto Fd = connectTo(Address, O.HandshakeTimeout);
   if (!Fd)
     return Fd.takeError();
   if (auto Err = wire::authenticateExecutor(*Fd, O.Secret, By, Setup)) {
@@ -86,7 +86,7 @@ Expected<int> openTcp(StringRef Address, const SessionOptions &O, Deadline By,
 // hung up no longer counts, so the local one takes its place.
 Expected<Link> openLink(StringRef Address, const SessionOptions &O, Deadline By) {
   std::vector<char> Setup;
-  auto Fd = openTcp(Address, O, By, &Setup);
+  auto Fd = openStream(Address, O, By, &Setup);
   if (!Fd || O.Transport == TransportKind::Tcp)
     return Fd ? Expected<Link>(Link{*Fd, TransportKind::Tcp}) : Fd.takeError();
   const char *How = " over shared memory (transport shm)";
@@ -110,7 +110,7 @@ Expected<Link> openLink(StringRef Address, const SessionOptions &O, Deadline By)
   // Auto, and the offer led nowhere (the executor in another network
   // namespace, say): TCP again.
   consumeError(Local.takeError());
-  Fd = openTcp(Address, O, By, nullptr);
+  Fd = openStream(Address, O, By, nullptr);
   return Fd ? Expected<Link>(Link{*Fd, TransportKind::Tcp}) : Fd.takeError();
 }
 

@@ -184,7 +184,7 @@ TEST(AuthTest, AReplayedResponseIsRefused) {
   using namespace wire;
   std::vector<char> Seen;
   {
-    auto Fd = connectTcp(Exec.address(), 2s);
+    auto Fd = connectTo(Exec.address(), 2s);
     ASSERT_TRUE(bool(Fd)) << llvm::toString(Fd.takeError());
     uint64_t OpC;
     std::vector<char> Body;
@@ -202,7 +202,7 @@ TEST(AuthTest, AReplayedResponseIsRefused) {
     EXPECT_EQ(OpC, uint64_t(AuthOpcode::Proof)) << "the genuine answer is accepted";
     ::close(*Fd);
   }
-  auto Fd = connectTcp(Exec.address(), 2s);
+  auto Fd = connectTo(Exec.address(), 2s);
   ASSERT_TRUE(bool(Fd)) << llvm::toString(Fd.takeError());
   uint64_t OpC;
   std::vector<char> Body;
@@ -313,7 +313,7 @@ TEST(AuthTest, AnExecutorSilentAfterItsSetupMessageCannotHoldOpen) {
   ExecutorProcess Exec;
   ASSERT_TRUE(Exec.start());
   FakeExecutor Relay([&](int Host) {
-    auto Real = connectTcp(Exec.address(), 2s);
+    auto Real = connectTo(Exec.address(), 2s);
     if (!Real)
       return llvm::consumeError(Real.takeError()); // the test then fails on open
     uint64_t OpC;
