@@ -137,7 +137,8 @@ TEST(AuthTest, AWrongSecretIsRefusedWithinTwoSecondsAndLeavesNothing) {
   EXPECT_TRUE(Exec.waitForConnections(0, Pids, 2s));
   EXPECT_EQ(readFile(RtLog), "") << "the runtime ran for a peer that did not authenticate";
   std::string Log = readFile(ExecLog);
-  EXPECT_TRUE(mentions(Log, "127.0.0.1:")) << "the log names the peer: " << Log;
+  std::string Peer = socketFileRun() ? "local process " : "127.0.0.1:";
+  EXPECT_TRUE(mentions(Log, Peer)) << "the log names the peer: " << Log;
   EXPECT_TRUE(mentions(Log, "does not match")) << Log;
 }
 
