@@ -133,13 +133,14 @@ Expected<int> listenAtPath(StringRef Given, SocketFile &File) {
     return pathError(Path, "cannot create a socket", errno);
   struct stat St;
   int Err = bindPrivately(Fd, A, Len);
+  bool Bound = !Err;
   if (!Err && ::lstat(A.sun_path, &St) != 0)
     Err = errno;
-  if (!Err && ::listen(Fd, SOMAXCONN) != 0) {
+  if (!Err && ::listen(Fd, SOMAXCONN) != 0)
     Err = errno;
-    ::unlink(A.sun_path);
-  }
   if (Err) {
+    if (Bound)
+      ::unlink(A.sun_path);
     ::close(Fd);
     return pathError(Path, std::strerror(Err));
   }
