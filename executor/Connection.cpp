@@ -2,6 +2,7 @@
 
 #include "Connection.h"
 
+#include "../engine/wire/SocketFile.h"
 #include "../engine/wire/SocketTransport.h"
 #include "../engine/wire/UnixSocket.h"
 #include "Assets.h"
@@ -76,8 +77,10 @@ void endOnTerminate(int Fd) {
 int serveConnection(int Fd, const std::string &Peer, const ConnectionOptions &Given,
                     ConnectionRecord &Record) {
   ConnectionOptions Options = Given;
-  // A host on the local socket is where the offer leads.
-  bool Local = wire::isUnixSocket(Fd);
+  // A host on the local socket is where the offer leads. One on a socket
+  // file may be on another machine (ssh relays it), so it is served as over
+  // TCP, offer included.
+  bool Local = wire::isUnixSocket(Fd) && !wire::isSocketFile(Fd);
   if (Local)
     Options.Services.LocalOffer.clear();
   std::string Label = "catalyst-remote-executor[" + std::to_string(::getpid()) + "] " + Peer;

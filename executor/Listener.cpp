@@ -7,6 +7,7 @@
 #include "../engine/wire/Keepalive.h"
 #include "../engine/wire/LocalOffer.h"
 #include "../engine/wire/SendMark.h"
+#include "../engine/wire/SocketFile.h"
 #include "../engine/wire/UnixSocket.h"
 #include "Assets.h"
 #include "Log.h"
@@ -110,6 +111,15 @@ void splitSpec(StringRef Spec, std::string &Host, std::string &Port) {
 } // namespace
 
 Expected<Listener> listenOn(StringRef Spec) {
+  if (auto Path = wire::socketFilePath(Spec)) {
+    Listener L;
+    auto Fd = wire::listenAtPath(*Path, L.File);
+    if (!Fd)
+      return Fd.takeError();
+    L.Fd = *Fd;
+    L.Address = (wire::UnixScheme + L.File.Path).str();
+    return L;
+  }
   std::string Host, Port;
   splitSpec(Spec, Host, Port);
   if (Port.empty() || Port.find_first_not_of("0123456789") != std::string::npos)
@@ -133,7 +143,7 @@ Expected<Listener> listenOn(StringRef Spec) {
       ::close(Fd);
     return bindError(Spec, std::strerror(Err));
   }
-  return Listener{Fd, boundAddress(Fd)};
+  return Listener{Fd, boundAddress(Fd), {}};
 }
 
 bool isLoopback(const Listener &L) {
@@ -141,6 +151,8 @@ bool isLoopback(const Listener &L) {
   socklen_t Len = sizeof(A);
   if (::getsockname(L.Fd, reinterpret_cast<sockaddr *>(&A), &Len) != 0)
     return false;
+  if (A.ss_family == AF_UNIX)
+    return true;
   if (A.ss_family == AF_INET)
     return (ntohl(reinterpret_cast<sockaddr_in &>(A).sin_addr.s_addr) >> 24) == 127;
   if (A.ss_family != AF_INET6)
@@ -468,6 +480,13 @@ bool acceptOne(Listener &L, std::vector<Listener> &All, const ServeOptions &Opti
     return false;
   }
   Arrival A = arrival(Conn, Peer, Len, L);
+  // A socket file's mode keeps other users out, but not root.
+  if (!L.File.Path.empty())
+    if (auto Err = wire::checkPeerUser(Conn)) {
+      refuse(A, RefusalLog::Kind::OtherUser,
+             "a socket file serves only the executor's own user: " + toString(std::move(Err)));
+      return true;
+    }
   bool Token = !Options.Connection.Secret.empty();
   // Without a token a session starts here, so its limit is checked here.
   if (!Token && atCapacity(A, Options))
@@ -604,7 +623,7 @@ void listenLocally(std::vector<Listener> &Listeners, ServeOptions &Options) {
       ::close(*Fd);
     return;
   }
-  Listeners.push_back({*Fd, "local socket @" + Name});
+  Listeners.push_back({*Fd, "local socket @" + Name, {}});
   Options.Connection.Services.LocalOffer =
       wire::encodeLocalOffer({Name, *Boot, uint32_t(::getpid())});
 }

@@ -10,6 +10,7 @@
 #ifndef CATALYST_REMOTE_EXECUTOR_LISTENER_H
 #define CATALYST_REMOTE_EXECUTOR_LISTENER_H
 
+#include "../engine/wire/SocketFile.h"
 #include "Connection.h"
 #include "Startups.h"
 
@@ -23,13 +24,16 @@ namespace catalyst::remote::executor {
 
 struct Listener {
   int Fd = -1;
-  std::string Address; // as bound, with the port the kernel chose
+  std::string Address;   // as bound, with the port the kernel chose
+  wire::SocketFile File; // unix:PATH only: to remove once the executor stops
 };
 
-// Binds "PORT", ":PORT" (both on 127.0.0.1), "HOST:PORT" or "[v6addr]:PORT".
+// Binds "PORT", ":PORT" (both on 127.0.0.1), "HOST:PORT" or "[v6addr]:PORT",
+// or listens at "unix:PATH" (wire/SocketFile.h).
 llvm::Expected<Listener> listenOn(llvm::StringRef Spec);
 
-// True when the listener accepts only from this machine (127.0.0.0/8, ::1).
+// True when the listener accepts only from this machine (127.0.0.0/8, ::1,
+// a socket file).
 bool isLoopback(const Listener &L);
 
 struct ServeOptions {
@@ -49,8 +53,9 @@ struct ServeOptions {
 // Once it is ready to serve, prints on stdout, for each listener,
 // "catalyst-remote-executor: listening on ADDRESS" and then
 // "Listening on ADDRESS": the line Catalyst's launcher waits for (it matches
-// `Listening on \S+:\d+`). Serves until a stop signal; returns the exit
-// status.
+// `Listening on \S+:\d+`, which "unix:PATH" need not: the launcher binds
+// TCP only). Serves until a stop signal; returns the exit status. Socket
+// files are left for the caller to remove (wire::removeSocketFile).
 int serve(std::vector<Listener> Listeners, const ServeOptions &Options);
 
 } // namespace catalyst::remote::executor

@@ -19,6 +19,7 @@ const char *const KindNames[RefusalLog::Kinds] = {
     "did not know the secret",
     "over the budget of peers not yet authenticated",
     "over --max-connections",
+    "of another user on a socket file",
     "failed on the executor's side",
 };
 

@@ -35,9 +35,10 @@ public:
     WrongProof, // does not know the secret
     OverBudget, // dropped: too many peers not yet authenticated
     AtCapacity, // dropped: --max-connections sessions already
+    OtherUser,  // another user, on a socket file
     Other,      // a failure of this executor's own (fork, random numbers)
   };
-  static constexpr size_t Kinds = 7;
+  static constexpr size_t Kinds = 8;
 
   explicit RefusalLog(std::chrono::milliseconds Interval = std::chrono::seconds(10))
       : Interval(Interval) {}

@@ -1,6 +1,6 @@
 //===- main.cpp - catalyst-remote-executor --------------------------------===//
 //
-// catalyst-remote-executor --bind HOST:PORT [--bind ...] [options]
+// catalyst-remote-executor --bind HOST:PORT|unix:PATH [--bind ...] [options]
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,7 +26,7 @@ using namespace catalyst::remote::executor;
 namespace {
 
 const char *Usage =
-    "usage: catalyst-remote-executor --bind HOST:PORT [--bind ...] [options]\n"
+    "usage: catalyst-remote-executor --bind HOST:PORT|unix:PATH [--bind ...] [options]\n"
     "       catalyst-remote-executor --new-token PATH\n"
     "\n"
     "Serves catalyst-remote hosts over ORC EPC, one process per connection. A host\n"
@@ -37,6 +37,9 @@ const char *Usage =
     "                           address 'Listening on HOST:PORT' (what Catalyst's\n"
     "                           launcher waits for); a port in use is an error\n"
     "                           naming it ('Address already in use', exit status 1)\n"
+    "  --bind unix:PATH         listen at a socket file (mode 0600, removed at exit) in\n"
+    "                           a directory only this user (or root) may write to;\n"
+    "                           serves only processes of this user\n"
     "  --token-file PATH        every host must prove it knows the secret in PATH (mode\n"
     "                           0600 or stricter), loopback included; the executor\n"
     "                           proves it knows it too\n"
@@ -250,6 +253,25 @@ int newToken(StringRef Path) {
   return 0;
 }
 
+void removeSocketFiles(const std::vector<Listener> &Listeners) {
+  for (const Listener &L : Listeners)
+    wire::removeSocketFile(L.File);
+}
+
+// Binds every --bind; on a failure, says why and leaves no socket file.
+bool listenAll(const std::vector<std::string> &Binds, std::vector<Listener> &Listeners) {
+  for (const auto &B : Binds) {
+    auto L = listenOn(B);
+    if (!L) {
+      errs() << "catalyst-remote-executor: " << toString(L.takeError()) << "\n";
+      removeSocketFiles(Listeners);
+      return false;
+    }
+    Listeners.push_back(*L);
+  }
+  return true;
+}
+
 } // namespace
 
 int main(int Argc, char **Argv) {
@@ -282,15 +304,10 @@ int main(int Argc, char **Argv) {
   std::signal(SIGPIPE, SIG_IGN);
   checkAllocator();
   std::vector<Listener> Listeners;
-  for (const auto &B : A.Binds) {
-    auto L = listenOn(B);
-    if (!L) {
-      errs() << "catalyst-remote-executor: " << toString(L.takeError()) << "\n";
-      return 1;
-    }
-    Listeners.push_back(*L);
-  }
-  if (!checkExposure(Listeners, A))
-    return 2;
-  return serve(std::move(Listeners), A.Serve);
+  if (!listenAll(A.Binds, Listeners))
+    return 1;
+  int Status = checkExposure(Listeners, A) ? serve(Listeners, A.Serve) : 2;
+  // Connection processes end in _exit: only this one gets here.
+  removeSocketFiles(Listeners);
+  return Status;
 }

@@ -1,8 +1,9 @@
-//===- Connect.cpp - Reaching an executor over TCP ------------------------===//
+//===- Connect.cpp - Reaching an executor at its address ------------------===//
 
 #include "Connect.h"
 
 #include "../wire/Keepalive.h"
+#include "../wire/SocketFile.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -110,6 +111,12 @@ Expected<int> connectTcp(StringRef Address, std::chrono::milliseconds Timeout) {
   ::setsockopt(Fd, IPPROTO_TCP, TCP_NODELAY, &One, sizeof(One));
   wire::enableKeepalive(Fd);
   return Fd;
+}
+
+Expected<int> connectTo(StringRef Address, std::chrono::milliseconds Timeout) {
+  if (auto Path = wire::socketFilePath(Address))
+    return wire::connectToPath(*Path, Clock::now() + Timeout);
+  return connectTcp(Address, Timeout);
 }
 
 } // namespace catalyst::remote

@@ -106,14 +106,14 @@ std::chrono::milliseconds timeLeft(Deadline By) {
       std::chrono::duration_cast<std::chrono::milliseconds>(By - std::chrono::steady_clock::now()));
 }
 
-// TCP to Address, authenticated; Setup, when given, receives the setup
-// message. A failure to connect says so itself; one to authenticate names
-// the address.
-Expected<int> openTcp(StringRef Address, const SessionOptions &O, Deadline By,
-                      std::vector<char> *Setup) {
+// A connection to Address (TCP or unix:PATH), authenticated; Setup, when
+// given, receives the setup message. A failure to connect says so itself;
+// one to authenticate names the address.
+Expected<int> openStream(StringRef Address, const SessionOptions &O, Deadline By,
+                         std::vector<char> *Setup) {
   bool Connected = false;
   auto Fd = retryWhileBusy(By, [&] {
-    auto Fd = connectTcp(Address, timeLeft(By));
+    auto Fd = connectTo(Address, timeLeft(By));
     Connected = bool(Fd);
     return authenticated(std::move(Fd), O, By, Setup);
   });
@@ -129,7 +129,7 @@ Expected<int> openTcp(StringRef Address, const SessionOptions &O, Deadline By,
 // hung up no longer counts, so the local one takes its place.
 Expected<Link> openLink(StringRef Address, const SessionOptions &O, Deadline By) {
   std::vector<char> Setup;
-  auto Fd = openTcp(Address, O, By, &Setup);
+  auto Fd = openStream(Address, O, By, &Setup);
   if (!Fd || O.Transport == TransportKind::Tcp)
     return Fd ? Expected<Link>(Link{*Fd, TransportKind::Tcp}) : Fd.takeError();
   const char *How = " over shared memory (transport shm)";
@@ -153,7 +153,7 @@ Expected<Link> openLink(StringRef Address, const SessionOptions &O, Deadline By)
   // Auto, and the offer led nowhere (the executor in another network
   // namespace, say): TCP again.
   consumeError(Local.takeError());
-  Fd = openTcp(Address, O, By, nullptr);
+  Fd = openStream(Address, O, By, nullptr);
   return Fd ? Expected<Link>(Link{*Fd, TransportKind::Tcp}) : Fd.takeError();
 }
 

@@ -1,11 +1,12 @@
 //===- OpenLink.h - The connection a session runs over ----------*- C++ -*-===//
 //
-// A session starts over TCP, which reaches an executor anywhere. When the
+// A session starts over TCP, which reaches an executor anywhere, or over a
+// socket file (unix:PATH), which ssh may relay from anywhere too. When the
 // executor runs on this machine and offers its local socket
 // (wire/LocalOffer.h), and the session's options allow, the host moves to
-// that socket before either side has set anything up for the TCP
-// connection: it authenticates there as it would have over TCP, then reads
-// the TCP setup message out and hangs up, which ends that connection's
+// that socket before either side has set anything up for the first
+// connection: it authenticates there as it would have there, then reads
+// the first setup message out and hangs up, which ends that connection's
 // process quietly (it never saw a message, so never initialized Catalyst's
 // runtime). Over the local socket the session works as over TCP, and
 // zero-copy launches move their payloads through shared memory.

@@ -42,24 +42,6 @@ Expected<std::string> randomName() {
   return Name;
 }
 
-// A Unix connect completes at once, or waits for room in a full backlog,
-// as long as the socket's send timeout allows; 0 or an errno value.
-int connectBy(int Fd, const sockaddr_un &A, socklen_t Len,
-              std::chrono::steady_clock::time_point By) {
-  auto Left = std::chrono::ceil<std::chrono::microseconds>(By - std::chrono::steady_clock::now());
-  if (Left.count() <= 0)
-    return ETIMEDOUT;
-  timeval Tv{time_t(Left.count() / 1000000), suseconds_t(Left.count() % 1000000)};
-  ::setsockopt(Fd, SOL_SOCKET, SO_SNDTIMEO, &Tv, sizeof(Tv));
-  int Err;
-  do
-    Err = ::connect(Fd, reinterpret_cast<const sockaddr *>(&A), Len) == 0 ? 0 : errno;
-  while (Err == EINTR);
-  timeval Never{0, 0};
-  ::setsockopt(Fd, SOL_SOCKET, SO_SNDTIMEO, &Never, sizeof(Never));
-  return Err == EAGAIN ? ETIMEDOUT : Err;
-}
-
 Error checkPeer(int Fd, uint32_t Pid) {
   PeerProcess P = peerOf(Fd);
   struct stat Proc {};
@@ -78,6 +60,24 @@ Error checkPeer(int Fd, uint32_t Pid) {
 }
 
 } // namespace
+
+// The wait for room in a full backlog lasts as long as the socket's send
+// timeout allows.
+int connectUnixBy(int Fd, const sockaddr_un &A, socklen_t Len,
+                  std::chrono::steady_clock::time_point By) {
+  auto Left = std::chrono::ceil<std::chrono::microseconds>(By - std::chrono::steady_clock::now());
+  if (Left.count() <= 0)
+    return ETIMEDOUT;
+  timeval Tv{time_t(Left.count() / 1000000), suseconds_t(Left.count() % 1000000)};
+  ::setsockopt(Fd, SOL_SOCKET, SO_SNDTIMEO, &Tv, sizeof(Tv));
+  int Err;
+  do
+    Err = ::connect(Fd, reinterpret_cast<const sockaddr *>(&A), Len) == 0 ? 0 : errno;
+  while (Err == EINTR);
+  timeval Never{0, 0};
+  ::setsockopt(Fd, SOL_SOCKET, SO_SNDTIMEO, &Never, sizeof(Never));
+  return Err == EAGAIN ? ETIMEDOUT : Err;
+}
 
 Expected<int> listenLocal(std::string &Name) {
   auto Drawn = randomName();
@@ -106,7 +106,7 @@ Expected<int> connectLocal(StringRef Name, uint32_t Pid, std::chrono::steady_clo
   if (Fd < 0)
     return sysError("creating a local socket", errno);
   Error Err = Error::success();
-  if (int E = connectBy(Fd, A, Len, By))
+  if (int E = connectUnixBy(Fd, A, Len, By))
     Err = sysError("connecting to the local socket @" + Name, E);
   else
     Err = checkPeer(Fd, Pid);

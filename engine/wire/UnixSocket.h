@@ -16,7 +16,9 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <sys/socket.h>
 #include <sys/types.h>
+#include <sys/un.h>
 
 namespace catalyst::remote::wire {
 
@@ -29,6 +31,12 @@ llvm::Expected<int> listenLocal(std::string &Name);
 // Returns a blocking socket.
 llvm::Expected<int> connectLocal(llvm::StringRef Name, uint32_t Pid,
                                  std::chrono::steady_clock::time_point By);
+
+// Connects the Unix socket Fd to A (Len bytes of it) by the deadline: a
+// Unix connect completes at once, or waits for room in a full backlog.
+// Returns 0 or an errno value (ETIMEDOUT once the deadline passed).
+int connectUnixBy(int Fd, const sockaddr_un &A, socklen_t Len,
+                  std::chrono::steady_clock::time_point By);
 
 // How long both ends of a session over the local socket look for the next
 // message before they sleep (TransportOptions::Spin): 100 us, a little more

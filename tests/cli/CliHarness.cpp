@@ -3,7 +3,6 @@
 #include "CliHarness.h"
 
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -36,20 +35,6 @@ CommandResult runCli(const std::vector<std::string> &Args, const std::vector<std
     if (R.Output.find(W) == std::string::npos)
       return Fail("'" + W + "' is not mentioned");
   return ::testing::AssertionSuccess();
-}
-
-TempDir::TempDir() {
-  std::string Pattern = (std::filesystem::temp_directory_path() / "crcliXXXXXX").string();
-  if (::mkdtemp(Pattern.data()))
-    Dir = Pattern;
-  else
-    ADD_FAILURE() << "mkdtemp failed";
-}
-
-TempDir::~TempDir() {
-  std::error_code EC;
-  if (!Dir.empty())
-    std::filesystem::remove_all(Dir, EC);
 }
 
 std::string npyHeaderText(const NpySpec &S) {

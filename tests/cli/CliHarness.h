@@ -10,6 +10,7 @@
 #define CATALYST_REMOTE_TESTS_CLIHARNESS_H
 
 #include "Command.h"
+#include "TempDir.h"
 
 #include <cstdint>
 #include <gtest/gtest.h>
@@ -28,20 +29,6 @@ CommandResult runCli(const std::vector<std::string> &Args, const std::vector<std
 // starts "catalyst-remote: " and mentions each of Words.
 ::testing::AssertionResult failedWithOneLine(const CommandResult &R, int Status,
                                              const std::vector<std::string> &Words);
-
-// A private folder, removed with everything in it.
-class TempDir {
-public:
-  TempDir();
-  ~TempDir();
-  TempDir(const TempDir &) = delete;
-  TempDir &operator=(const TempDir &) = delete;
-  std::string path(const std::string &Name) const { return Dir + "/" + Name; }
-  const std::string &dir() const { return Dir; }
-
-private:
-  std::string Dir;
-};
 
 // An .npy file as NumPy writes it: Data is the values in the order that
 // Fortran says, the header padded to 64 bytes. Version 1, 2 or 3.

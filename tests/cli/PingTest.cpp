@@ -85,4 +85,18 @@ TEST_F(PingTest, HonoursTheEnvironment) {
                                 1, {"unknown transfer strategy 'fast'"}));
 }
 
+TEST_F(PingTest, ReachesAnExecutorAtASocketFile) {
+  TempDir Dir;
+  ExecutorOptions O;
+  O.Bind = "unix:" + Dir.path("exec.sock");
+  ExecutorProcess AtFile;
+  ASSERT_TRUE(AtFile.start(O));
+  CommandResult R = runCli({"ping", O.Bind, "--count", "3"});
+  ASSERT_EQ(R.ExitStatus, 0) << R.Output;
+  EXPECT_TRUE(mentions(R, "executor:       " + O.Bind + ", catalyst-remote-executor")) << R.Output;
+  std::string Missing = "unix:" + Dir.path("none.sock");
+  EXPECT_TRUE(failedWithOneLine(runCli({"ping", Missing}), 1,
+                                {"cannot connect to " + Missing, "No such file or directory"}));
+}
+
 } // namespace

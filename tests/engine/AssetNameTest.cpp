@@ -36,7 +36,7 @@ protected:
     ExecutorOptions Options;
     Options.Env = {"TMPDIR=" + Tmp.string()};
     ASSERT_TRUE(Exec.start(Options));
-    auto Fd = connectTcp(Exec.address(), std::chrono::seconds(10));
+    auto Fd = connectTo(Exec.address(), std::chrono::seconds(10));
     ASSERT_TRUE(bool(Fd)) << toString(Fd.takeError());
     wire::SocketTransport *Transport = nullptr;
     auto EPC = SimpleRemoteEPC::Create<wire::SocketTransport>(

@@ -137,7 +137,8 @@ TEST(AuthTest, AWrongSecretIsRefusedWithinTwoSecondsAndLeavesNothing) {
   EXPECT_TRUE(Exec.waitForConnections(0, Pids, 2s));
   EXPECT_EQ(readFile(RtLog), "") << "the runtime ran for a peer that did not authenticate";
   std::string Log = readFile(ExecLog);
-  EXPECT_TRUE(mentions(Log, "127.0.0.1:")) << "the log names the peer: " << Log;
+  std::string Peer = socketFileRun() ? "local process " : "127.0.0.1:";
+  EXPECT_TRUE(mentions(Log, Peer)) << "the log names the peer: " << Log;
   EXPECT_TRUE(mentions(Log, "does not match")) << Log;
 }
 
@@ -184,7 +185,7 @@ TEST(AuthTest, AReplayedResponseIsRefused) {
   using namespace wire;
   std::vector<char> Seen;
   {
-    auto Fd = connectTcp(Exec.address(), 2s);
+    auto Fd = connectTo(Exec.address(), 2s);
     ASSERT_TRUE(bool(Fd)) << llvm::toString(Fd.takeError());
     uint64_t OpC;
     std::vector<char> Body;
@@ -202,7 +203,7 @@ TEST(AuthTest, AReplayedResponseIsRefused) {
     EXPECT_EQ(OpC, uint64_t(AuthOpcode::Proof)) << "the genuine answer is accepted";
     ::close(*Fd);
   }
-  auto Fd = connectTcp(Exec.address(), 2s);
+  auto Fd = connectTo(Exec.address(), 2s);
   ASSERT_TRUE(bool(Fd)) << llvm::toString(Fd.takeError());
   uint64_t OpC;
   std::vector<char> Body;
@@ -313,7 +314,7 @@ TEST(AuthTest, AnExecutorSilentAfterItsSetupMessageCannotHoldOpen) {
   ExecutorProcess Exec;
   ASSERT_TRUE(Exec.start());
   FakeExecutor Relay([&](int Host) {
-    auto Real = connectTcp(Exec.address(), 2s);
+    auto Real = connectTo(Exec.address(), 2s);
     if (!Real)
       return llvm::consumeError(Real.takeError()); // the test then fails on open
     uint64_t OpC;

@@ -2,6 +2,7 @@
 
 #include "EngineHarness.h"
 
+#include "ExecutorProcess.h"
 #include "Kernels.h"
 
 #include <algorithm>
@@ -11,7 +12,8 @@ namespace catalyst::remote::test {
 
 TransportKind testTransport() {
   const char *Asked = std::getenv("CATALYST_REMOTE_TEST_TRANSPORT");
-  return Asked && std::string(Asked) == "tcp" ? TransportKind::Tcp : TransportKind::Shm;
+  bool Stream = Asked && (std::string(Asked) == "tcp" || socketFileRun());
+  return Stream ? TransportKind::Tcp : TransportKind::Shm;
 }
 
 SessionOptions forThisRun(SessionOptions O) {

@@ -24,7 +24,10 @@ namespace catalyst::remote::test {
 // session with an executor of this project goes over its local socket and
 // shared memory (transport auto), and with CATALYST_REMOTE_TEST_TRANSPORT=tcp,
 // where every session that does not ask for a transport itself asks for TCP.
-// What sessions with a real executor run over, then.
+// Some run a third time with CATALYST_REMOTE_TEST_TRANSPORT=unix: as with
+// tcp, but the executors listen at socket files (ExecutorProcess.h), so the
+// sessions stay on those. What sessions with a real executor run over, then
+// (Tcp stands for both).
 TransportKind testTransport();
 // O for a session of this run: O itself, or asking for TCP in the TCP run
 // when it asks for nothing.

@@ -13,9 +13,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::vector<std::string> commandLine(const ExecutorOptions &Options) {
+std::vector<std::string> commandLine(const ExecutorOptions &Options, const std::string &Bind) {
   std::vector<std::string> Args = Options.Prefix;
-  Args.insert(Args.end(), {executorPath(), "--bind", Options.Bind});
+  Args.insert(Args.end(), {executorPath(), "--bind", Bind});
   for (const auto &P : Options.Plugins) {
     Args.push_back("--plugin");
     Args.push_back(P);
@@ -27,6 +27,11 @@ std::vector<std::string> commandLine(const ExecutorOptions &Options) {
 }
 
 } // namespace
+
+bool socketFileRun() {
+  const char *Asked = std::getenv("CATALYST_REMOTE_TEST_TRANSPORT");
+  return Asked && std::string(Asked) == "unix";
+}
 
 std::string executorPath() {
   if (const char *Override = std::getenv("CATALYST_REMOTE_EXECUTOR"))
@@ -42,7 +47,12 @@ ExecutorProcess::~ExecutorProcess() {
 // visible in the test output.
 ::testing::AssertionResult ExecutorProcess::start(const ExecutorOptions &Options) {
   std::string Error;
-  tools::ChildSpec Spec{commandLine(Options), Options.Env, -1, StartTimeout};
+  std::string Bind = Options.Bind;
+  if (Bind == ExecutorOptions::DefaultBind && socketFileRun()) {
+    SocketDir = std::make_unique<TempDir>();
+    Bind = "unix:" + SocketDir->path("executor.sock");
+  }
+  tools::ChildSpec Spec{commandLine(Options, Bind), Options.Env, -1, StartTimeout};
   Spec.StderrPath = Options.LogPath;
   Child = tools::ListeningChild::start(Spec, Error);
   if (!Child)
@@ -73,6 +83,7 @@ ExecutorProcess::waitForConnections(size_t N, std::vector<pid_t> &Pids,
 bool ExecutorProcess::stop(std::chrono::milliseconds Timeout) {
   bool Clean = !Child || Child->stop(Timeout);
   Child.reset();
+  SocketDir.reset();
   return Clean;
 }
 

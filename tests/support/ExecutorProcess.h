@@ -11,6 +11,7 @@
 #define CATALYST_REMOTE_TESTS_EXECUTORPROCESS_H
 
 #include "ListeningChild.h"
+#include "TempDir.h"
 
 #include <chrono>
 #include <gtest/gtest.h>
@@ -30,8 +31,10 @@ struct ExecutorOptions {
   std::vector<std::string> Args = {};
   // A file the executor's log (stderr) is appended to; empty: ours.
   std::string LogPath = {};
-  // Where it listens.
-  std::string Bind = "127.0.0.1:0";
+  // Where it listens. This default, when CATALYST_REMOTE_TEST_TRANSPORT is
+  // "unix", stands for a socket file in a private folder of its own.
+  std::string Bind = DefaultBind;
+  static constexpr const char *DefaultBind = "127.0.0.1:0";
   // A command the executor runs under, which must exec it in its place
   // (e.g. {"/usr/bin/env", "ip", "netns", "exec", NS}); Prefix[0] is a path.
   std::vector<std::string> Prefix = {};
@@ -66,7 +69,12 @@ public:
 private:
   std::unique_ptr<tools::ListeningChild> Child;
   std::string Address;
+  std::unique_ptr<TempDir> SocketDir; // the socket file's, when it has one
 };
+
+// Whether this run's executors listen at socket files where tests do not
+// say where (CATALYST_REMOTE_TEST_TRANSPORT=unix).
+bool socketFileRun();
 
 // The executor binary the tests run.
 std::string executorPath();

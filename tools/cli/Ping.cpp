@@ -26,10 +26,11 @@ struct PingOptions {
 Command describe(PingOptions &O) {
   return {"ping",
           "ADDR [--count N] [--json]",
-          "Connects to the executor at ADDR (HOST:PORT, [IPV6]:PORT), says what it offers\n"
-          "(its version, transfer strategies, extensions, whether both ends proved a shared\n"
-          "secret) and times N round trips that do nothing on the executor. The secret comes\n"
-          "from CATALYST_REMOTE_TOKEN_FILE or CATALYST_REMOTE_TOKEN, as for every host.",
+          "Connects to the executor at ADDR (HOST:PORT, [IPV6]:PORT, unix:PATH), says what\n"
+          "it offers (its version, transfer strategies, extensions, whether both ends\n"
+          "proved a shared secret) and times N round trips that do nothing on the executor.\n"
+          "The secret comes from CATALYST_REMOTE_TOKEN_FILE or CATALYST_REMOTE_TOKEN, as for\n"
+          "every host.",
           {"ADDR"},
           {{"--count", "N", "round trips to time (default 10)", setCount(O.Count, 1000000)},
            {"--json", nullptr, "print one JSON object instead of text", setFlag(O.Json)}}};

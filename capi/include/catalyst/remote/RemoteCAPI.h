@@ -32,7 +32,8 @@
 extern "C" {
 #endif
 
-/* "host:port", "[v6addr]:port" or "name:port". Returns a session handle > 0;
+/* "host:port", "[v6addr]:port", "name:port" or "unix:PATH" (a socket file,
+ * whose listener must run as this process's user). Returns a session handle > 0;
  * the same address twice returns the same live session. When the executor
  * requires a secret, the host gives it through CATALYST_REMOTE_TOKEN_FILE
  * (a file of mode 0600, as the executor's --token-file) or

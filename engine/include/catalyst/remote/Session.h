@@ -37,8 +37,10 @@ enum class BinaryFormat : uint32_t { Object = 0, Asset = 1 };
 
 class Session {
 public:
-  // Connects to "host:port" ("[v6addr]:port" and names work too) and runs
-  // the EPC handshake, which must finish within Options.HandshakeTimeout.
+  // Connects to "host:port" ("[v6addr]:port" and names work too) or to
+  // "unix:PATH", a socket file whose listener must run as this process's
+  // user, and runs the EPC handshake, which must finish within
+  // Options.HandshakeTimeout.
   static llvm::Expected<std::unique_ptr<Session>> open(llvm::StringRef Address,
                                                        const SessionOptions &Options = {});
   ~Session();
@@ -52,8 +54,9 @@ public:
   // allowed falling back to.
   Strategy strategy() const;
 
-  // What the connection runs over: Tcp, or Shm for an executor on this
-  // machine (SessionOptions::Transport).
+  // What the connection runs over: Tcp (the address as given, unix:PATH
+  // included), or Shm for an executor on this machine
+  // (SessionOptions::Transport).
   TransportKind transport() const;
 
   SessionStats stats() const;

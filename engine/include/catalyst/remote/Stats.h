@@ -45,7 +45,8 @@ struct LaunchStats {
 
 // What a session's connection runs over. Auto is only asked for
 // (SessionOptions::Transport), never reported.
-//   Tcp: a TCP connection, to any machine.
+//   Tcp: the connection to the address given, to any machine: TCP, or a
+//        socket file (unix:PATH), which ssh may relay from anywhere.
 //   Shm: an executor on this machine: its local Unix socket, and for
 //        zero-copy launches memory both processes map, through which
 //        payloads move with one copy on the host each way.
