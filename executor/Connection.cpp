@@ -12,9 +12,8 @@
 #include "Log.h"
 #include "MemoryBudget.h"
 #include "Retention.h"
-#include "SharedSlabs.h"
+#include "TransportHandoff.h"
 #include "WorkerPool.h"
-#include "ZeroCopyService.h"
 
 #include "llvm/ExecutionEngine/Orc/TargetProcess/DefaultHostBootstrapValues.h"
 #include "llvm/ExecutionEngine/Orc/TargetProcess/SimpleRemoteEPCServer.h"
@@ -116,16 +115,12 @@ int serveConnection(int Fd, const std::string &Peer, const ConnectionOptions &Gi
     runRuntimeHook("__catalyst__rt__initialize");
     Initialized = true;
   };
-  // Before the first message is read: a fast host may launch right after
-  // the handshake, and a kernel may crash in the first one.
-  TOpts.OnReaderStart = [&Transport, &Options, Local] {
+  // Lent before the first message is read, taken back before the server
+  // goes (TransportHandoff.h says who may use it until when).
+  TransportHandoff Handoff(!Options.Services.UpstreamOnly, Local);
+  TOpts.OnReaderStart = [&Transport, &Handoff] {
     prepareThreadForCrashes();
-    armCrashReporter(*Transport);
-    Heartbeat::get().attach(*Transport);
-    if (!Options.Services.UpstreamOnly)
-      ZeroCopyService::get().attach(*Transport);
-    if (!Options.Services.UpstreamOnly && Local)
-      SharedSlabs::get().attach(*Transport);
+    Handoff.handOut(*Transport);
   };
   auto Server = SimpleRemoteEPCServer::Create<wire::SocketTransport>(
       [&](SimpleRemoteEPCServer::Setup &S) { return setup(S, Options); }, Fd, TOpts, &Transport);
@@ -150,6 +145,8 @@ int serveConnection(int Fd, const std::string &Peer, const ConnectionOptions &Gi
       Status = Record.Admitted ? 1 : NeverAdmitted;
     }
   }
+  // The server, and the transport with it, goes when this returns.
+  Handoff.takeBack();
   Record.Ended = true;
   if (Initialized)
     runRuntimeHook("__catalyst__rt__finalize");

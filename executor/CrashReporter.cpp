@@ -4,6 +4,7 @@
 
 #include "../engine/wire/SocketTransport.h"
 
+#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstring>
@@ -19,16 +20,20 @@ namespace {
 constexpr int FatalSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
 constexpr int NumFatal = sizeof(FatalSignals) / sizeof(FatalSignals[0]);
 
-wire::SocketTransport *Armed = nullptr;
+// Set on the reader thread, cleared on the serving thread, read by the
+// handlers on whichever thread crashed: lock-free, hence async-signal-safe.
+std::atomic<wire::SocketTransport *> Armed{nullptr};
+static_assert(std::atomic<wire::SocketTransport *>::is_always_lock_free);
+// Written by armCrashReporter() before Armed is set; read by the handlers.
 std::string Frames[NumFatal];
 
 // Another thread may be just done with a message, its last bytes out but
 // its flag not yet cleared: give it up to 10 ms rather than lose the
 // report. A message still partly written after that gets no frame after
 // it (nor from the listener, which finds the stream cut mid-message).
-bool claimConnection() {
+bool claimConnection(wire::SocketTransport &T) {
   for (int Try = 0; Try < 100; ++Try) {
-    if (Armed->claimStream())
+    if (T.claimStream())
       return true;
     timespec Pause{0, 100 * 1000};
     ::nanosleep(&Pause, nullptr); // async-signal-safe, unlike most waits
@@ -37,13 +42,14 @@ bool claimConnection() {
 }
 
 void onFatalSignal(int Sig) {
+  wire::SocketTransport *T = Armed.load();
   for (int I = 0; I < NumFatal; ++I) {
-    if (FatalSignals[I] != Sig || !Armed || !claimConnection())
+    if (FatalSignals[I] != Sig || !T || !claimConnection(*T))
       continue;
     const char *P = Frames[I].data();
     size_t Left = Frames[I].size();
     while (Left > 0) {
-      ssize_t N = ::write(Armed->fd(), P, Left);
+      ssize_t N = ::write(T->fd(), P, Left);
       if (N <= 0)
         break;
       P += N;
@@ -71,8 +77,8 @@ void prepareThreadForCrashes() {
 void quietBeforeKernel() {
   // A send takes microseconds; one stuck for long is a peer that reads
   // nothing, and the kernel runs regardless.
-  if (Armed)
-    Armed->waitUntilQuiet(std::chrono::milliseconds(100));
+  if (wire::SocketTransport *T = Armed.load())
+    T->waitUntilQuiet(std::chrono::milliseconds(100));
 }
 
 void armCrashReporter(wire::SocketTransport &Transport) {
@@ -87,7 +93,11 @@ void armCrashReporter(wire::SocketTransport &Transport) {
     sigemptyset(&SA.sa_mask);
     ::sigaction(FatalSignals[I], &SA, nullptr);
   }
-  Armed = &Transport;
+  Armed.store(&Transport);
+}
+
+void disarmCrashReporter() {
+  Armed.store(nullptr);
 }
 
 } // namespace catalyst::remote::executor

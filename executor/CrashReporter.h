@@ -16,8 +16,15 @@ class SocketTransport;
 
 namespace catalyst::remote::executor {
 
-// Arms handlers for fatal signals in this (connection) process.
+// Arms handlers for fatal signals in this (connection) process, which
+// report through Transport until disarmCrashReporter(). On the reader
+// thread, before any kernel can run (TransportHandoff).
 void armCrashReporter(wire::SocketTransport &Transport);
+
+// Leaves the handlers without the transport, which is about to go: a crash
+// after this (in the runtime's finalize hook, say) gets no frame. Once no
+// kernel runs any more, on the thread that ends the session.
+void disarmCrashReporter();
 
 // Called right before a kernel runs: waits (briefly, bounded) until no
 // reply is part way through being sent and counted on another thread, so

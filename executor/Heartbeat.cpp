@@ -33,9 +33,13 @@ int64_t nowNs() {
 
 } // namespace
 
+// Never destroyed: a kernel that calls exit() runs static destructors while
+// the beating thread still runs, and a joinable std::thread's destructor
+// would abort the process instead of letting it exit with the kernel's
+// status.
 Heartbeat &Heartbeat::get() {
-  static Heartbeat H;
-  return H;
+  static Heartbeat *H = new Heartbeat;
+  return *H;
 }
 
 void Heartbeat::noteStopping() {
@@ -52,32 +56,68 @@ Heartbeat::Busy::~Busy() {
   get().Working.fetch_sub(1, std::memory_order_acq_rel);
 }
 
+void Heartbeat::attach(wire::SocketTransport &T) {
+  std::lock_guard<std::mutex> Lock(M);
+  Transport = &T;
+}
+
 void Heartbeat::enable(std::chrono::milliseconds Interval) {
   std::lock_guard<std::mutex> Lock(M);
-  if (Beater.joinable() || !Transport || Interval.count() <= 0)
+  if (Beater.joinable() || Stopped || !Transport || Interval.count() <= 0)
     return;
   Beater = std::thread([this, Interval] { run(Interval); });
-  // Never joined: it beats until the connection ends, and the process
-  // ends with it (_exit, no static destructors).
-  Beater.detach();
+}
+
+void Heartbeat::stop() {
+  std::thread Ending;
+  {
+    std::lock_guard<std::mutex> Lock(M);
+    Stopped = true;
+    Ending = std::move(Beater);
+  }
+  Woken.notify_all();
+  // Bounded: the session is over, so the socket is shut down and a
+  // heartbeat being sent fails at once.
+  if (Ending.joinable())
+    Ending.join();
+  std::lock_guard<std::mutex> Lock(M);
+  Transport = nullptr;
+}
+
+// Sleeps For, or until stop(); false once stop() was called.
+bool Heartbeat::pause(std::chrono::milliseconds For) {
+  std::unique_lock<std::mutex> Lock(M);
+  return !Woken.wait_for(Lock, For, [this] { return Stopped; });
 }
 
 // The host closed its end while nobody reads: a FIN or a reset is pending.
+// Also true once the session ended, as the transport shuts the socket down.
 bool Heartbeat::hostGone() const {
   pollfd P{Transport->fd(), POLLRDHUP, 0};
   return ::poll(&P, 1, 0) > 0 && (P.revents & (POLLRDHUP | POLLHUP | POLLERR));
 }
 
+// Why the socket closed under a running kernel.
+std::string Heartbeat::goneReason() const {
+  if (Stopping.load(std::memory_order_relaxed))
+    return "the executor is stopping";
+  std::string Closed = Transport->closeReason();
+  return Closed.empty() ? "the host closed the connection"
+                        : "the executor closed the connection: " + Closed;
+}
+
+// Runs until stop(), not until the transport disconnects: a batched kernel
+// may still run on a worker after the host has gone, and the server waits
+// for it before the session ends, so the host gone must still end the
+// process then.
 void Heartbeat::run(std::chrono::milliseconds Interval) {
   const int64_t Every = std::chrono::duration_cast<std::chrono::nanoseconds>(Interval).count();
   int64_t LastBeat = 0;
-  while (!Transport->disconnected()) {
-    std::this_thread::sleep_for(Interval / 2);
+  while (pause(Interval / 2)) {
     if (Working.load(std::memory_order_acquire) == 0)
       continue;
     if (hostGone())
-      endProcess(Stopping.load(std::memory_order_relaxed) ? "the executor is stopping"
-                                                          : "the host closed the connection");
+      endProcess(goneReason());
     int64_t Now = nowNs();
     if (Now - std::max(Since.load(std::memory_order_acquire), LastBeat) < Every)
       continue;

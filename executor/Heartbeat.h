@@ -9,7 +9,9 @@
 // two atomic updates and no frame. The same thread notices a host that has
 // gone (one that dropped a launch past its deadline, or died) while a
 // kernel runs, and ends this process: a running kernel cannot be
-// interrupted, and nobody would read its result.
+// interrupted, and nobody would read its result. The thread lives from the
+// host's asking until the session is over: the connection stops and joins
+// it before the transport goes (TransportHandoff.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,8 +20,10 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <string>
 #include <thread>
 
 namespace catalyst::remote::wire {
@@ -32,10 +36,20 @@ class Heartbeat {
 public:
   static Heartbeat &get(); // one per connection process
 
-  void attach(wire::SocketTransport &T) { Transport = &T; }
+  // The connection's transport (TransportHandoff), on the reader thread
+  // before the first request: enable() comes in one.
+  void attach(wire::SocketTransport &T);
   // Starts beating every Interval while work is in progress; the host asks
-  // for it once, when it opens the session.
+  // for it once, when it opens the session. On a worker; does nothing
+  // once stop() was called.
   void enable(std::chrono::milliseconds Interval);
+  // Stops the beating thread and joins it, and forgets the transport: once
+  // this returns, nothing here touches it. Until then the thread keeps
+  // watching the socket after the session ended, while a kernel still
+  // runs. On the thread that waits for the server, once no request is in
+  // progress any more (TransportHandoff::takeBack()); never on the beating
+  // thread. Once for good: a later enable() starts nothing.
+  void stop();
 
   // The executor is stopping this connection (SIGTERM): a closed socket is
   // then its own doing, not the host's. Safe in a signal handler.
@@ -53,13 +67,21 @@ public:
 private:
   Heartbeat() = default;
   void run(std::chrono::milliseconds Interval);
+  bool pause(std::chrono::milliseconds For);
   bool hostGone() const;
+  std::string goneReason() const;
 
-  wire::SocketTransport *Transport = nullptr; // set before the first request
+  // Set by attach() and cleared by stop(), under M; read without it by the
+  // beating thread, which enable() starts after attach() and stop() joins
+  // before clearing it.
+  wire::SocketTransport *Transport = nullptr;
   std::atomic<unsigned> Working{0};
   std::atomic<int64_t> Since{0}; // steady-clock ns when Working last left 0
-  std::mutex M;                  // guards Beater
-  std::thread Beater;            // lives until the process ends
+  std::mutex M;                  // guards Transport's changes, Beater and Stopped
+  std::condition_variable Woken; // Stopped was set
+  bool Stopped = false;
+  // Started by enable() on a worker, joined by stop() on the serving thread.
+  std::thread Beater;
 };
 
 } // namespace catalyst::remote::executor

@@ -29,9 +29,12 @@ class SharedSlabs {
 public:
   static SharedSlabs &get(); // one per connection process
 
-  // The local socket's transport, through which slabs reach the host.
+  // The local socket's transport, through which slabs reach the host
+  // (TransportHandoff): attach() on its reader thread before the first
+  // message, detach() once the session is over and no request is left.
   // Never called on a TCP connection, where nothing is shared.
   void attach(wire::SocketTransport &T) { Transport = &T; }
+  void detach() { Transport = nullptr; }
 
   // A launch slab of at least Bytes in memory the host maps; the host has
   // it (a SharedSlab message ahead of this call's reply) once this returns.
@@ -59,7 +62,9 @@ private:
   llvm::Error growOutputArea(uint64_t Bytes);
   llvm::Error notShared() const;
 
-  wire::SocketTransport *Transport = nullptr; // set before the first request
+  // Used by requests on the workers (reserve, openMailbox) and on the
+  // reader (placeOutputs, sendResult), between attach() and detach().
+  wire::SocketTransport *Transport = nullptr;
   // The output area (reader thread only).
   char *Area = nullptr;
   uint64_t AreaBytes = 0;

@@ -37,7 +37,11 @@ class ZeroCopyService final : public wire::PayloadHandler {
 public:
   static ZeroCopyService &get(); // one per connection process
 
+  // The connection's transport (TransportHandoff), which launches are read
+  // from and answered on, on its reader thread; attach() before the first
+  // message, detach() once the session is over and the reader done.
   void attach(wire::SocketTransport &T);
+  void detach() { Transport = nullptr; }
   // Enables zero-copy launches for a host speaking HostVersion, when this
   // executor speaks it too, and returns that version; else refuses them
   // (each launch gets an error reply saying why) and returns its newest.
@@ -79,6 +83,7 @@ private:
   void run(uint64_t SeqNo);
   void replyError(uint64_t SeqNo, llvm::Error Err);
 
+  // Used on the reader thread only, between attach() and detach().
   wire::SocketTransport *Transport = nullptr;
   std::atomic<uint32_t> Speaking{0}; // the version enabled; 0 before
   std::atomic<uint32_t> RefusedVersion{0};
