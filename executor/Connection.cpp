@@ -83,15 +83,20 @@ int serveConnection(int Fd, const std::string &Peer, const ConnectionOptions &Gi
     Options.Services.LocalOffer.clear();
   std::string Label = "catalyst-remote-executor[" + std::to_string(::getpid()) + "] " + Peer;
   endOnTerminate(Fd);
-  if (!Options.Secret.empty()) {
+  bool Authenticate = !Options.Secret.empty();
+  if (Authenticate) {
     auto By = std::chrono::steady_clock::now() + Options.HandshakeTimeout;
-    if (auto Err = wire::authenticateHost(Fd, Options.Secret, Challenge, By)) {
+    if (auto Err = wire::authenticateHost(Fd, Options.Secret.reveal(), Challenge, By)) {
       LogLine() << Label << ": refused: " << toString(std::move(Err));
       Record.Ended = true;
       ::close(Fd);
       return 1;
     }
   }
+  // Kernels run in this process from now on: they do not find the secret
+  // in its memory. (This wipes the listener's bytes as this process sees
+  // them, not the listener's own.)
+  Options.Secret.wipeNow();
   // Once the host proved itself, and while the process has one thread (this
   // sets the environment). Kernels that need no assets run without it.
   if (auto Err = createAssetDirectory())
@@ -107,7 +112,7 @@ int serveConnection(int Fd, const std::string &Peer, const ConnectionOptions &Gi
     TOpts.Spin = wire::localSpin();
   // Without a secret, a peer that never speaks is dropped, and nothing is
   // set up for it but the EPC server itself.
-  if (Options.Secret.empty())
+  if (!Authenticate)
     TOpts.FirstMessageTimeout = Options.HandshakeTimeout;
   std::atomic<bool> Initialized{false};
   TOpts.OnFirstMessage = [&Initialized] {

@@ -58,7 +58,7 @@ Expected<int> connectToOffer(const wire::LocalOffer &Offer, const SessionOptions
   auto Fd = wire::connectLocal(Offer.Socket, Offer.Pid, By);
   if (!Fd)
     return Fd.takeError();
-  if (auto Err = wire::authenticateExecutor(*Fd, O.Secret, By)) {
+  if (auto Err = wire::authenticateExecutor(*Fd, O.Secret.reveal(), By)) {
     ::close(*Fd);
     return Err;
   }
@@ -72,7 +72,7 @@ Expected<int> openTcp(StringRef Address, const SessionOptions &O, Deadline By,
   auto Fd = connectTcp(Address, O.HandshakeTimeout);
   if (!Fd)
     return Fd.takeError();
-  if (auto Err = wire::authenticateExecutor(*Fd, O.Secret, By, Setup)) {
+  if (auto Err = wire::authenticateExecutor(*Fd, O.Secret.reveal(), By, Setup)) {
     ::close(*Fd);
     return cannotOpen(Address, "", std::move(Err));
   }

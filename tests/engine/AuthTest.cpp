@@ -110,7 +110,7 @@ TEST(AuthTest, TheRightSecretOpensSessionsOfEveryStrategy) {
   ExecutorProcess Exec;
   ASSERT_TRUE(Exec.start(withToken(Token)));
   SessionOptions O;
-  O.Secret = Token.secret();
+  O.Secret = SecretBytes::copyOf(Token.secret());
   std::mt19937_64 Rng(3);
   for (Strategy S : {Strategy::ZeroCopy, Strategy::Batched, Strategy::Naive}) {
     auto Sess = openWithConcat(Exec.address(), S, O);
@@ -127,7 +127,7 @@ TEST(AuthTest, AWrongSecretIsRefusedWithinTwoSecondsAndLeavesNothing) {
   ExecutorProcess Exec;
   ASSERT_TRUE(Exec.start(withRuntimeLog(Token.dir(), withToken(Token))));
   SessionOptions O;
-  O.Secret = Other.secret();
+  O.Secret = SecretBytes::copyOf(Other.secret());
   std::chrono::milliseconds Took;
   std::string Msg = openError(Exec.address(), O, Took);
   EXPECT_TRUE(mentions(Msg, "authentication failed")) << Msg;
@@ -161,7 +161,7 @@ TEST(AuthTest, AHostWithASecretRefusesAnExecutorThatAsksNone) {
   ExecutorProcess Exec;
   ASSERT_TRUE(Exec.start());
   SessionOptions O;
-  O.Secret = Token.secret();
+  O.Secret = SecretBytes::copyOf(Token.secret());
   std::chrono::milliseconds Took;
   std::string Msg = openError(Exec.address(), O, Took);
   EXPECT_TRUE(mentions(Msg, "did not ask for the secret")) << Msg;
@@ -169,7 +169,7 @@ TEST(AuthTest, AHostWithASecretRefusesAnExecutorThatAsksNone) {
 
 TEST(AuthTest, ATooShortSecretIsRefusedBeforeConnecting) {
   SessionOptions O;
-  O.Secret = "short";
+  O.Secret = SecretBytes::copyOf("short");
   std::chrono::milliseconds Took;
   std::string Msg = openError("127.0.0.1:1", O, Took);
   EXPECT_TRUE(mentions(Msg, "at least 16")) << Msg;
@@ -265,7 +265,7 @@ TEST(AuthTest, AnExecutorThatCannotProveItselfIsRefused) {
     closedByPeer(Fd);
   });
   SessionOptions O;
-  O.Secret = Token.secret();
+  O.Secret = SecretBytes::copyOf(Token.secret());
   std::chrono::milliseconds Took;
   std::string Msg = openError(Impostor.Address, O, Took);
   EXPECT_TRUE(mentions(Msg, "authentication failed")) << Msg;
@@ -296,7 +296,7 @@ TEST(AuthTest, AStalledHandshakeEndsOpenAtItsDeadline) {
     SessionOptions O;
     O.HandshakeTimeout = 300ms;
     if (I == 1)
-      O.Secret = Token.secret();
+      O.Secret = SecretBytes::copyOf(Token.secret());
     std::chrono::milliseconds Took;
     std::string Msg = openError(Staller.Address, O, Took);
     EXPECT_TRUE(mentions(Msg, "in time")) << "stall " << I << ": " << Msg;
