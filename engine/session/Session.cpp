@@ -369,12 +369,12 @@ Error Session::Impl::explain(Error Err, const Twine &What) {
                                                          Address + " closed" + endReason());
 }
 
-// Why the connection ended, as ": why" (the executor's hangup, or this
-// end's reason for closing it); the transport must be there.
+// Why the connection ended, as ", the executor saying: \"why\"" or as
+// ": why" (this end's reason for closing it); the transport must be there.
 std::string Session::Impl::endReason() const {
-  std::string Why = Transport->hangupReason();
-  if (Why.empty())
-    Why = Transport->closeReason();
+  if (std::string Said = Transport->hangupReason(); !Said.empty())
+    return ", the executor saying: " + Said;
+  std::string Why = Transport->closeReason();
   return Why.empty() ? " (its connection process exited or was killed)" : ": " + Why;
 }
 
