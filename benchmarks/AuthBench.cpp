@@ -30,7 +30,8 @@ namespace {
 
 // The authenticated executor, started on first use and kept for the run.
 struct Guarded {
-  std::string Dir, Secret;
+  std::string Dir;
+  SecretBytes Secret;
   std::unique_ptr<tools::ListeningChild> Executor;
   ~Guarded() {
     std::error_code EC;
@@ -64,7 +65,7 @@ Expected<Guarded *> guarded(BenchEnv &Env) {
   return &G;
 }
 
-SessionOptions zeroCopy(const std::string &Secret = "") {
+SessionOptions zeroCopy(const SecretBytes &Secret = {}) {
   SessionOptions O;
   O.Outputs = OutputAllocator{std::malloc, std::free};
   O.Transfer = Strategy::ZeroCopy;

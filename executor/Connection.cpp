@@ -84,6 +84,11 @@ int serveConnection(int Fd, const std::string &Peer, const ConnectionOptions &Gi
     Options.Services.LocalOffer.clear();
   std::string Label = "catalyst-remote-executor[" + std::to_string(::getpid()) + "] " + Peer;
   endOnTerminate(Fd);
+  // The listener checked the host when a secret is set; kernels run in
+  // this process from now on and do not find the secret in its memory.
+  // (This wipes the listener's bytes as this process sees them, not the
+  // listener's own.)
+  Options.Secret.wipeNow();
   // Once the host proved itself, and while the process has one thread (this
   // sets the environment). Kernels that need no assets run without it.
   if (auto Err = createAssetDirectory())

@@ -18,8 +18,10 @@ struct ConnectionOptions {
   ServiceOptions Services;
   uint64_t MaxMessageSize = uint64_t(8) << 30;
   unsigned Workers = 4;
-  // The shared secret a host must prove it knows; empty: none asked.
-  std::string Secret;
+  // The shared secret a host must prove it knows; empty: none asked. The
+  // listener keeps it; a connection process wipes its copy of the bytes
+  // once the host has proved itself, before any kernel runs.
+  SecretBytes Secret;
   // How long a peer has to authenticate, or without a secret to send its
   // whole first message, before it is dropped (the listener enforces it).
   std::chrono::milliseconds HandshakeTimeout{10000};

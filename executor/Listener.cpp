@@ -505,7 +505,7 @@ bool acceptOne(Listener &L, std::vector<Listener> &All, const ServeOptions &Opti
 // Moves a challenged peer along; true when it is done with (forked,
 // refused or gone).
 bool advanceStartup(Startup &S, std::vector<Listener> &All, const ServeOptions &Options) {
-  auto Outcome = S.Challenge.advance(S.Fd, Options.Connection.Secret);
+  auto Outcome = S.Challenge.advance(S.Fd, Options.Connection.Secret.reveal());
   if (Outcome == wire::HostChallenge::Outcome::Waiting)
     return false;
   Budget->done(S.Source);

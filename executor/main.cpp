@@ -14,9 +14,12 @@
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <dlfcn.h>
 #include <mimalloc.h>
+#include <openssl/crypto.h>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 using namespace llvm;
@@ -169,6 +172,13 @@ bool parse(int Argc, char **Argv, Args &A) {
       std::fputs(Usage, stdout);
       std::exit(0);
     }
+    // Not echoed: its value would be the secret.
+    if (Flag == "--token") {
+      errs() << "catalyst-remote-executor: --token is refused: a secret on the command line is "
+                "one every local user can read (ps, /proc/PID/cmdline); write it to a file only "
+                "you can read and pass --token-file PATH\n";
+      return false;
+    }
     const auto *Option = llvm::find_if(ValueOptions, [&](auto &O) { return O.first == Flag; });
     if (Option == std::end(ValueOptions))
       return badArgument(Arg, "bad argument");
@@ -243,6 +253,21 @@ bool startupLimits(Args &A) {
   return true;
 }
 
+// The executor takes its secret from --token-file only. One in its
+// environment (exported for a host started from the same shell) would
+// reach every kernel, through getenv and through /proc/PID/environ, which
+// shows the environment as the process started whatever unsetenv does;
+// and a kernel may read its listener's too. So the value is overwritten
+// where it lies, then the variable removed, before anything is forked.
+void forgetSecretInEnvironment() {
+  static constexpr char Name[] = "CATALYST_REMOTE_TOKEN";
+  constexpr size_t Len = sizeof(Name) - 1;
+  for (char **E = environ; *E; ++E)
+    if (std::strncmp(*E, Name, Len) == 0 && (*E)[Len] == '=')
+      ::OPENSSL_cleanse(*E + Len + 1, std::strlen(*E + Len + 1));
+  ::unsetenv(Name);
+}
+
 int newToken(StringRef Path) {
   if (auto Err = wire::writeNewTokenFile(Path)) {
     errs() << "catalyst-remote-executor: " << toString(std::move(Err)) << "\n";
@@ -275,6 +300,7 @@ bool listenAll(const std::vector<std::string> &Binds, std::vector<Listener> &Lis
 } // namespace
 
 int main(int Argc, char **Argv) {
+  forgetSecretInEnvironment();
   Args A;
   if (!parse(Argc, Argv, A))
     return 2;
@@ -286,7 +312,7 @@ int main(int Argc, char **Argv) {
       errs() << "catalyst-remote-executor: " << toString(Secret.takeError()) << "\n";
       return 2;
     }
-    if (unsigned Bits = wire::secretBitsAtMost(*Secret); Bits < wire::StrongSecretBits)
+    if (unsigned Bits = wire::secretBitsAtMost(Secret->reveal()); Bits < wire::StrongSecretBits)
       errs() << "catalyst-remote-executor: warning: the secret in " << A.TokenFile
              << " has at most " << Bits << " bits, fewer than " << wire::StrongSecretBits
              << ": one recorded handshake lets it be guessed offline "

@@ -87,7 +87,7 @@ Expected<int> authenticated(Expected<int> Fd, const SessionOptions &O, Deadline 
                             std::vector<char> *Setup) {
   if (!Fd)
     return Fd.takeError();
-  if (auto Err = wire::authenticateExecutor(*Fd, O.Secret, By, Setup)) {
+  if (auto Err = wire::authenticateExecutor(*Fd, O.Secret.reveal(), By, Setup)) {
     ::close(*Fd);
     return Err;
   }

@@ -164,7 +164,8 @@ public:
 
   // Set by open, read-only afterwards.
   std::string Address;
-  SessionOptions Opts;
+  SessionOptions Opts; // without the secret, once connected
+  bool Proved = false; // both ends proved they know the secret
   catalyst::remote::Strategy Chosen = Strategy::Naive;
   std::unique_ptr<SessionTrace> Trace; // null when not tracing; outlives the connection
   OpenMarks Opening;                   // written by open only
@@ -213,10 +214,14 @@ Error Session::Impl::open() {
 
 Error Session::Impl::connect() {
   if (!Opts.Secret.empty())
-    if (auto Err = wire::checkSecret(Opts.Secret, "the session's options"))
+    if (auto Err = wire::checkSecret(Opts.Secret.reveal(), "the session's options"))
       return Err;
   auto By = std::chrono::steady_clock::now() + Opts.HandshakeTimeout;
   auto L = openLink(Address, Opts, By);
+  // The secret was needed to authenticate, and is no more: the session
+  // lets go of its share, so that it is wiped once the caller's is gone.
+  Proved = !Opts.Secret.empty();
+  Opts.Secret = SecretBytes();
   if (!L)
     return L.takeError();
   Stats.Transport = L->Kind;
@@ -315,7 +320,7 @@ Error Session::Impl::chooseTransfer() {
                                           {Upstream.Invoke, wire::InvokeName},
                                           {Upstream.StoreAsset, wire::StoreAssetName}}))
     return Err;
-  Info = describeExecutor(EPC, !Opts.Secret.empty());
+  Info = describeExecutor(EPC, Proved);
   auto Offers = [&](Strategy S) { return llvm::is_contained(Info.Strategies, S); };
   Strategy Want = Opts.Transfer;
   if ((Want == Strategy::Auto || Want == Strategy::ZeroCopy) && Offers(Strategy::ZeroCopy))
@@ -364,12 +369,12 @@ Error Session::Impl::explain(Error Err, const Twine &What) {
                                                          Address + " closed" + endReason());
 }
 
-// Why the connection ended, as ": why" (the executor's hangup, or this
-// end's reason for closing it); the transport must be there.
+// Why the connection ended, as ", the executor saying: \"why\"" or as
+// ": why" (this end's reason for closing it); the transport must be there.
 std::string Session::Impl::endReason() const {
-  std::string Why = Transport->hangupReason();
-  if (Why.empty())
-    Why = Transport->closeReason();
+  if (std::string Said = Transport->hangupReason(); !Said.empty())
+    return ", the executor saying: " + Said;
+  std::string Why = Transport->closeReason();
   return Why.empty() ? " (its connection process exited or was killed)" : ": " + Why;
 }
 

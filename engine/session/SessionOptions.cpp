@@ -61,7 +61,7 @@ Expected<const char *> nonEmptyVariable(const char *Name) {
 
 // CATALYST_REMOTE_TOKEN_FILE, else CATALYST_REMOTE_TOKEN; Secret stays as
 // it is when neither is set.
-Error secretFromEnvironment(std::string &Secret) {
+Error secretFromEnvironment(SecretBytes &Secret) {
   auto File = nonEmptyVariable("CATALYST_REMOTE_TOKEN_FILE");
   if (!File)
     return File.takeError();
@@ -74,7 +74,9 @@ Error secretFromEnvironment(std::string &Secret) {
       return Read.takeError();
     Secret = std::move(*Read);
   } else if (*Token) {
-    Secret = *Token;
+    // The variable itself stays: the environment is the embedding
+    // program's, and the next session opened reads it again.
+    Secret = SecretBytes::copyOf(*Token);
   }
   return Error::success();
 }
@@ -109,7 +111,7 @@ Expected<SessionOptions> optionsFromEnvironment(SessionOptions Opts) {
   return Opts;
 }
 
-Expected<std::string> readTokenFile(StringRef Path) {
+Expected<SecretBytes> readTokenFile(StringRef Path) {
   return wire::readTokenFile(Path);
 }
 

@@ -2,6 +2,7 @@
 
 #include "Handshake.h"
 
+#include "PeerText.h"
 #include "Secret.h"
 #include "SocketTimeouts.h"
 #include "SocketTransport.h"
@@ -147,10 +148,12 @@ Error readRefusal(int Fd, uint64_t Size, Deadline By) {
   shared::SPSInputBuffer IB(Body, Size - HeaderSize);
   if (!shared::SPSArgList<shared::SPSError>::deserialize(IB, Info) || !Info.HasError)
     return protocolError("the executor hung up without saying why");
+  // The executor has not proved itself: its words are quoted as its own,
+  // cleaned of what could steer a terminal.
+  std::string Said = "the executor refused the connection, saying: " + quotePeerText(Info.ErrMsg);
   if (StringRef(Info.ErrMsg).starts_with(BusyRefusal))
-    return make_error<ExecutorBusy>("the executor refused the connection: " + Info.ErrMsg);
-  return createStringError(inconvertibleErrorCode(), "the executor refused the connection: %s",
-                           Info.ErrMsg.c_str());
+    return make_error<ExecutorBusy>(Said);
+  return createStringError(inconvertibleErrorCode(), Said);
 }
 
 Error expectFrame(const Header &H, AuthOpcode OpC, size_t Body, const char *What) {

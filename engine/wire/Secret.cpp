@@ -44,6 +44,13 @@ struct FdCloser {
   }
 };
 
+// Bytes of a secret on the stack, wiped however the function using them
+// ends.
+template <size_t N> struct Wiped {
+  char Data[N];
+  ~Wiped() { ::OPENSSL_cleanse(Data, N); }
+};
+
 // The file, opened without following a symlink: a regular file of this
 // process's user that no one else may access.
 Error checkPrivate(int Fd, StringRef Path) {
@@ -105,7 +112,7 @@ unsigned secretBitsAtMost(StringRef Secret) {
   return unsigned(Secret.size()) * (Hex ? 4 : 6);
 }
 
-Expected<std::string> readTokenFile(StringRef Path) {
+Expected<SecretBytes> readTokenFile(StringRef Path) {
   if (auto Err = checkDirectory(Path))
     return Err;
   auto Opened = openToken(Path);
@@ -114,30 +121,36 @@ Expected<std::string> readTokenFile(StringRef Path) {
   FdCloser F{*Opened};
   if (auto Err = checkPrivate(F.Fd, Path))
     return Err;
-  char Buf[MaxTokenFileSize];
+  Wiped<MaxTokenFileSize> B;
   size_t Size = 0;
   for (;;) {
-    ssize_t N = ::read(F.Fd, Buf + Size, sizeof(Buf) - Size);
+    ssize_t N = ::read(F.Fd, B.Data + Size, sizeof(B.Data) - Size);
     if (N < 0 && errno == EINTR)
       continue;
     if (N < 0)
       return fileError(Path, "cannot read", errno);
-    if (N == 0 || (Size += N) == sizeof(Buf))
+    if (N == 0 || (Size += N) == sizeof(B.Data))
       break;
   }
-  std::string Secret = StringRef(Buf, Size).rtrim().str();
-  ::OPENSSL_cleanse(Buf, sizeof(Buf));
-  if (auto Err = checkSecret(Secret, ("token file " + Path).str()))
+  size_t Kept = StringRef(B.Data, Size).rtrim().size();
+  SecretBytes Secret = SecretBytes::takeFrom(MutableArrayRef<char>(B.Data, Kept));
+  if (auto Err = checkSecret(Secret.reveal(), ("token file " + Path).str()))
     return Err;
   return Secret;
 }
 
 Error writeNewTokenFile(StringRef Path) {
-  uint8_t Raw[32];
-  if (::RAND_bytes(Raw, sizeof(Raw)) != 1)
+  constexpr size_t RawSize = 32;
+  Wiped<RawSize> Raw;
+  if (::RAND_bytes(reinterpret_cast<uint8_t *>(Raw.Data), RawSize) != 1)
     return fileError(Path, "OpenSSL could not draw random bytes");
-  std::string Text = toHex(ArrayRef<uint8_t>(Raw), /*LowerCase=*/true) + "\n";
-  ::OPENSSL_cleanse(Raw, sizeof(Raw));
+  // Hex digits, then a newline: written out here, where they are wiped.
+  Wiped<2 * RawSize + 1> Text;
+  for (size_t I = 0; I < RawSize; ++I) {
+    Text.Data[2 * I] = hexdigit(uint8_t(Raw.Data[I]) >> 4, /*LowerCase=*/true);
+    Text.Data[2 * I + 1] = hexdigit(uint8_t(Raw.Data[I]) & 15, /*LowerCase=*/true);
+  }
+  Text.Data[2 * RawSize] = '\n';
   FdCloser F{
       ::open(Path.str().c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)};
   if (F.Fd < 0)
@@ -146,8 +159,8 @@ Error writeNewTokenFile(StringRef Path) {
   if (::fchmod(F.Fd, 0600) != 0)
     return fileError(Path, "cannot set mode 0600", errno);
   size_t Done = 0;
-  while (Done < Text.size()) {
-    ssize_t N = ::write(F.Fd, Text.data() + Done, Text.size() - Done);
+  while (Done < sizeof(Text.Data)) {
+    ssize_t N = ::write(F.Fd, Text.Data + Done, sizeof(Text.Data) - Done);
     if (N < 0 && errno == EINTR)
       continue;
     if (N < 0)

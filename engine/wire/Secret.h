@@ -10,6 +10,8 @@
 #ifndef CATALYST_REMOTE_WIRE_SECRET_H
 #define CATALYST_REMOTE_WIRE_SECRET_H
 
+#include "catalyst/remote/SecretBytes.h"
+
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -40,8 +42,9 @@ unsigned secretBitsAtMost(llvm::StringRef Secret);
 // Reads a token file: its bytes, without trailing white space, are the
 // secret. As ssh does with private keys, refuses a symlink, a file that is
 // not regular, that another user owns, or that its group or others may
-// access, and a file in a directory its group or others may write to.
-llvm::Expected<std::string> readTokenFile(llvm::StringRef Path);
+// access, and a file in a directory its group or others may write to. The
+// buffer the file is read into is wiped.
+llvm::Expected<SecretBytes> readTokenFile(llvm::StringRef Path);
 
 // Writes a fresh 256-bit secret (64 hex digits) to Path, created with mode
 // 0600; refuses to replace an existing file.

@@ -2,6 +2,7 @@
 
 #include "SocketTransport.h"
 
+#include "PeerText.h"
 #include "SocketTimeouts.h"
 #include "SpsCheck.h"
 #include "SysError.h"
@@ -681,9 +682,13 @@ void SocketTransport::noteHangup(SimpleRemoteEPCOpcode OpC,
     return; // no reason that can be read: the hangup still ends the session
   shared::detail::SPSSerializableError Info;
   shared::SPSInputBuffer IB(Args.data(), Args.size());
+  // Quoted and cleaned whoever sent it: without a secret the executor
+  // never proved who it is, and even one that did writes to the host's
+  // terminal through this.
   if (Ser::deserialize(IB, Info) && Info.HasError) {
+    std::string Quoted = quotePeerText(Info.ErrMsg);
     std::lock_guard<std::mutex> Lock(HangupMutex);
-    Hangup = Info.ErrMsg;
+    Hangup = std::move(Quoted);
   }
 }
 

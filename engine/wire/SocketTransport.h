@@ -271,7 +271,7 @@ public:
   uint64_t bytesRead() const { return MovedIn.load(std::memory_order_relaxed); }
 
   // Why the peer hung up, when it said so (its Hangup message carried an
-  // error); empty otherwise.
+  // error), quoted and cleaned (PeerText.h); empty otherwise.
   std::string hangupReason() const;
   // Why this end closed the connection, when a send failed after part of a
   // message went out (or found the peer gone); empty otherwise.

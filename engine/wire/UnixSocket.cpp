@@ -2,6 +2,7 @@
 
 #include "UnixSocket.h"
 
+#include "PeerText.h"
 #include "SysError.h"
 
 #include "llvm/Support/Format.h"
@@ -107,7 +108,8 @@ Expected<int> connectLocal(StringRef Name, uint32_t Pid, std::chrono::steady_clo
     return sysError("creating a local socket", errno);
   Error Err = Error::success();
   if (int E = connectUnixBy(Fd, A, Len, By))
-    Err = sysError("connecting to the local socket @" + Name, E);
+    // The name came in the executor's setup message.
+    Err = sysError("connecting to the local socket @" + quotePeerText(Name), E);
   else
     Err = checkPeer(Fd, Pid);
   if (Err) {

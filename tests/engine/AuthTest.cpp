@@ -10,6 +10,7 @@
 
 #include "EngineHarness.h"
 #include "ExecutorProcess.h"
+#include "FakeExecutor.h"
 #include "Procfs.h"
 #include "Text.h"
 #include "TokenFile.h"
@@ -19,10 +20,8 @@
 
 #include "llvm/Support/Endian.h"
 
-#include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
-#include <thread>
 #include <unistd.h>
 
 using namespace catalyst::remote;
@@ -90,19 +89,6 @@ bool sendAll(int Fd, const std::vector<char> &Bytes) {
   return ::send(Fd, Bytes.data(), Bytes.size(), MSG_NOSIGNAL) == ssize_t(Bytes.size());
 }
 
-// True when the peer closes Fd within five seconds, after whatever it sent.
-bool closedByPeer(int Fd) {
-  char Sink[4096];
-  for (;;) {
-    pollfd P{Fd, POLLIN, 0};
-    if (::poll(&P, 1, 5000) <= 0)
-      return false;
-    ssize_t N = ::read(Fd, Sink, sizeof(Sink));
-    if (N <= 0)
-      return true;
-  }
-}
-
 constexpr uint64_t HangupOpC = 1;
 
 TEST(AuthTest, TheRightSecretOpensSessionsOfEveryStrategy) {
@@ -110,7 +96,7 @@ TEST(AuthTest, TheRightSecretOpensSessionsOfEveryStrategy) {
   ExecutorProcess Exec;
   ASSERT_TRUE(Exec.start(withToken(Token)));
   SessionOptions O;
-  O.Secret = Token.secret();
+  O.Secret = SecretBytes::copyOf(Token.secret());
   std::mt19937_64 Rng(3);
   for (Strategy S : {Strategy::ZeroCopy, Strategy::Batched, Strategy::Naive}) {
     auto Sess = openWithConcat(Exec.address(), S, O);
@@ -127,7 +113,7 @@ TEST(AuthTest, AWrongSecretIsRefusedWithinTwoSecondsAndLeavesNothing) {
   ExecutorProcess Exec;
   ASSERT_TRUE(Exec.start(withRuntimeLog(Token.dir(), withToken(Token))));
   SessionOptions O;
-  O.Secret = Other.secret();
+  O.Secret = SecretBytes::copyOf(Other.secret());
   std::chrono::milliseconds Took;
   std::string Msg = openError(Exec.address(), O, Took);
   EXPECT_TRUE(mentions(Msg, "authentication failed")) << Msg;
@@ -162,7 +148,7 @@ TEST(AuthTest, AHostWithASecretRefusesAnExecutorThatAsksNone) {
   ExecutorProcess Exec;
   ASSERT_TRUE(Exec.start());
   SessionOptions O;
-  O.Secret = Token.secret();
+  O.Secret = SecretBytes::copyOf(Token.secret());
   std::chrono::milliseconds Took;
   std::string Msg = openError(Exec.address(), O, Took);
   EXPECT_TRUE(mentions(Msg, "did not ask for the secret")) << Msg;
@@ -170,7 +156,7 @@ TEST(AuthTest, AHostWithASecretRefusesAnExecutorThatAsksNone) {
 
 TEST(AuthTest, ATooShortSecretIsRefusedBeforeConnecting) {
   SessionOptions O;
-  O.Secret = "short";
+  O.Secret = SecretBytes::copyOf("short");
   std::chrono::milliseconds Took;
   std::string Msg = openError("127.0.0.1:1", O, Took);
   EXPECT_TRUE(mentions(Msg, "at least 16")) << Msg;
@@ -217,40 +203,6 @@ TEST(AuthTest, AReplayedResponseIsRefused) {
   ::close(*Fd);
 }
 
-// A listener on a kernel-chosen loopback port whose one connection is
-// served by Play on a thread of its own.
-class FakeExecutor {
-public:
-  explicit FakeExecutor(std::function<void(int Fd)> Play) {
-    Listen = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in A{};
-    A.sin_family = AF_INET;
-    A.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t Len = sizeof(A);
-    if (::bind(Listen, reinterpret_cast<sockaddr *>(&A), Len) != 0 || ::listen(Listen, 4) != 0 ||
-        ::getsockname(Listen, reinterpret_cast<sockaddr *>(&A), &Len) != 0)
-      ADD_FAILURE() << "cannot listen on loopback";
-    Address = "127.0.0.1:" + std::to_string(ntohs(A.sin_port));
-    Server = std::thread([this, Play] {
-      int Fd = ::accept4(Listen, nullptr, nullptr, SOCK_CLOEXEC);
-      if (Fd < 0)
-        return;
-      Play(Fd);
-      ::close(Fd);
-    });
-  }
-  ~FakeExecutor() {
-    ::shutdown(Listen, SHUT_RDWR);
-    Server.join();
-    ::close(Listen);
-  }
-  std::string Address;
-
-private:
-  int Listen;
-  std::thread Server;
-};
-
 // Nobody can pose as an executor without the secret: an impostor that
 // answers with the wrong proof is refused.
 TEST(AuthTest, AnExecutorThatCannotProveItselfIsRefused) {
@@ -266,7 +218,7 @@ TEST(AuthTest, AnExecutorThatCannotProveItselfIsRefused) {
     closedByPeer(Fd);
   });
   SessionOptions O;
-  O.Secret = Token.secret();
+  O.Secret = SecretBytes::copyOf(Token.secret());
   std::chrono::milliseconds Took;
   std::string Msg = openError(Impostor.Address, O, Took);
   EXPECT_TRUE(mentions(Msg, "authentication failed")) << Msg;
@@ -297,7 +249,7 @@ TEST(AuthTest, AStalledHandshakeEndsOpenAtItsDeadline) {
     SessionOptions O;
     O.HandshakeTimeout = 300ms;
     if (I == 1)
-      O.Secret = Token.secret();
+      O.Secret = SecretBytes::copyOf(Token.secret());
     std::chrono::milliseconds Took;
     std::string Msg = openError(Staller.Address, O, Took);
     EXPECT_TRUE(mentions(Msg, "in time")) << "stall " << I << ": " << Msg;

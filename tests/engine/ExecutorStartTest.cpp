@@ -151,4 +151,17 @@ TEST(ExecutorStartTest, OptionValuesOutOfRangeAreRefused) {
   }
 }
 
+// A secret on the command line is one any local user can read (ps,
+// /proc/PID/cmdline): refused, pointing at --token-file, and not repeated.
+TEST(ExecutorStartTest, ASecretOnTheCommandLineIsRefused) {
+  for (auto Args : std::vector<std::vector<std::string>>{{"--token", "s3cr3t-on-the-command-line"},
+                                                         {"--token=s3cr3t-on-the-command-line"}}) {
+    Args.insert(Args.begin(), {"--bind", "127.0.0.1:0"});
+    CommandResult R = runExecutor(Args);
+    EXPECT_EQ(R.ExitStatus, 2) << Args[2];
+    EXPECT_TRUE(mentions(R.Output, "--token-file PATH")) << R.Output;
+    EXPECT_FALSE(mentions(R.Output, "s3cr3t")) << R.Output;
+  }
+}
+
 } // namespace

@@ -11,7 +11,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "EngineHarness.h"
+#include "FakeExecutor.h"
 #include "Kernels.h"
+#include "Text.h"
 #include "wire/Protocol.h"
 #include "wire/SocketTransport.h"
 
@@ -19,6 +21,7 @@
 #include "llvm/ExecutionEngine/Orc/TargetProcess/DefaultHostBootstrapValues.h"
 #include "llvm/ExecutionEngine/Orc/TargetProcess/SimpleExecutorMemoryManager.h"
 #include "llvm/ExecutionEngine/Orc/TargetProcess/SimpleRemoteEPCServer.h"
+#include "llvm/Support/ConvertUTF.h"
 #include "llvm/Support/Endian.h"
 
 #include <atomic>
@@ -226,5 +229,53 @@ INSTANTIATE_TEST_SUITE_P(Lies, HostilePeerTest, ::testing::ValuesIn(Cases),
                            return std::string(strategyTestName(I.param.S)) + "_" +
                                   std::to_string(I.index);
                          });
+
+// What could steer a terminal: C0 controls, DEL, C1 controls (as UTF-8),
+// the right-to-left override, and bytes that are not UTF-8.
+::testing::AssertionResult fitForATerminal(const std::string &Msg) {
+  for (size_t I = 0; I < Msg.size(); ++I) {
+    auto C = static_cast<unsigned char>(Msg[I]);
+    if (C < 0x20 || C == 0x7f)
+      return ::testing::AssertionFailure() << "control byte " << unsigned(C) << " at " << I;
+    if (C == 0xc2 && I + 1 < Msg.size() && static_cast<unsigned char>(Msg[I + 1]) < 0xa0)
+      return ::testing::AssertionFailure() << "C1 control at " << I;
+  }
+  if (Msg.find("\xe2\x80\xae") != std::string::npos)
+    return ::testing::AssertionFailure() << "a right-to-left override";
+  const auto *P = reinterpret_cast<const UTF8 *>(Msg.data());
+  if (!isLegalUTF8String(&P, P + Msg.size()))
+    return ::testing::AssertionFailure() << "not UTF-8";
+  return ::testing::AssertionSuccess();
+}
+
+// An executor that has not proved itself may refuse a connection saying
+// anything, in up to 4 KiB: escape sequences that retitle the window and
+// clear the screen, a NUL, a carriage return, a quote of its own, a C1
+// control, bytes that are not UTF-8, a right-to-left override. The host's
+// error shows it as the executor's words, quoted, cut, and with none of it
+// left to steer a terminal.
+TEST(HostileRefusalTest, ARefusalIsQuotedAsTheExecutorsWordsAndCleaned) {
+  std::string Reason = std::string("\x1b]0;owned\x07\x1b[2J\x1b[31mno") + '\0' +
+                       "hidden\rthe host\" says \xc2\x9b"
+                       "31m \xff\xfe\xed\xa0\x80 \xe2\x80\xae"
+                       "desrever";
+  // The largest refusal the host reads: a 4096-byte body, 9 of them SPS's.
+  Reason.resize(4096 - 9, 'A');
+  FakeExecutor Refuser([&](int Fd) {
+    std::string Frame = wire::encodeHangupFrame(Reason);
+    ::send(Fd, Frame.data(), Frame.size(), MSG_NOSIGNAL);
+    closedByPeer(Fd);
+  });
+  auto S = Session::open(Refuser.Address, {});
+  ASSERT_FALSE(S);
+  std::string Msg = toString(S.takeError());
+  EXPECT_TRUE(fitForATerminal(Msg)) << Msg;
+  EXPECT_TRUE(mentions(Msg, "the executor refused the connection, saying: "
+                            "\"\\x1b]0;owned\\x07\\x1b[2J\\x1b[31mno\\x00hidden\\x0dthe host\\\" "
+                            "says \\u009b31m \\xff\\xfe\\xed\\xa0\\x80 \\u202edesreverAAA"))
+      << Msg;
+  EXPECT_TRUE(mentions(Msg, "AAA\" (the first 512 of 4087 bytes)")) << Msg;
+  EXPECT_LT(Msg.size(), 1024u) << Msg;
+}
 
 } // namespace

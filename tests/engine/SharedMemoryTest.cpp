@@ -146,7 +146,7 @@ TEST(SharedMemoryTest, TheConnectionLeftForTheLocalSocketEndsQuietly) {
     SessionOptions O;
     O.Transport = TransportKind::Shm;
     if (WithSecret)
-      O.Secret = Token.secret();
+      O.Secret = SecretBytes::copyOf(Token.secret());
     auto S = openWithConcat(Exec.address(), Strategy::ZeroCopy, O);
     ASSERT_TRUE(S);
     std::vector<pid_t> Pids;

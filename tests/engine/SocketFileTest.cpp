@@ -236,9 +236,9 @@ TEST(SocketFileTest, ATokenWorksThereAsOverTcp) {
   ExecutorProcess Exec;
   ASSERT_TRUE(Exec.start(at(Dir.path("exec.sock"), {"--token-file", Token.path()})));
   SessionOptions O = overStream();
-  O.Secret = Token.secret();
+  O.Secret = SecretBytes::copyOf(Token.secret());
   launchesAt(Exec.address(), O, TransportKind::Tcp);
-  O.Secret = std::string(64, '0');
+  O.Secret = SecretBytes::copyOf(std::string(64, '0'));
   auto Wrong = Session::open(Exec.address(), O);
   ASSERT_FALSE(Wrong);
   EXPECT_TRUE(mentions(llvm::toString(Wrong.takeError()), "authentication failed"));

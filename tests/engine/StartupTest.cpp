@@ -108,7 +108,7 @@ struct Lab {
   SessionOptions host(bool WithToken) const {
     SessionOptions O;
     if (WithToken)
-      O.Secret = Token.secret();
+      O.Secret = SecretBytes::copyOf(Token.secret());
     return O;
   }
 };

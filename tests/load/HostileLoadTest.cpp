@@ -174,7 +174,7 @@ TEST(HostileLoadTest, ARealHostOpensAndLaunchesWithinASecond) {
   std::thread Churn([&] { Hostile.run(Stop); });
 
   SessionOptions O;
-  O.Secret = Token.secret();
+  O.Secret = SecretBytes::copyOf(Token.secret());
   O.Transport = TransportKind::Tcp; // one connection, one process per session
   std::mt19937_64 Rng(9);
   std::vector<double> Ms;

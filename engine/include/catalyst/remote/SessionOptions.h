@@ -4,6 +4,7 @@
 #define CATALYST_REMOTE_SESSIONOPTIONS_H
 
 #include "catalyst/remote/OutputAllocator.h"
+#include "catalyst/remote/SecretBytes.h"
 #include "catalyst/remote/Stats.h"
 
 #include "llvm/ADT/StringRef.h"
@@ -26,8 +27,8 @@ enum class Strategy { Auto, Naive, Batched, ZeroCopy };
 
 // Reads a token file (as the executor's --token-file): its bytes, without
 // trailing white space, are the secret; refused when its group or others
-// may access it.
-llvm::Expected<std::string> readTokenFile(llvm::StringRef Path);
+// may access it. The buffer it was read into is wiped.
+llvm::Expected<SecretBytes> readTokenFile(llvm::StringRef Path);
 
 const char *strategyName(Strategy S);
 // "auto", "tcp" or "shm".
@@ -56,8 +57,9 @@ struct SessionOptions {
   // The secret shared with the executor (its --token-file), which both ends
   // prove they know without sending it; empty: none. An executor that asks
   // for one is refused without it, and with one, an executor that does not
-  // ask is refused.
-  std::string Secret;
+  // ask is refused. A session holds it only until it is open: once the
+  // caller's copies are gone too, its bytes are wiped (SecretBytes.h).
+  SecretBytes Secret;
   // Address space reserved on the executor for linked code, committed lazily.
   uint64_t CodeSlabSize = uint64_t(1) << 30;
   // The largest message either side may send or accept.
@@ -94,7 +96,8 @@ struct SessionOptions {
 // Opts with what the environment sets, as every embedder of the library
 // reads it: CATALYST_REMOTE_STRATEGY (a strategy's name),
 // CATALYST_REMOTE_TOKEN_FILE (read as readTokenFile does) or else
-// CATALYST_REMOTE_TOKEN (the secret itself), CATALYST_REMOTE_LIVENESS_MS,
+// CATALYST_REMOTE_TOKEN (the secret itself, which stays in the process's
+// environment: the file is the better way), CATALYST_REMOTE_LIVENESS_MS,
 // CATALYST_REMOTE_LAUNCH_TIMEOUT_MS, CATALYST_REMOTE_MAX_OUTPUT_MIB, and
 // CATALYST_REMOTE_PROFILE (set and not "0": Profile). Fails on a value it
 // cannot use, saying which.
