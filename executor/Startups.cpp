@@ -53,24 +53,18 @@ Startups::Startups(const StartupLimits &L, uint64_t Seed) : Limits(L), Random(Se
 Startups::Verdict Startups::admit(const std::string &Source) {
   if (Total >= Limits.Full)
     return Verdict::Full;
-  unsigned &FromSource = PerSource[Source];
-  if (FromSource >= Limits.PerSource) {
-    if (FromSource == 0)
-      PerSource.erase(Source);
+  auto It = PerSource.find(Source);
+  if ((It == PerSource.end() ? 0 : It->second) >= Limits.PerSource)
     return Verdict::SourceFull;
-  }
   if (Total >= Limits.Start) {
     // Rate% at Start, rising linearly to 100% at Full.
     double Span = double(Limits.Full - Limits.Start);
     double P = Limits.RatePercent / 100.0 +
                (1 - Limits.RatePercent / 100.0) * double(Total - Limits.Start) / Span;
-    if (std::uniform_real_distribution<double>(0, 1)(Random) < P) {
-      if (FromSource == 0)
-        PerSource.erase(Source);
+    if (std::uniform_real_distribution<double>(0, 1)(Random) < P)
       return Verdict::EarlyDrop;
-    }
   }
-  ++FromSource;
+  ++PerSource[Source];
   ++Total;
   return Verdict::Admit;
 }

@@ -51,25 +51,33 @@ HostChallenge::Outcome HostChallenge::advance(int Fd, StringRef Secret) {
   return Got < sizeof(Response) ? Outcome::Waiting : check(Fd, Secret);
 }
 
+namespace {
+
+// OpenSSL failing to compute an HMAC is this executor's trouble, not the
+// peer's; the peer is refused all the same, and told why.
+HostChallenge::Outcome cannotProve(int Fd, Error Err) {
+  refuseConnection(Fd, "authentication failed on the executor: " + toString(std::move(Err)));
+  return HostChallenge::Outcome::WrongProof;
+}
+
+} // namespace
+
 HostChallenge::Outcome HostChallenge::check(int Fd, StringRef Secret) {
   Nonce FromHost;
   std::memcpy(FromHost.data(), Response + AuthHeaderSize, NonceSize);
   const auto *Theirs = reinterpret_cast<const uint8_t *>(Response + AuthHeaderSize + NonceSize);
   auto Expected = prove(Secret, Prover::Host, Challenge, FromHost);
-  auto Mine = prove(Secret, Prover::Executor, Challenge, FromHost);
-  if (!Expected || !Mine) {
-    // OpenSSL failing to compute an HMAC is this executor's trouble, not
-    // the peer's; the peer is refused all the same, and told why.
-    Error Err = joinErrors(Expected ? Error::success() : Expected.takeError(),
-                           Mine ? Error::success() : Mine.takeError());
-    refuseConnection(Fd, "authentication failed on the executor: " + toString(std::move(Err)));
-    return Outcome::WrongProof;
-  }
+  if (!Expected)
+    return cannotProve(Fd, Expected.takeError());
   if (!sameMac(*Expected, ArrayRef<uint8_t>(Theirs, MacSize))) {
     refuseConnection(Fd, "authentication failed: the host's proof does not match this "
                          "executor's secret (wrong token?)");
     return Outcome::WrongProof;
   }
+  // Only a host that proved itself gets the executor's proof computed.
+  auto Mine = prove(Secret, Prover::Executor, Challenge, FromHost);
+  if (!Mine)
+    return cannotProve(Fd, Mine.takeError());
   char Frame[ProofFrameSize];
   writeAuthHeader(Frame, AuthOpcode::Proof, MacSize);
   std::memcpy(Frame + AuthHeaderSize, Mine->data(), MacSize);
