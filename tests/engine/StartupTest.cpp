@@ -82,13 +82,6 @@ std::string secondsArg(std::chrono::milliseconds D) {
   return Text;
 }
 
-size_t countOf(const std::string &Text, const std::string &Word) {
-  size_t N = 0;
-  for (size_t At = Text.find(Word); At != std::string::npos; At = Text.find(Word, At + 1))
-    ++N;
-  return N;
-}
-
 // Lines of the executor's log, but for the warning a sanitizer build gives
 // about its allocator.
 size_t logLines(const std::string &Log) {

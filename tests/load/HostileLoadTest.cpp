@@ -152,13 +152,6 @@ private:
   uint64_t Made = 0;
 };
 
-size_t countOf(const std::string &Text, const std::string &Word) {
-  size_t N = 0;
-  for (size_t At = Text.find(Word); At != std::string::npos; At = Text.find(Word, At + 1))
-    ++N;
-  return N;
-}
-
 std::chrono::seconds loadDuration() {
   const char *S = std::getenv("CATALYST_REMOTE_LOAD_SECONDS");
   return std::chrono::seconds(S ? std::max(1, std::atoi(S)) : 60);
