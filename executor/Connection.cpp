@@ -22,6 +22,7 @@
 #include <atomic>
 #include <csignal>
 #include <dlfcn.h>
+#include <openssl/crypto.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -71,10 +72,20 @@ void endOnTerminate(int Fd) {
   ::sigaction(SIGHUP, &SA, nullptr);
 }
 
+// The session's TLS stream, once the host completed TLS with the key both
+// derived; the key is wiped either way.
+Expected<std::unique_ptr<wire::TlsStream>> acceptTls(int Fd, ConnectionWire &Wire,
+                                                     std::chrono::milliseconds Timeout) {
+  auto By = std::chrono::steady_clock::now() + Timeout;
+  auto Tls = wire::TlsStream::handshake(Fd, wire::TlsRole::Server, Wire.Key, By);
+  ::OPENSSL_cleanse(Wire.Key.data(), Wire.Key.size());
+  return Tls;
+}
+
 } // namespace
 
 int serveConnection(int Fd, const std::string &Peer, const ConnectionOptions &Given,
-                    ConnectionRecord &Record) {
+                    ConnectionWire &Wire, ConnectionRecord &Record) {
   ConnectionOptions Options = Given;
   // A host on the local socket is where the offer leads. One on a socket
   // file may be on another machine (ssh relays it), so it is served as over
@@ -89,6 +100,16 @@ int serveConnection(int Fd, const std::string &Peer, const ConnectionOptions &Gi
   // (This wipes the listener's bytes as this process sees them, not the
   // listener's own.)
   Options.Secret.wipeNow();
+  std::unique_ptr<wire::TlsStream> Tls;
+  if (Wire.Tls) {
+    auto T = acceptTls(Fd, Wire, Options.HandshakeTimeout);
+    if (!T) {
+      LogLine() << Label << ": " << toString(T.takeError());
+      ::close(Fd);
+      return 1;
+    }
+    Tls = std::move(*T);
+  }
   // Once the host proved itself, and while the process has one thread (this
   // sets the environment). Kernels that need no assets run without it.
   if (auto Err = createAssetDirectory())
@@ -128,7 +149,8 @@ int serveConnection(int Fd, const std::string &Peer, const ConnectionOptions &Gi
     Handoff.handOut(*Transport);
   };
   auto Server = SimpleRemoteEPCServer::Create<wire::SocketTransport>(
-      [&](SimpleRemoteEPCServer::Setup &S) { return setup(S, Options); }, Fd, TOpts, &Transport);
+      [&](SimpleRemoteEPCServer::Setup &S) { return setup(S, Options); }, Fd, TOpts, std::move(Tls),
+      &Transport);
   int Status = 0;
   if (!Server) {
     // A peer not admitted yet that left: the listener's summary counts it.

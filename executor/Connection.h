@@ -3,6 +3,7 @@
 #ifndef CATALYST_REMOTE_EXECUTOR_CONNECTION_H
 #define CATALYST_REMOTE_EXECUTOR_CONNECTION_H
 
+#include "../engine/wire/Handshake.h"
 #include "../engine/wire/Secret.h"
 #include "../engine/wire/SendMark.h"
 #include "Services.h"
@@ -32,6 +33,16 @@ struct ConnectionOptions {
   // Where to write a byte once a peer that had to earn it is admitted, to
   // wake the listener (which then counts it as a session); -1: nowhere.
   int AdmittedFd = -1;
+  // What carries sessions over TCP once the host proved itself (--wire):
+  // TLS needs a secret. Socket files and the local socket stay plain.
+  wire::WireMode Wire = wire::WireMode::Plain;
+};
+
+// How one connection's bytes travel: plain, or in TLS records keyed by
+// Key (derived from the secret and the handshake's nonces, then wiped).
+struct ConnectionWire {
+  bool Tls = false;
+  wire::Psk Key{};
 };
 
 // What a connection process leaves for its listener, in memory they share,
@@ -58,9 +69,10 @@ inline constexpr int NeverAdmitted = 4;
 // secret is set, until the host hangs up, between the plugins'
 // __catalyst__rt__initialize/__catalyst__rt__finalize, and removes the
 // connection's assets. Returns the process exit status. Record is shared
-// with the listener.
+// with the listener. Over TLS the TLS handshake runs first, by the
+// handshake timeout; Wire's key is wiped once it is done.
 int serveConnection(int Fd, const std::string &Peer, const ConnectionOptions &Options,
-                    ConnectionRecord &Record);
+                    ConnectionWire &Wire, ConnectionRecord &Record);
 
 } // namespace catalyst::remote::executor
 

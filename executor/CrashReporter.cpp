@@ -5,12 +5,15 @@
 #include "../engine/wire/SocketTransport.h"
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstring>
 #include <ctime>
+#include <fcntl.h>
 #include <string>
 #include <sys/mman.h>
+#include <thread>
 #include <unistd.h>
 
 namespace catalyst::remote::executor {
@@ -26,6 +29,40 @@ std::atomic<wire::SocketTransport *> Armed{nullptr};
 static_assert(std::atomic<wire::SocketTransport *>::is_always_lock_free);
 // Written by armCrashReporter() before Armed is set; read by the handlers.
 std::string Frames[NumFatal];
+
+// A TLS stream's records can only be made by OpenSSL, which a signal
+// handler must not call (it allocates and locks). Under TLS the handler
+// hands the report to this thread, which waits for it from arming to
+// disarming, and waits for it to go, a bounded while. Made and ended on
+// the serving thread; the pipe's ends are read by the handlers.
+struct Standby {
+  int Pipe[2] = {-1, -1};
+  std::thread Thread;
+  std::atomic<bool> Sent{false};
+};
+Standby Relay;
+constexpr unsigned char StopRelay = 0xff;
+// How long a handler waits for the standby thread's report to go out.
+constexpr int RelayWaitMs = 1000;
+
+void relayReports(wire::SocketTransport *T) {
+  unsigned char I = 0;
+  while (::read(Relay.Pipe[0], &I, 1) < 0 && errno == EINTR) {
+  }
+  if (I < NumFatal && T->sendClaimed(Frames[I]))
+    Relay.Sent.store(true);
+}
+
+// From a handler: hands frame I to the standby thread and waits for it.
+void sendThroughRelay(int I) {
+  unsigned char Byte = static_cast<unsigned char>(I);
+  if (::write(Relay.Pipe[1], &Byte, 1) != 1)
+    return;
+  for (int Ms = 0; Ms < RelayWaitMs && !Relay.Sent.load(); ++Ms) {
+    timespec Pause{0, 1000 * 1000};
+    ::nanosleep(&Pause, nullptr);
+  }
+}
 
 // Another thread may be just done with a message, its last bytes out but
 // its flag not yet cleared: give it up to 10 ms rather than lose the
@@ -46,6 +83,10 @@ void onFatalSignal(int Sig) {
   for (int I = 0; I < NumFatal; ++I) {
     if (FatalSignals[I] != Sig || !T || !claimConnection(*T))
       continue;
+    if (Relay.Thread.joinable()) {
+      sendThroughRelay(I);
+      continue;
+    }
     const char *P = Frames[I].data();
     size_t Left = Frames[I].size();
     while (Left > 0) {
@@ -93,11 +134,21 @@ void armCrashReporter(wire::SocketTransport &Transport) {
     sigemptyset(&SA.sa_mask);
     ::sigaction(FatalSignals[I], &SA, nullptr);
   }
+  if (Transport.overTls() && ::pipe2(Relay.Pipe, O_CLOEXEC) == 0)
+    Relay.Thread = std::thread(relayReports, &Transport);
   Armed.store(&Transport);
 }
 
 void disarmCrashReporter() {
   Armed.store(nullptr);
+  if (!Relay.Thread.joinable())
+    return;
+  // Best effort: a full pipe cannot be, one byte at most was written.
+  [[maybe_unused]] ssize_t N = ::write(Relay.Pipe[1], &StopRelay, 1);
+  Relay.Thread.join();
+  ::close(Relay.Pipe[0]);
+  ::close(Relay.Pipe[1]);
+  Relay.Pipe[0] = Relay.Pipe[1] = -1;
 }
 
 } // namespace catalyst::remote::executor

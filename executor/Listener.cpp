@@ -29,6 +29,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <new>
+#include <openssl/crypto.h>
 #include <optional>
 #include <poll.h>
 #include <sys/mman.h>
@@ -354,7 +355,8 @@ void checkStartingChildren(Clock::time_point Now) {
 }
 
 [[noreturn]] void runChild(int Conn, const std::string &Peer, std::vector<Listener> &Listeners,
-                           const ConnectionOptions &Options, ConnectionRecord &Record) {
+                           const ConnectionOptions &Options, ConnectionWire &Wire,
+                           ConnectionRecord &Record) {
   ::prctl(PR_SET_PDEATHSIG, SIGTERM);
   for (int S : StopSignals)
     std::signal(S, SIG_DFL);
@@ -380,12 +382,13 @@ void checkStartingChildren(Clock::time_point Now) {
     ::setsockopt(Conn, IPPROTO_TCP, TCP_NODELAY, &One, sizeof(One));
     wire::enableKeepalive(Conn);
   }
-  ::_exit(serveConnection(Conn, Peer, Options, Record));
+  ::_exit(serveConnection(Conn, Peer, Options, Wire, Record));
 }
 
 struct Arrival {
   int Fd;
   std::string Source, Peer, Via;
+  ConnectionWire Wire; // set once the peer proved itself
 };
 
 // Forks the process that serves a peer; Admitted when it authenticated.
@@ -395,7 +398,9 @@ void spawn(Arrival A, bool Admitted, std::vector<Listener> &All, const ServeOpti
     Record->Admitted = Admitted;
   pid_t Pid = Record ? ::fork() : -1;
   if (Pid == 0)
-    runChild(A.Fd, A.Peer, All, Options.Connection, *Record);
+    runChild(A.Fd, A.Peer, All, Options.Connection, A.Wire, *Record);
+  // The key is the connection process's alone.
+  ::OPENSSL_cleanse(A.Wire.Key.data(), A.Wire.Key.size());
   if (Pid < 0) {
     Refusals.note(RefusalLog::Kind::Other, A.Source,
                   "cannot fork for " + A.Peer + ": " + std::strerror(errno));
@@ -434,11 +439,18 @@ bool atCapacity(const Arrival &A, const ServeOptions &Options) {
 
 // With a token: challenges the peer from the listener; it gets a process
 // once it has proven itself (advanceStartup).
-void challenge(Arrival A) {
+// Sessions over TCP carry their bytes as --wire says; those over a socket
+// file or the local socket stay plain.
+void challenge(Arrival A, wire::WireMode TcpWire) {
   wire::Nonce Nonce{};
   Error Err = wire::drawNonce(Nonce);
-  Startup S{
-      A.Fd, A.Source, A.Peer, A.Via, Clock::now() + HandshakeTimeout, wire::HostChallenge(Nonce)};
+  auto Wire = wire::isUnixSocket(A.Fd) ? wire::WireMode::Plain : TcpWire;
+  Startup S{A.Fd,
+            A.Source,
+            A.Peer,
+            A.Via,
+            Clock::now() + HandshakeTimeout,
+            wire::HostChallenge(Nonce, Wire)};
   if (!Err)
     Err = S.Challenge.start(A.Fd);
   if (Err) {
@@ -452,8 +464,11 @@ void challenge(Arrival A) {
 }
 
 Arrival arrival(int Conn, const sockaddr_storage &Peer, socklen_t Len, const Listener &L) {
-  Arrival A{Conn, sourceOf(Peer, Len),
-            numericAddress(reinterpret_cast<const sockaddr *>(&Peer), Len), L.Address};
+  Arrival A{Conn,
+            sourceOf(Peer, Len),
+            numericAddress(reinterpret_cast<const sockaddr *>(&Peer), Len),
+            L.Address,
+            {}};
   if (Peer.ss_family == AF_UNIX) {
     pid_t Pid = wire::peerOf(Conn).Pid;
     A.Peer = "local process " + std::to_string(Pid);
@@ -496,10 +511,32 @@ bool acceptOne(Listener &L, std::vector<Listener> &All, const ServeOptions &Opti
     return true;
   }
   if (Token)
-    challenge(std::move(A));
+    challenge(std::move(A), Options.Connection.Wire);
   else
     spawn(std::move(A), /*Admitted=*/false, All, Options);
   return true;
+}
+
+// A host that proved itself gets the executor's proof, the key of its TLS
+// stream when its session has one, and a process.
+void admit(Arrival A, const wire::HostChallenge &C, std::vector<Listener> &All,
+           const ServeOptions &Options) {
+  StringRef Secret = Options.Connection.Secret.reveal();
+  Expected<wire::Psk> Key = wire::Psk{};
+  if (C.wire() == wire::WireMode::Tls)
+    Key = C.sessionKey(Secret);
+  if (!Key || !C.sendProof(A.Fd, Secret)) {
+    Refusals.note(Key ? RefusalLog::Kind::Left : RefusalLog::Kind::Other, A.Source,
+                  "refused " + A.Peer + " on " + A.Via + ": " +
+                      (Key ? std::string(wire::describe(wire::HostChallenge::Outcome::Left))
+                           : toString(Key.takeError())));
+    ::close(A.Fd);
+    return;
+  }
+  A.Wire.Tls = C.wire() == wire::WireMode::Tls;
+  A.Wire.Key = *Key;
+  ::OPENSSL_cleanse(Key->data(), Key->size());
+  spawn(std::move(A), /*Admitted=*/true, All, Options);
 }
 
 // Moves a challenged peer along; true when it is done with (forked,
@@ -509,16 +546,18 @@ bool advanceStartup(Startup &S, std::vector<Listener> &All, const ServeOptions &
   if (Outcome == wire::HostChallenge::Outcome::Waiting)
     return false;
   Budget->done(S.Source);
-  Arrival A{S.Fd, S.Source, S.Peer, S.Via};
+  Arrival A{S.Fd, S.Source, S.Peer, S.Via, {}};
   if (Outcome == wire::HostChallenge::Outcome::Proven) {
     if (!atCapacity(A, Options))
-      spawn(std::move(A), /*Admitted=*/true, All, Options);
+      admit(std::move(A), S.Challenge, All, Options);
     return true;
   }
   ::close(S.Fd);
-  auto Kind = Outcome == wire::HostChallenge::Outcome::Left        ? RefusalLog::Kind::Left
-              : Outcome == wire::HostChallenge::Outcome::Malformed ? RefusalLog::Kind::Malformed
-                                                                   : RefusalLog::Kind::WrongProof;
+  using O = wire::HostChallenge::Outcome;
+  auto Kind = Outcome == O::Left           ? RefusalLog::Kind::Left
+              : Outcome == O::Malformed    ? RefusalLog::Kind::Malformed
+              : Outcome == O::WireMismatch ? RefusalLog::Kind::WireMismatch
+                                           : RefusalLog::Kind::WrongProof;
   Refusals.note(Kind, S.Source,
                 "refused " + S.Peer + " on " + S.Via + ": " + wire::describe(Outcome));
   return true;

@@ -21,6 +21,7 @@ const char *const KindNames[RefusalLog::Kinds] = {
     "over --max-connections",
     "of another user on a socket file",
     "failed on the executor's side",
+    "wanted other wire protection (--wire)",
 };
 
 std::string seconds(std::chrono::milliseconds D) {

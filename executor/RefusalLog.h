@@ -29,16 +29,17 @@ public:
   using Clock = std::chrono::steady_clock;
 
   enum class Kind {
-    Left,       // closed the connection before authenticating
-    Silent,     // did not authenticate (or speak) before its deadline
-    Malformed,  // sent something other than the handshake
-    WrongProof, // does not know the secret
-    OverBudget, // dropped: too many peers not yet authenticated
-    AtCapacity, // dropped: --max-connections sessions already
-    OtherUser,  // another user, on a socket file
-    Other,      // a failure of this executor's own (fork, random numbers)
+    Left,         // closed the connection before authenticating
+    Silent,       // did not authenticate (or speak) before its deadline
+    Malformed,    // sent something other than the handshake
+    WrongProof,   // does not know the secret
+    OverBudget,   // dropped: too many peers not yet authenticated
+    AtCapacity,   // dropped: --max-connections sessions already
+    OtherUser,    // another user, on a socket file
+    Other,        // a failure of this executor's own (fork, random numbers)
+    WireMismatch, // knew the secret, wanted other wire protection (--wire)
   };
-  static constexpr size_t Kinds = 8;
+  static constexpr size_t Kinds = 9;
 
   explicit RefusalLog(std::chrono::milliseconds Interval = std::chrono::seconds(10))
       : Interval(Interval) {}

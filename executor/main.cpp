@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../engine/wire/Secret.h"
+#include "../engine/wire/TlsStream.h"
 #include "Listener.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -47,6 +48,10 @@ const char *Usage =
     "                           0600 or stricter), loopback included; the executor\n"
     "                           proves it knows it too\n"
     "  --new-token PATH         write a fresh 256-bit secret to PATH (mode 0600) and exit\n"
+    "  --wire tls|plain         what carries TCP sessions once the host proved itself:\n"
+    "                           TLS 1.3 keyed by the token, or plain bytes (default tls\n"
+    "                           with --token-file, else plain). Socket files and the\n"
+    "                           local socket are always plain; hosts must agree\n"
     "  --allow-unauthenticated  listen beyond loopback without --token-file (warns)\n"
     "  --max-connections N      sessions served at once; more are refused (default 64).\n"
     "                           Peers not yet authenticated (without a token: that have\n"
@@ -73,7 +78,7 @@ const char *Usage =
 
 struct Args {
   std::vector<std::string> Binds, Plugins;
-  std::string TokenFile, NewToken, MaxStartups;
+  std::string TokenFile, NewToken, MaxStartups, Wire;
   unsigned PerSource = 0;
   bool AllowUnauthenticated = false;
   ServeOptions Serve;
@@ -123,6 +128,11 @@ const std::pair<StringRef, Setter> ValueOptions[] = {
      [](StringRef V, Args &A) {
        A.NewToken = V.str();
        return !V.empty();
+     }},
+    {"--wire",
+     [](StringRef V, Args &A) {
+       A.Wire = V.str();
+       return V == "tls" || V == "plain";
      }},
     {"--handshake-timeout",
      [](StringRef V, Args &A) { return parseSeconds(V, A.Serve.Connection.HandshakeTimeout); }},
@@ -238,6 +248,43 @@ bool checkExposure(const std::vector<Listener> &Listeners, const Args &A) {
   return true;
 }
 
+// What carries TCP sessions: given, or TLS when a token keys it. Catalyst's
+// own host speaks plain EPC, so --upstream-only serves plain.
+bool wireMode(Args &A) {
+  bool Token = !A.TokenFile.empty();
+  bool Upstream = A.Serve.Connection.Services.UpstreamOnly;
+  auto &Wire = A.Serve.Connection.Wire;
+  Wire = A.Wire == "tls" || (A.Wire.empty() && Token && !Upstream) ? wire::WireMode::Tls
+                                                                   : wire::WireMode::Plain;
+  if (Wire == wire::WireMode::Tls && !Token) {
+    errs() << "catalyst-remote-executor: --wire tls needs --token-file: TLS is keyed by the "
+              "token\n";
+    return false;
+  }
+  if (Wire == wire::WireMode::Tls && Upstream) {
+    errs() << "catalyst-remote-executor: --wire tls cannot go with --upstream-only: Catalyst's "
+              "own host speaks plain EPC\n";
+    return false;
+  }
+  if (Wire == wire::WireMode::Tls)
+    if (auto Err = wire::prepareTls()) {
+      errs() << "catalyst-remote-executor: " << toString(std::move(Err)) << "\n";
+      return false;
+    }
+  return true;
+}
+
+// After authenticating, a plain session is anyone's who sits on its path.
+void warnPlainOverNetwork(const std::vector<Listener> &Listeners, const Args &A) {
+  if (A.TokenFile.empty() || A.Serve.Connection.Wire != wire::WireMode::Plain)
+    return;
+  for (const Listener &L : Listeners)
+    if (!isLoopback(L) && !StringRef(L.Address).starts_with("unix:"))
+      errs() << "catalyst-remote-executor: warning: sessions on " << L.Address
+             << " are plain after the handshake (--wire plain): whoever relays the connection "
+                "can read them and run code in them\n";
+}
+
 // The budget of peers not yet authenticated: given, or the default for
 // whether a token is set.
 bool startupLimits(Args &A) {
@@ -323,7 +370,7 @@ int main(int Argc, char **Argv) {
       return 1;
     }
   }
-  if (!startupLimits(A))
+  if (!startupLimits(A) || !wireMode(A))
     return 2;
   if (!loadPlugins(A.Plugins))
     return 2;
@@ -332,6 +379,7 @@ int main(int Argc, char **Argv) {
   std::vector<Listener> Listeners;
   if (!listenAll(A.Binds, Listeners))
     return 1;
+  warnPlainOverNetwork(Listeners, A);
   int Status = checkExposure(Listeners, A) ? serve(Listeners, A.Serve) : 2;
   // Connection processes end in _exit: only this one gets here.
   removeSocketFiles(Listeners);

@@ -33,13 +33,15 @@ Error notLocal(const Twine &Why) {
 
 // Hangs up a TCP connection whose setup message was only peeked at: read
 // first, so that the close is orderly (unread bytes would reset it, and
-// the executor's connection process would log an error).
-void hangUp(int Fd, size_t SetupBytes) {
+// the executor's connection process would log an error). Over TLS the
+// stream has read it already.
+void hangUp(Link &L, size_t SetupBytes) {
   std::vector<char> Sink(SetupBytes);
   // Best effort: all of it is buffered (the handshake waited for it), and a
   // short read only makes the close a reset.
-  [[maybe_unused]] ssize_t N = ::recv(Fd, Sink.data(), Sink.size(), MSG_DONTWAIT);
-  ::close(Fd);
+  [[maybe_unused]] ssize_t N = L.Tls ? 0 : ::recv(L.Fd, Sink.data(), Sink.size(), MSG_DONTWAIT);
+  L.Tls.reset();
+  ::close(L.Fd);
 }
 
 // The offer in Setup when the executor makes one on this machine; else why
@@ -63,18 +65,18 @@ Expected<wire::LocalOffer> usableOffer(ArrayRef<char> Setup) {
 // quickly then gets in while slow or silent peers pile up.
 constexpr std::chrono::milliseconds LastAttempt{50};
 
-template <typename AttemptFn> Expected<int> retryWhileBusy(Deadline By, AttemptFn Attempt) {
+template <typename AttemptFn> Expected<Link> retryWhileBusy(Deadline By, AttemptFn Attempt) {
   std::minstd_rand Jitter(uint32_t(std::chrono::steady_clock::now().time_since_epoch().count()));
   std::chrono::milliseconds Pause(2);
   for (;;) {
-    auto Fd = Attempt();
+    auto L = Attempt();
     auto Wait = Pause / 2 + std::chrono::milliseconds(Jitter() % (Pause.count() / 2 + 1));
     // An attempt with next to no time left would fail for its deadline
     // and hide why: the executor is busy.
-    if (Fd || !Fd.template errorIsA<wire::ExecutorBusy>() ||
+    if (L || !L.template errorIsA<wire::ExecutorBusy>() ||
         std::chrono::steady_clock::now() + Wait + LastAttempt >= By)
-      return Fd;
-    consumeError(Fd.takeError()); // busy: the next attempt says more
+      return L;
+    consumeError(L.takeError()); // busy: the next attempt says more
     std::this_thread::sleep_for(Wait);
     // A refusal costs the executor an accept and a close: retrying every
     // 25-50 ms keeps a host's chances up without loading it.
@@ -82,19 +84,49 @@ template <typename AttemptFn> Expected<int> retryWhileBusy(Deadline By, AttemptF
   }
 }
 
-// Fd, once the executor on it proved itself; closed otherwise.
-Expected<int> authenticated(Expected<int> Fd, const SessionOptions &O, Deadline By,
-                            std::vector<char> *Setup) {
-  if (!Fd)
-    return Fd.takeError();
-  if (auto Err = wire::authenticateExecutor(*Fd, O.Secret.reveal(), By, Setup)) {
-    ::close(*Fd);
-    return Err;
-  }
-  return *Fd;
+// What this host brings to the handshake on a socket that is (Local) or is
+// not a Unix socket: TLS over TCP when asked, or by default with a secret.
+Expected<wire::HostAuth> hostAuth(const SessionOptions &O, bool Local) {
+  wire::HostAuth A;
+  A.Secret = O.Secret.reveal();
+  bool Tls = O.Wire == WireProtection::Tls || (O.Wire == WireProtection::Auto && !A.Secret.empty());
+  if (O.Wire == WireProtection::Tls && A.Secret.empty())
+    return createStringError(inconvertibleErrorCode(),
+                             "TLS (CATALYST_REMOTE_WIRE=tls or SessionOptions::Wire) needs the "
+                             "executor's token: it keys TLS; give CATALYST_REMOTE_TOKEN_FILE");
+  if (O.Wire == WireProtection::Tls && Local)
+    return createStringError(inconvertibleErrorCode(),
+                             "TLS (CATALYST_REMOTE_WIRE=tls or SessionOptions::Wire) is for TCP: "
+                             "socket files and the local socket are always plain (the kernel "
+                             "checks the peer's user); use auto or plain");
+  A.Wire = Tls && !Local ? wire::WireMode::Tls : wire::WireMode::Plain;
+  A.Setting =
+      O.Wire == WireProtection::Auto
+          ? std::string("the default: tls over TCP with a secret, else plain")
+          : std::string("CATALYST_REMOTE_WIRE=") + wireName(O.Wire) + " or SessionOptions::Wire";
+  return A;
 }
 
-Expected<int> connectToOffer(const wire::LocalOffer &Offer, const SessionOptions &O, Deadline By) {
+// Fd, once the executor on it proved itself, and its TLS stream when it
+// has one; Fd is closed otherwise.
+Expected<Link> authenticated(Expected<int> Fd, const SessionOptions &O, Deadline By,
+                             std::vector<char> *Setup) {
+  if (!Fd)
+    return Fd.takeError();
+  auto Auth = hostAuth(O, wire::isUnixSocket(*Fd));
+  if (!Auth) {
+    ::close(*Fd);
+    return Auth.takeError();
+  }
+  auto Tls = wire::authenticateExecutor(*Fd, *Auth, By, Setup);
+  if (!Tls) {
+    ::close(*Fd);
+    return Tls.takeError();
+  }
+  return Link{*Fd, TransportKind::Tcp, std::move(*Tls)};
+}
+
+Expected<Link> connectToOffer(const wire::LocalOffer &Offer, const SessionOptions &O, Deadline By) {
   return retryWhileBusy(By, [&] {
     return authenticated(wire::connectLocal(Offer.Socket, Offer.Pid, By), O, By, nullptr);
   });
@@ -109,17 +141,17 @@ std::chrono::milliseconds timeLeft(Deadline By) {
 // A connection to Address (TCP or unix:PATH), authenticated; Setup, when
 // given, receives the setup message. A failure to connect says so itself;
 // one to authenticate names the address.
-Expected<int> openStream(StringRef Address, const SessionOptions &O, Deadline By,
-                         std::vector<char> *Setup) {
+Expected<Link> openStream(StringRef Address, const SessionOptions &O, Deadline By,
+                          std::vector<char> *Setup) {
   bool Connected = false;
-  auto Fd = retryWhileBusy(By, [&] {
+  auto L = retryWhileBusy(By, [&] {
     auto Fd = connectTo(Address, timeLeft(By));
     Connected = bool(Fd);
     return authenticated(std::move(Fd), O, By, Setup);
   });
-  if (!Fd && Connected)
-    return cannotOpen(Address, "", Fd.takeError());
-  return Fd;
+  if (!L && Connected)
+    return cannotOpen(Address, "", L.takeError());
+  return L;
 }
 
 } // namespace
@@ -129,32 +161,33 @@ Expected<int> openStream(StringRef Address, const SessionOptions &O, Deadline By
 // hung up no longer counts, so the local one takes its place.
 Expected<Link> openLink(StringRef Address, const SessionOptions &O, Deadline By) {
   std::vector<char> Setup;
-  auto Fd = openStream(Address, O, By, &Setup);
-  if (!Fd || O.Transport == TransportKind::Tcp)
-    return Fd ? Expected<Link>(Link{*Fd, TransportKind::Tcp}) : Fd.takeError();
+  auto L = openStream(Address, O, By, &Setup);
+  if (!L || O.Transport == TransportKind::Tcp)
+    return L;
   const char *How = " over shared memory (transport shm)";
   auto Offer = usableOffer(Setup);
   if (!Offer && O.Transport == TransportKind::Shm) {
-    ::close(*Fd);
+    ::close(L->Fd);
     return cannotOpen(Address, How, Offer.takeError());
   }
   if (!Offer) {
     // Auto: TCP serves every executor; that this one offers no better is no
     // failure.
     consumeError(Offer.takeError());
-    return Link{*Fd, TransportKind::Tcp};
+    return L;
   }
-  hangUp(*Fd, Setup.size());
+  hangUp(*L, Setup.size());
   auto Local = connectToOffer(*Offer, O, By);
-  if (Local)
-    return Link{*Local, TransportKind::Shm};
+  if (Local) {
+    Local->Kind = TransportKind::Shm;
+    return Local;
+  }
   if (O.Transport == TransportKind::Shm)
     return cannotOpen(Address, How, Local.takeError());
   // Auto, and the offer led nowhere (the executor in another network
   // namespace, say): TCP again.
   consumeError(Local.takeError());
-  Fd = openStream(Address, O, By, nullptr);
-  return Fd ? Expected<Link>(Link{*Fd, TransportKind::Tcp}) : Fd.takeError();
+  return openStream(Address, O, By, nullptr);
 }
 
 } // namespace catalyst::remote

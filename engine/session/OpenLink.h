@@ -16,18 +16,22 @@
 #ifndef CATALYST_REMOTE_SESSION_OPENLINK_H
 #define CATALYST_REMOTE_SESSION_OPENLINK_H
 
+#include "../wire/TlsStream.h"
 #include "catalyst/remote/SessionOptions.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
 #include <chrono>
+#include <memory>
 
 namespace catalyst::remote {
 
 struct Link {
   int Fd = -1;          // authenticated, the executor's setup message waiting on it
   TransportKind Kind{}; // Tcp or Shm
+  // The TLS stream over Fd the session's bytes travel in; null when plain.
+  std::unique_ptr<wire::TlsStream> Tls;
 };
 
 // Connects to Address and authenticates the executor, choosing the

@@ -140,7 +140,7 @@ public:
 
   Error open();
   Error connect();
-  Error startEpc(int Fd);
+  Error startEpc(Link L);
   Error startLiveness();
   Error chooseTransfer();
   Expected<std::unique_ptr<Transfer>> makeTransfer(Strategy S);
@@ -229,8 +229,12 @@ Error Session::Impl::connect() {
   // Until the liveness timeout replaces it: the session's setup, the
   // executor's first replies included, cannot outlast the handshake's
   // deadline, whoever does the reading.
-  wire::setReadDeadline(L->Fd, By);
-  Error Err = startEpc(L->Fd);
+  if (L->Tls)
+    L->Tls->setReadTimeout(std::chrono::duration_cast<std::chrono::microseconds>(
+        std::max(By - std::chrono::steady_clock::now(), std::chrono::steady_clock::duration(1))));
+  else
+    wire::setReadDeadline(L->Fd, By);
+  Error Err = startEpc(std::move(*L));
   if (!Err)
     Err = startLiveness();
   if (!Err && Trace) {
@@ -247,9 +251,9 @@ Error Session::Impl::connect() {
                            toString(std::move(Err)).c_str());
 }
 
-// The EPC over the authenticated socket Fd (which it takes over), the
+// The EPC over the authenticated link Over (which it takes over), the
 // linker, and the transfer strategy, which may ask the executor to set up.
-Error Session::Impl::startEpc(int Fd) {
+Error Session::Impl::startEpc(Link Over) {
   SimpleRemoteEPC::Setup S;
   uint64_t SlabSize = Opts.CodeSlabSize;
   S.CreateMemoryManager = [SlabSize](SimpleRemoteEPC &EPC) {
@@ -264,8 +268,8 @@ Error Session::Impl::startEpc(int Fd) {
   }
   auto Pool = std::make_unique<TaskPool>();
   Tasks = Pool.get();
-  auto EPC = SimpleRemoteEPC::Create<wire::SocketTransport>(std::move(Pool), std::move(S), Fd,
-                                                            TOpts, &Transport);
+  auto EPC = SimpleRemoteEPC::Create<wire::SocketTransport>(std::move(Pool), std::move(S), Over.Fd,
+                                                            TOpts, std::move(Over.Tls), &Transport);
   if (!EPC) {
     Tasks = nullptr;
     return createStringError(inconvertibleErrorCode(), "handshake with %s failed: %s",
@@ -289,7 +293,7 @@ Error Session::Impl::startLiveness() {
   auto &EPC = ES->getExecutorProcessControl();
   auto It = EPC.getBootstrapSymbolsMap().find(wire::LivenessEnableName);
   if (Opts.LivenessTimeout.count() <= 0 || It == EPC.getBootstrapSymbolsMap().end()) {
-    wire::clearReadTimeout(Transport->fd());
+    Transport->clearReadTimeout();
     return Error::success();
   }
   // Several heartbeats fit in the timeout: one late beat is not a death.
@@ -671,6 +675,10 @@ Strategy Session::strategy() const {
 
 TransportKind Session::transport() const {
   return I->Stats.Transport; // set by open, read-only afterwards
+}
+
+std::string Session::protection() const {
+  return I->Transport ? I->Transport->protection() : std::string("plain");
 }
 
 const ExecutorInfo &Session::executor() const {

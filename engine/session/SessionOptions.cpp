@@ -96,6 +96,13 @@ Expected<SessionOptions> optionsFromEnvironment(SessionOptions Opts) {
       return Parsed.takeError();
     Opts.Transport = *Parsed;
   }
+  if (const char *W = std::getenv("CATALYST_REMOTE_WIRE"); W && *W) {
+    auto Parsed = parseWire(W);
+    if (!Parsed)
+      return createStringError(inconvertibleErrorCode(), "CATALYST_REMOTE_WIRE: %s",
+                               toString(Parsed.takeError()).c_str());
+    Opts.Wire = *Parsed;
+  }
   if (auto Err = secretFromEnvironment(Opts.Secret))
     return Err;
   if (auto Err = durationFromEnvironment("CATALYST_REMOTE_LIVENESS_MS", Opts.LivenessTimeout))
@@ -148,6 +155,28 @@ const char *transportName(TransportKind K) {
     return "shm";
   }
   return "?";
+}
+
+const char *wireName(WireProtection W) {
+  switch (W) {
+  case WireProtection::Auto:
+    return "auto";
+  case WireProtection::Plain:
+    return "plain";
+  case WireProtection::Tls:
+    return "tls";
+  }
+  return "?";
+}
+
+Expected<WireProtection> parseWire(StringRef Name) {
+  for (WireProtection W : {WireProtection::Auto, WireProtection::Plain, WireProtection::Tls})
+    if (Name == wireName(W))
+      return W;
+  return createStringError(inconvertibleErrorCode(),
+                           "unknown wire protection '%s': use auto, "
+                           "plain or tls",
+                           Name.str().c_str());
 }
 
 Expected<TransportKind> parseTransport(StringRef Name) {

@@ -14,6 +14,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <openssl/crypto.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -29,8 +30,8 @@ char ExecutorBusy::ID = 0;
 namespace {
 
 constexpr size_t HeaderSize = SocketTransport::HeaderSize;
-constexpr size_t ChallengeBody = 8 + NonceSize;
-constexpr size_t ResponseBody = NonceSize + MacSize;
+constexpr size_t ChallengeBody = 16 + NonceSize;
+constexpr size_t ResponseBody = NonceSize + 8 + MacSize;
 constexpr size_t ProofBody = MacSize;
 // A refusal's reason is a sentence; more is not read.
 constexpr uint64_t MaxHangupBody = 4096;
@@ -165,56 +166,116 @@ Error expectFrame(const Header &H, AuthOpcode OpC, size_t Body, const char *What
                            .str());
 }
 
-// The host's answer to a challenge whose header was consumed.
-Error answerChallenge(int Fd, StringRef Secret, Deadline By) {
+// What the host learned from the challenge and said in its response.
+struct Agreed {
+  Nonce FromExecutor, FromHost;
+  WireMode Wire = WireMode::Plain;
+};
+
+Error wireMismatch(WireMode Executor, const HostAuth &A) {
+  return createStringError(
+      inconvertibleErrorCode(),
+      "the executor and this host want different wire protection: the executor's is %s "
+      "(catalyst-remote-executor --wire %s; TLS is its default over TCP with a token), this "
+      "host's is %s (%s); give both the same setting",
+      wireName(Executor), wireName(Executor), wireName(A.Wire), A.Setting.c_str());
+}
+
+// The host's answer to a challenge whose header (H) was consumed.
+Expected<Agreed> answerChallenge(int Fd, const Header &H, const HostAuth &A, Deadline By) {
   char Body[ChallengeBody];
-  if (auto Err = readFully(Fd, Body, sizeof(Body), By))
+  // A challenge of another version may have another size: its version
+  // comes first, and says so better than its size would.
+  if (H.Size < HeaderSize + 8 || H.Size > HeaderSize + ChallengeBody)
+    if (auto Err = expectFrame(H, AuthOpcode::Challenge, ChallengeBody, "a challenge"))
+      return Err;
+  if (auto Err = readFully(Fd, Body, H.Size - HeaderSize, By))
     return Err;
   uint64_t Version = support::endian::read64le(Body);
   if (Version != AuthVersion)
-    return protocolError(formatv("the executor speaks authentication version {0}, this host {1}",
+    return protocolError(formatv("the executor speaks authentication version {0}, this host {1}: "
+                                 "use the same release of catalyst-remote on both ends",
                                  Version, AuthVersion)
                              .str());
-  Nonce FromExecutor, FromHost;
-  std::memcpy(FromExecutor.data(), Body + 8, NonceSize);
-  if (auto Err = drawNonce(FromHost))
+  if (auto Err = expectFrame(H, AuthOpcode::Challenge, ChallengeBody, "a challenge"))
     return Err;
-  auto Mine = prove(Secret, Prover::Host, FromExecutor, FromHost);
+  uint64_t ExecutorWire = support::endian::read64le(Body + 8);
+  if (ExecutorWire > uint64_t(WireMode::Tls))
+    return protocolError(
+        formatv("the executor named an unknown wire mode {0}", ExecutorWire).str());
+  Agreed Out;
+  std::memcpy(Out.FromExecutor.data(), Body + 16, NonceSize);
+  if (auto Err = drawNonce(Out.FromHost))
+    return Err;
+  WireClaims Claims{ExecutorWire, uint64_t(A.Wire)};
+  auto Mine = prove(A.Secret, Prover::Host, Claims, Out.FromExecutor, Out.FromHost);
   if (!Mine)
     return Mine.takeError();
   char Response[ResponseBody];
-  std::memcpy(Response, FromHost.data(), NonceSize);
-  std::memcpy(Response + NonceSize, Mine->data(), MacSize);
+  std::memcpy(Response, Out.FromHost.data(), NonceSize);
+  support::endian::write64le(Response + NonceSize, uint64_t(A.Wire));
+  std::memcpy(Response + NonceSize + 8, Mine->data(), MacSize);
+  // Answered even on a mismatch, so that the executor hears it too and
+  // says so in its log; then this host leaves.
   if (auto Err = sendFrame(Fd, AuthOpcode::Response, Response))
     return Err;
+  if (ExecutorWire != uint64_t(A.Wire))
+    return wireMismatch(WireMode(ExecutorWire), A);
 
-  char H[HeaderSize];
-  if (auto Err = readFully(Fd, H, HeaderSize, By))
+  char Next[HeaderSize];
+  if (auto Err = readFully(Fd, Next, HeaderSize, By))
     return Err;
-  Header Next = decodeHeader(H);
-  if (Next.OpC == uint64_t(SimpleRemoteEPCOpcode::Hangup))
-    return readRefusal(Fd, Next.Size, By);
-  if (auto Err = expectFrame(Next, AuthOpcode::Proof, ProofBody, "the executor's proof"))
+  Header Proof = decodeHeader(Next);
+  if (Proof.OpC == uint64_t(SimpleRemoteEPCOpcode::Hangup))
+    return readRefusal(Fd, Proof.Size, By);
+  if (auto Err = expectFrame(Proof, AuthOpcode::Proof, ProofBody, "the executor's proof"))
     return Err;
   char Theirs[ProofBody];
   if (auto Err = readFully(Fd, Theirs, sizeof(Theirs), By))
     return Err;
-  auto Expected = prove(Secret, Prover::Executor, FromExecutor, FromHost);
+  auto Expected = prove(A.Secret, Prover::Executor, Claims, Out.FromExecutor, Out.FromHost);
   if (!Expected)
     return Expected.takeError();
   if (!sameMac(*Expected, ArrayRef<uint8_t>(reinterpret_cast<uint8_t *>(Theirs), MacSize)))
     return failed("the executor's proof does not match this host's secret: it does not know it");
-  return Error::success();
+  Out.Wire = A.Wire;
+  return Out;
+}
+
+// Waits until Size bytes have arrived through Tls, without consuming them.
+Error peekThrough(TlsStream &Tls, char *Dst, size_t Size, Deadline By) {
+  for (;;) {
+    int Ms = msLeft(By);
+    if (Ms == 0)
+      return timedOut();
+    Tls.setReadTimeout(std::chrono::milliseconds(Ms));
+    ssize_t N = Tls.peek(Dst, Size, true);
+    if (N == ssize_t(Size))
+      return Error::success();
+    if (N == 0)
+      return protocolError("the peer closed the connection");
+    if (N < 0 && Tls.failure() != TlsFailure::None)
+      return protocolError("TLS failed: " + Tls.failureText());
+    if (N < 0 && errno != EINTR && errno != EAGAIN)
+      return createStringError(std::error_code(errno, std::generic_category()),
+                               "handshake failed: reading from the peer: %s", std::strerror(errno));
+    // Part of it: wait for a byte more (a peek shows what has come).
+    if (N > 0 && !Tls.waitReadable(Ms))
+      return timedOut();
+  }
 }
 
 // Waits for the whole EPC setup message, which the EPC then reads, and
-// copies it to Copy when given.
-Error awaitSetup(int Fd, Deadline By, std::vector<char> *Copy) {
+// copies it to Copy when given; through Tls when the session has it.
+Error awaitSetup(int Fd, TlsStream *Tls, Deadline By, std::vector<char> *Copy) {
+  auto Peek = [&](char *Dst, size_t Size) {
+    return Tls ? peekThrough(*Tls, Dst, Size, By) : peekFully(Fd, Dst, Size, By);
+  };
   char H[HeaderSize];
-  if (auto Err = peekFully(Fd, H, HeaderSize, By))
+  if (auto Err = Peek(H, HeaderSize))
     return Err;
   Header Setup = decodeHeader(H);
-  if (Setup.OpC == uint64_t(SimpleRemoteEPCOpcode::Hangup)) {
+  if (Setup.OpC == uint64_t(SimpleRemoteEPCOpcode::Hangup) && !Tls) {
     if (auto Err = readFully(Fd, H, HeaderSize, By))
       return Err;
     return readRefusal(Fd, Setup.Size, By);
@@ -226,7 +287,7 @@ Error awaitSetup(int Fd, Deadline By, std::vector<char> *Copy) {
                                  Setup.OpC, Setup.Size)
                              .str());
   std::vector<char> Whole(Setup.Size);
-  if (auto Err = peekFully(Fd, Whole.data(), Whole.size(), By))
+  if (auto Err = Peek(Whole.data(), Whole.size()))
     return Err;
   // ORC decodes it next, trusting its counts (see SpsCheck.h).
   using Info = shared::SPSArgList<shared::SPSSimpleRemoteEPCExecutorInfo>;
@@ -237,14 +298,31 @@ Error awaitSetup(int Fd, Deadline By, std::vector<char> *Copy) {
   return Error::success();
 }
 
+// The session's TLS stream, keyed by the secret and both nonces.
+Expected<std::unique_ptr<TlsStream>> startTls(int Fd, StringRef Secret, const Agreed &A,
+                                              Deadline By) {
+  auto Key = derivePsk(Secret, A.FromExecutor, A.FromHost);
+  if (!Key)
+    return Key.takeError();
+  auto Tls = TlsStream::handshake(Fd, TlsRole::Client, *Key, By);
+  ::OPENSSL_cleanse(Key->data(), Key->size());
+  return Tls;
+}
+
 } // namespace
 
-Error authenticateExecutor(int Fd, StringRef Secret, Deadline By, std::vector<char> *Setup) {
+const char *wireName(WireMode M) {
+  return M == WireMode::Tls ? "tls" : "plain";
+}
+
+Expected<std::unique_ptr<TlsStream>> authenticateExecutor(int Fd, const HostAuth &Auth, Deadline By,
+                                                          std::vector<char> *Setup) {
   char H[HeaderSize];
   if (auto Err = peekFully(Fd, H, HeaderSize, By))
     return Err;
   Header First = decodeHeader(H);
   bool Challenged = First.OpC == uint64_t(AuthOpcode::Challenge);
+  StringRef Secret = Auth.Secret;
   if (Challenged && Secret.empty())
     return failed("the executor requires a secret, and this host has none; give it the "
                   "executor's token file with CATALYST_REMOTE_TOKEN_FILE=PATH (or the secret "
@@ -253,15 +331,23 @@ Error authenticateExecutor(int Fd, StringRef Secret, Deadline By, std::vector<ch
     return failed("the executor did not ask for the secret, so it cannot prove it knows it (an "
                   "executor started without --token-file); this host has a secret and "
                   "refuses it");
+  std::unique_ptr<TlsStream> Tls;
   if (Challenged) {
     if (auto Err = readFully(Fd, H, HeaderSize, By))
       return Err;
-    if (auto Err = expectFrame(First, AuthOpcode::Challenge, ChallengeBody, "a challenge"))
-      return Err;
-    if (auto Err = answerChallenge(Fd, Secret, By))
-      return Err;
+    auto A = answerChallenge(Fd, First, Auth, By);
+    if (!A)
+      return A.takeError();
+    if (A->Wire == WireMode::Tls) {
+      auto T = startTls(Fd, Secret, *A, By);
+      if (!T)
+        return T.takeError();
+      Tls = std::move(*T);
+    }
   }
-  return awaitSetup(Fd, By, Setup);
+  if (auto Err = awaitSetup(Fd, Tls.get(), By, Setup))
+    return Err;
+  return Tls;
 }
 
 void writeAuthHeader(char *Frame, AuthOpcode OpC, size_t BodySize) {

@@ -16,7 +16,8 @@ Error HostChallenge::start(int Fd) {
   char Frame[ChallengeFrameSize];
   writeAuthHeader(Frame, AuthOpcode::Challenge, ChallengeFrameSize - AuthHeaderSize);
   support::endian::write64le(Frame + AuthHeaderSize, AuthVersion);
-  std::memcpy(Frame + AuthHeaderSize + 8, Challenge.data(), NonceSize);
+  support::endian::write64le(Frame + AuthHeaderSize + 8, uint64_t(Wire));
+  std::memcpy(Frame + AuthHeaderSize + 16, Challenge.data(), NonceSize);
   ssize_t N = ::send(Fd, Frame, sizeof(Frame), MSG_DONTWAIT | MSG_NOSIGNAL);
   if (N == ssize_t(sizeof(Frame)))
     return Error::success();
@@ -60,13 +61,24 @@ HostChallenge::Outcome cannotProve(int Fd, Error Err) {
   return HostChallenge::Outcome::WrongProof;
 }
 
+constexpr size_t HostWireAt = AuthHeaderSize + NonceSize;
+constexpr size_t HostMacAt = HostWireAt + 8;
+
 } // namespace
 
-HostChallenge::Outcome HostChallenge::check(int Fd, StringRef Secret) {
+Nonce HostChallenge::hostNonce() const {
   Nonce FromHost;
   std::memcpy(FromHost.data(), Response + AuthHeaderSize, NonceSize);
-  const auto *Theirs = reinterpret_cast<const uint8_t *>(Response + AuthHeaderSize + NonceSize);
-  auto Expected = prove(Secret, Prover::Host, Challenge, FromHost);
+  return FromHost;
+}
+
+WireClaims HostChallenge::claims() const {
+  return {uint64_t(Wire), support::endian::read64le(Response + HostWireAt)};
+}
+
+HostChallenge::Outcome HostChallenge::check(int Fd, StringRef Secret) {
+  const auto *Theirs = reinterpret_cast<const uint8_t *>(Response + HostMacAt);
+  auto Expected = prove(Secret, Prover::Host, claims(), Challenge, hostNonce());
   if (!Expected)
     return cannotProve(Fd, Expected.takeError());
   if (!sameMac(*Expected, ArrayRef<uint8_t>(Theirs, MacSize))) {
@@ -74,17 +86,36 @@ HostChallenge::Outcome HostChallenge::check(int Fd, StringRef Secret) {
                          "executor's secret (wrong token?)");
     return Outcome::WrongProof;
   }
+  uint64_t HostWire = claims().Host;
+  if (HostWire != uint64_t(Wire)) {
+    const char *Theirs = HostWire == uint64_t(WireMode::Tls)     ? "tls"
+                         : HostWire == uint64_t(WireMode::Plain) ? "plain"
+                                                                 : "unknown";
+    refuseConnection(Fd, std::string("wire protection differs: this executor's is ") +
+                             wireName(Wire) + " (--wire), the host's is " + Theirs +
+                             " (CATALYST_REMOTE_WIRE or SessionOptions::Wire)");
+    return Outcome::WireMismatch;
+  }
+  return Outcome::Proven;
+}
+
+bool HostChallenge::sendProof(int Fd, StringRef Secret) const {
   // Only a host that proved itself gets the executor's proof computed.
-  auto Mine = prove(Secret, Prover::Executor, Challenge, FromHost);
-  if (!Mine)
-    return cannotProve(Fd, Mine.takeError());
+  auto Mine = prove(Secret, Prover::Executor, claims(), Challenge, hostNonce());
+  if (!Mine) {
+    cannotProve(Fd, Mine.takeError());
+    return false;
+  }
   char Frame[ProofFrameSize];
   writeAuthHeader(Frame, AuthOpcode::Proof, MacSize);
   std::memcpy(Frame + AuthHeaderSize, Mine->data(), MacSize);
-  // MSG_MORE: the proof waits for the EPC setup message that follows and
-  // leaves with it, so the host wakes up once for both.
-  ssize_t N = ::send(Fd, Frame, sizeof(Frame), MSG_DONTWAIT | MSG_NOSIGNAL | MSG_MORE);
-  return N == ssize_t(sizeof(Frame)) ? Outcome::Proven : Outcome::Left;
+  int More = Wire == WireMode::Plain ? MSG_MORE : 0;
+  ssize_t N = ::send(Fd, Frame, sizeof(Frame), MSG_DONTWAIT | MSG_NOSIGNAL | More);
+  return N == ssize_t(sizeof(Frame));
+}
+
+Expected<Psk> HostChallenge::sessionKey(StringRef Secret) const {
+  return derivePsk(Secret, Challenge, hostNonce());
 }
 
 const char *describe(HostChallenge::Outcome O) {
@@ -99,6 +130,8 @@ const char *describe(HostChallenge::Outcome O) {
     return "it did not answer the challenge";
   case HostChallenge::Outcome::WrongProof:
     return "its proof does not match this executor's secret (wrong token?)";
+  case HostChallenge::Outcome::WireMismatch:
+    return "it wants other wire protection than this executor's (--wire)";
   }
   return "?";
 }

@@ -7,9 +7,10 @@
 // authenticated yet and advances it whenever the peer's socket is readable,
 // so one thread serves them all and none can block it.
 //
-//   HostChallenge C(Nonce);                    // a fresh nonce per peer
+//   HostChallenge C(Nonce, WireMode::Tls);     // a fresh nonce per peer
 //   if (auto Err = C.start(Fd)) ...            // sends the challenge
 //   on readable: switch (C.advance(Fd, Secret)) ...
+//   on Proven: C.sendProof(Fd, Secret), or refuse the host (at capacity)
 //
 // Every frame has a fixed size, so the object holds all it will ever need;
 // nothing is allocated for a peer that has proven nothing. Not thread-safe:
@@ -33,29 +34,43 @@ namespace catalyst::remote::wire {
 class HostChallenge {
 public:
   enum class Outcome {
-    Waiting,    // the response is not complete yet: call again when readable
-    Proven,     // the host knows the secret; the executor's proof was sent
-    Left,       // the peer closed the connection or reset it
-    Malformed,  // the peer sent something other than a response
-    WrongProof, // a response whose proof does not match the secret
+    Waiting,      // the response is not complete yet: call again when readable
+    Proven,       // the host knows the secret: send the proof, or refuse it
+    Left,         // the peer closed the connection or reset it
+    Malformed,    // the peer sent something other than a response
+    WrongProof,   // a response whose proof does not match the secret
+    WireMismatch, // a host that proved itself wants other wire protection
   };
 
-  explicit HostChallenge(const Nonce &Challenge) : Challenge(Challenge) {}
+  // Wire: this executor's wire mode for this connection (Handshake.h).
+  HostChallenge(const Nonce &Challenge, WireMode Wire) : Challenge(Challenge), Wire(Wire) {}
 
   // Sends the challenge on Fd, without blocking: a fresh connection's send
   // buffer always takes a frame this small.
   llvm::Error start(int Fd);
 
   // Reads what has arrived on Fd (non-blocking) and checks the response
-  // once it is whole. On Proven the executor's proof has been sent, corked
-  // (MSG_MORE) so that it leaves with the EPC setup message that follows.
-  // Malformed and WrongProof have told the peer why (refuseConnection).
+  // once it is whole. Malformed, WrongProof and WireMismatch have told the
+  // peer why (refuseConnection).
   Outcome advance(int Fd, llvm::StringRef Secret);
+
+  // After Proven: sends the executor's proof; false when the peer is gone.
+  // Over a plain wire it is corked (MSG_MORE), to leave with the EPC setup
+  // message that follows: the host then wakes up once for both. Before
+  // TLS nothing follows until the host speaks.
+  bool sendProof(int Fd, llvm::StringRef Secret) const;
+
+  // The key of the session's TLS stream, after Proven (TlsStream.h).
+  llvm::Expected<Psk> sessionKey(llvm::StringRef Secret) const;
+  WireMode wire() const { return Wire; }
 
 private:
   Outcome check(int Fd, llvm::StringRef Secret);
+  Nonce hostNonce() const;
+  WireClaims claims() const;
 
   Nonce Challenge;
+  WireMode Wire;
   char Response[ResponseFrameSize];
   size_t Got = 0;
 };

@@ -5,6 +5,7 @@
 #include "SysError.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Endian.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 
@@ -180,15 +181,18 @@ Error drawNonce(Nonce &N) {
   return Error::success();
 }
 
-Expected<Mac> prove(StringRef Secret, Prover Who, const Nonce &FromExecutor,
+Expected<Mac> prove(StringRef Secret, Prover Who, WireClaims Wire, const Nonce &FromExecutor,
                     const Nonce &FromHost) {
-  static constexpr char HostLabel[] = "catalyst-remote host proof v1";
-  static constexpr char ExecutorLabel[] = "catalyst-remote executor proof v1";
+  static constexpr char HostLabel[] = "catalyst-remote host proof v2";
+  static constexpr char ExecutorLabel[] = "catalyst-remote executor proof v2";
   StringRef Label = Who == Prover::Host ? HostLabel : ExecutorLabel;
-  uint8_t Msg[sizeof(ExecutorLabel) + 2 * NonceSize];
+  uint8_t Msg[sizeof(ExecutorLabel) + 16 + 2 * NonceSize];
   size_t Len = Label.size() + 1; // the NUL ends the label unambiguously
   std::memcpy(Msg, Label.data(), Label.size());
   Msg[Label.size()] = 0;
+  llvm::support::endian::write64le(Msg + Len, Wire.Executor);
+  llvm::support::endian::write64le(Msg + Len + 8, Wire.Host);
+  Len += 16;
   std::memcpy(Msg + Len, FromExecutor.data(), NonceSize);
   std::memcpy(Msg + Len + NonceSize, FromHost.data(), NonceSize);
   Mac Out;
@@ -205,7 +209,7 @@ Error prepareCrypto() {
   if (auto Err = drawNonce(N))
     return Err;
   std::string Key(MinSecretSize, 'k');
-  return prove(Key, Prover::Host, N, N).takeError();
+  return prove(Key, Prover::Host, WireClaims(), N, N).takeError();
 }
 
 bool sameMac(const Mac &A, ArrayRef<uint8_t> B) {

@@ -57,9 +57,17 @@ llvm::Error drawNonce(Nonce &N);
 // neither can be reflected back as the other.
 enum class Prover { Host, Executor };
 
-// HMAC-SHA-256, keyed by Secret, over the prover's label and both nonces.
-llvm::Expected<Mac> prove(llvm::StringRef Secret, Prover Who, const Nonce &FromExecutor,
-                          const Nonce &FromHost);
+// What the two ends say they will do with the session's bytes (each end's
+// WireMode, Handshake.h): bound into both proofs, so that a relay cannot
+// change either without the proofs failing.
+struct WireClaims {
+  uint64_t Executor = 0, Host = 0;
+};
+
+// HMAC-SHA-256, keyed by Secret, over the prover's label, both ends' wire
+// modes and both nonces.
+llvm::Expected<Mac> prove(llvm::StringRef Secret, Prover Who, WireClaims Wire,
+                          const Nonce &FromExecutor, const Nonce &FromHost);
 
 // Loads OpenSSL's HMAC and seeds its random generator now: processes
 // forked afterwards (an executor's connections) then do not each pay for

@@ -55,6 +55,8 @@ uint64_t startCounting(int Fd, SendMark &Mark) {
 }
 
 bool endsBetweenMessages(int Fd, const SendMark &Mark) {
+  if (Mark.Sealed.load(std::memory_order_acquire))
+    return false;
   if (!Mark.Busy.load(std::memory_order_acquire))
     return true;
   uint64_t Until = Mark.Until.load(std::memory_order_acquire);

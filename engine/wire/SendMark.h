@@ -35,6 +35,9 @@ struct SendMark {
   // The writer's own count of bytes written, on a stream the kernel does
   // not count for it (a Unix socket); Never on TCP.
   std::atomic<uint64_t> Counted{Never};
+  // The stream carries TLS records (TlsStream.h) that only their writer
+  // can make: nobody else may write on it, between messages or not.
+  std::atomic<bool> Sealed{false};
 };
 
 // Where a writer's count starts when it takes the stream Fd with Mark: the
@@ -48,7 +51,8 @@ uint64_t startCounting(int Fd, SendMark &Mark);
 std::optional<uint64_t> streamWritten(int Fd);
 
 // Whether Fd's stream ends on a message boundary, its writer gone: nothing
-// was being written, or what was had gone out whole.
+// was being written, or what was had gone out whole; never for a sealed
+// stream, where a frame from anyone else would be read as tampering.
 bool endsBetweenMessages(int Fd, const SendMark &Mark);
 
 } // namespace catalyst::remote::wire

@@ -6,6 +6,7 @@
 #include "SocketTimeouts.h"
 #include "SpsCheck.h"
 #include "SysError.h"
+#include "TlsStream.h"
 
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SmallVector.h"
@@ -133,7 +134,7 @@ int SocketTransport::sendAll(iovec *Iov, int Count, uint64_t &Written, ArrayRef<
     if (!Descriptors.empty())
       attachDescriptors(Msg, Control, Descriptors);
     Iov[Parts - 1].iov_len -= Over;
-    ssize_t N = ::sendmsg(Fd, &Msg, MSG_NOSIGNAL);
+    ssize_t N = Tls ? Tls->write(Iov, Parts) : ::sendmsg(Fd, &Msg, MSG_NOSIGNAL);
     Iov[Parts - 1].iov_len += Over;
     if (N < 0 && errno == EINTR)
       continue;
@@ -171,12 +172,22 @@ void SocketTransport::MiFree::operator()(char *P) const {
 Expected<std::unique_ptr<SocketTransport>>
 SocketTransport::Create(SimpleRemoteEPCTransportClient &Client, int Fd, TransportOptions Opts,
                         SocketTransport **Created) {
+  return Create(Client, Fd, std::move(Opts), nullptr, Created);
+}
+
+Expected<std::unique_ptr<SocketTransport>>
+SocketTransport::Create(SimpleRemoteEPCTransportClient &Client, int Fd, TransportOptions Opts,
+                        std::unique_ptr<TlsStream> Tls, SocketTransport **Created) {
   if (Fd < 0)
     return createStringError(inconvertibleErrorCode(), "invalid socket descriptor %d", Fd);
   if (Opts.MaxMessageSize < HeaderSize)
     return createStringError(inconvertibleErrorCode(), "message size limit %llu is below %zu",
                              (unsigned long long)Opts.MaxMessageSize, HeaderSize);
-  std::unique_ptr<SocketTransport> T(new SocketTransport(Client, Fd, Opts));
+  if (Tls && (Tls->fd() != Fd || Opts.AcceptDescriptors))
+    return createStringError(inconvertibleErrorCode(),
+                             "a TLS stream must be over the transport's socket, which then "
+                             "passes no descriptors");
+  std::unique_ptr<SocketTransport> T(new SocketTransport(Client, Fd, Opts, std::move(Tls)));
   if (Created)
     *Created = T.get();
   return T;
@@ -271,6 +282,8 @@ std::string SocketTransport::hangupReason() const {
 // with the bytes (whichever read consumes a message's first byte gets
 // those sent with it).
 ssize_t SocketTransport::receive(iovec *Iov, int Count) {
+  if (Tls)
+    return Tls->read(Iov, Count);
   if (!Opts.AcceptDescriptors)
     return ::readv(Fd, Iov, Count);
   alignas(cmsghdr) char Control[CMSG_SPACE(sizeof(int) * MaxDescriptors)];
@@ -366,6 +379,8 @@ bool SocketTransport::peerTookBytes(uint64_t &Seen) const {
 // connection on any error; the reason is kept for whoever asks why
 // (closeReason()).
 Error SocketTransport::readFailed(const char *What, int Errno) {
+  if (Tls && Tls->failure() != TlsFailure::None)
+    return tlsFailed(What);
   if (!timedOut(Errno))
     return sysError(What, Errno);
   std::string Why = formatv("the executor stopped answering: nothing arrived for {0} ms while a "
@@ -390,11 +405,66 @@ Error SocketTransport::readHeartbeat(Head &H, uint64_t MsgSize) {
 
 void SocketTransport::setReplyTimeout(std::chrono::milliseconds Timeout) {
   ReplyTimeoutMs = Timeout.count();
-  setReadTimeout(Fd, Timeout);
   // Zero (no timeout) stays zero; a timeout too short to slice gets 1 us.
   auto Slice = std::chrono::duration_cast<std::chrono::microseconds>(Timeout) / SendSlices;
-  setSendTimeout(Fd, Timeout.count() > 0 ? std::max(Slice, std::chrono::microseconds(1))
-                                         : std::chrono::microseconds(0));
+  auto Send = Timeout.count() > 0 ? std::max(Slice, std::chrono::microseconds(1))
+                                  : std::chrono::microseconds(0);
+  if (Tls) {
+    Tls->setReadTimeout(Timeout);
+    Tls->setSendTimeout(Send);
+    return;
+  }
+  setReadTimeout(Fd, Timeout);
+  setSendTimeout(Fd, Send);
+}
+
+void SocketTransport::clearReadTimeout() {
+  if (Tls)
+    Tls->setReadTimeout(std::chrono::microseconds(0));
+  else
+    wire::clearReadTimeout(Fd);
+}
+
+bool SocketTransport::readable() {
+  if (Tls)
+    return Tls->readable();
+  pollfd P{Fd, POLLIN, 0};
+  return ::poll(&P, 1, 0) > 0;
+}
+
+std::string SocketTransport::protection() const {
+  return Tls ? Tls->description() : std::string("plain");
+}
+
+// A TLS record failed, or the peer ended TLS with an alert: name it, and
+// tampering where that is what it means.
+Error SocketTransport::tlsFailed(const char *What) {
+  std::string Said = Tls->failureText();
+  std::string Why;
+  switch (Tls->failure()) {
+  case TlsFailure::Tampered:
+    Why = formatv("{0}: a TLS record from the peer failed authentication: its bytes were "
+                  "altered or injected on the way (tampering), or they do not come from the "
+                  "peer that authenticated; this end closed the connection ({1})",
+                  What, Said)
+              .str();
+    break;
+  case TlsFailure::TamperedThere:
+    Why = formatv("{0}: the peer ended TLS with an alert saying that what reached it was not "
+                  "this end's records: bytes were altered or injected on the way (tampering) "
+                  "({1})",
+                  What, Said)
+              .str();
+    break;
+  case TlsFailure::PeerAlert:
+    Why = formatv("{0}: the peer ended TLS with an alert ({1})", What, Said).str();
+    break;
+  default:
+    Why = formatv("{0}: TLS failed: {1}", What, Said).str();
+    break;
+  }
+  noteClosed(Why);
+  return createStringError(std::error_code(EBADMSG, std::generic_category()), Why);
 }
 
 // A frame that is a header alone (a heartbeat, a doorbell), under SendMutex.
@@ -426,6 +496,14 @@ Error SocketTransport::waitForFirstMessage(bool &Spoke) {
   Spoke = false;
   if (!Opts.OnFirstMessage)
     return Error::success();
+  if (Tls) {
+    char Byte;
+    ssize_t N = Tls->peek(&Byte, 1, true);
+    Spoke = N == 1;
+    if (N < 0 && Tls->failure() != TlsFailure::None)
+      return tlsFailed("waiting for the peer's first message");
+    return Error::success();
+  }
   pollfd P{Fd, POLLIN, 0};
   for (;;) {
     char Byte;
@@ -443,8 +521,7 @@ Error SocketTransport::waitForFirstMessage(bool &Spoke) {
 // one) goes first.
 void SocketTransport::spinForMessage() {
   auto Until = std::chrono::steady_clock::now() + Opts.Spin;
-  pollfd P{Fd, POLLIN, 0};
-  while (::poll(&P, 1, 0) == 0 && std::chrono::steady_clock::now() < Until)
+  while (!readable() && std::chrono::steady_clock::now() < Until)
     ::sched_yield();
 }
 
@@ -455,7 +532,8 @@ void SocketTransport::spinForMessage() {
 Error SocketTransport::readHead(Head &H, bool &Eof) {
   uint64_t Seen = MovedOut.load(std::memory_order_relaxed);
   for (;;) {
-    ssize_t N = ::recv(Fd, H.Bytes, sizeof(H.Bytes), MSG_PEEK);
+    ssize_t N = Tls ? Tls->peek(H.Bytes, sizeof(H.Bytes), true)
+                    : ::recv(Fd, H.Bytes, sizeof(H.Bytes), MSG_PEEK);
     if (N > 0) {
       Heard.fetch_add(1, std::memory_order_relaxed);
       H.Visible = N;
@@ -659,15 +737,18 @@ Error SocketTransport::readMessage(bool &Eof) {
 // the socket still finds what is there; only a whole Hangup frame at the
 // head of what is waiting counts.
 void SocketTransport::peekHangup() {
+  auto Peek = [this](char *Dst, size_t Size) {
+    return Tls ? Tls->peek(Dst, Size, false) : ::recv(Fd, Dst, Size, MSG_PEEK | MSG_DONTWAIT);
+  };
   char Head[HeaderSize];
-  if (::recv(Fd, Head, HeaderSize, MSG_PEEK | MSG_DONTWAIT) != ssize_t(HeaderSize))
+  if (Peek(Head, HeaderSize) != ssize_t(HeaderSize))
     return;
   uint64_t Size = support::endian::read64le(Head);
   uint64_t OpC = support::endian::read64le(Head + 8);
   if (OpC != uint64_t(SimpleRemoteEPCOpcode::Hangup) || Size < HeaderSize || Size > MaxHangupFrame)
     return;
   std::vector<char> Frame(Size);
-  if (::recv(Fd, Frame.data(), Size, MSG_PEEK | MSG_DONTWAIT) != ssize_t(Size))
+  if (Peek(Frame.data(), Size) != ssize_t(Size))
     return;
   auto Args = shared::WrapperFunctionBuffer::copyFrom(Frame.data() + HeaderSize, Size - HeaderSize);
   noteHangup(SimpleRemoteEPCOpcode::Hangup, Args);
@@ -708,8 +789,7 @@ Error SocketTransport::readOnDemand(bool &Eof) {
     Due = RepliesDue > 0 && Claims == 0;
   }
   std::lock_guard<std::mutex> Lock(ReadMutex);
-  pollfd P{Fd, POLLIN, 0};
-  if (!Due && ::poll(&P, 1, 0) <= 0)
+  if (!Due && !readable())
     return Error::success();
   return readMessage(Eof);
 }
@@ -756,6 +836,11 @@ void SocketTransport::readUntil(function_ref<bool()> Done) {
 // failed before its first byte leaves the stream framed and the session up.
 Error SocketTransport::lostWhileSending(const char *What, int Errno, uint64_t Written,
                                         uint64_t MsgSize) {
+  if (Tls && Tls->failure() != TlsFailure::None) {
+    Error Err = tlsFailed(What);
+    disconnect();
+    return Err;
+  }
   if (Written == 0 && Errno != EPIPE && Errno != ECONNRESET && Errno != ETIMEDOUT)
     return sysError(What, Errno);
   if (Errno == EPIPE || Errno == ECONNRESET)
@@ -811,6 +896,20 @@ bool SocketTransport::claimStream() {
   return true;
 }
 
+bool SocketTransport::sendClaimed(StringRef Frame) {
+  iovec V{const_cast<char *>(Frame.data()), Frame.size()};
+  while (V.iov_len > 0) {
+    ssize_t N = Tls ? Tls->write(&V, 1) : ::write(Fd, V.iov_base, V.iov_len);
+    if (N < 0 && errno == EINTR)
+      continue;
+    if (N <= 0)
+      return false;
+    V.iov_base = static_cast<char *>(V.iov_base) + N;
+    V.iov_len -= size_t(N);
+  }
+  return true;
+}
+
 Error SocketTransport::goingDown() {
   return createStringError(inconvertibleErrorCode(),
                            "the process is going down: a crash report holds the connection");
@@ -856,9 +955,11 @@ void SocketTransport::discardFor(uint64_t Bytes, std::chrono::milliseconds Limit
     auto Left = std::chrono::duration_cast<std::chrono::milliseconds>(
         Deadline - std::chrono::steady_clock::now());
     pollfd P{Fd, POLLIN, 0};
-    if (Left.count() <= 0 || ::poll(&P, 1, int(Left.count())) <= 0)
+    if (Left.count() <= 0 ||
+        (Tls ? !Tls->waitReadable(int(Left.count())) : ::poll(&P, 1, int(Left.count())) <= 0))
       return;
-    ssize_t N = ::read(Fd, Sink, std::min<uint64_t>(Bytes, sizeof(Sink)));
+    iovec Into{Sink, size_t(std::min<uint64_t>(Bytes, sizeof(Sink)))};
+    ssize_t N = Tls ? Tls->read(&Into, 1) : ::readv(Fd, &Into, 1);
     if (N <= 0)
       return;
     Bytes -= N;

@@ -15,6 +15,7 @@
 #include "Mailbox.h"
 #include "MemrefLayout.h"
 #include "SendMark.h"
+#include "TlsStream.h"
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ExecutionEngine/Orc/Shared/SimpleRemoteEPCUtils.h"
@@ -35,6 +36,8 @@ struct iovec;
 struct msghdr;
 
 namespace catalyst::remote::wire {
+
+class TlsStream;
 
 struct TransportOptions {
   // Largest message, header included, that either side may send or accept.
@@ -186,6 +189,11 @@ public:
   static llvm::Expected<std::unique_ptr<SocketTransport>>
   Create(llvm::orc::SimpleRemoteEPCTransportClient &Client, int Fd, TransportOptions Opts,
          SocketTransport **Created = nullptr);
+  // The same over Tls, a TLS stream on Fd (TlsStream.h) that the transport
+  // takes: every byte after the handshake then travels in TLS records.
+  static llvm::Expected<std::unique_ptr<SocketTransport>>
+  Create(llvm::orc::SimpleRemoteEPCTransportClient &Client, int Fd, TransportOptions Opts,
+         std::unique_ptr<TlsStream> Tls, SocketTransport **Created = nullptr);
 
   ~SocketTransport() override;
 
@@ -241,6 +249,12 @@ public:
   // nothing either: a peer that takes a long request in, or that sends
   // heartbeats while it is too busy to read, is alive.
   void setReplyTimeout(std::chrono::milliseconds Timeout);
+  // Reads wait for ever again (as before any timeout was set).
+  void clearReadTimeout();
+
+  // "plain", or the TLS version and cipher suite (TlsStream.h).
+  std::string protection() const;
+  bool overTls() const { return Tls != nullptr; }
 
   int fd() const { return Fd; }
   bool disconnected() const { return Disconnected.load(); }
@@ -253,6 +267,11 @@ public:
   // partly written (then false: a frame injected now would land in its
   // middle). Lock-free, so async-signal-safe; every send after it fails.
   bool claimStream();
+  // Once claimStream() succeeded, sends Frame (a whole message) through
+  // the TLS stream, from a thread that may block: a crash handler cannot
+  // call into OpenSSL itself (CrashReporter hands this to a standby
+  // thread). True when it all went.
+  bool sendClaimed(llvm::StringRef Frame);
 
   // Calls this end started: each is one round trip.
   uint64_t requestsSent() const { return Requests.load(std::memory_order_relaxed); }
@@ -279,9 +298,14 @@ public:
   uint64_t maxMessageSize() const { return Opts.MaxMessageSize; }
 
 private:
-  SocketTransport(llvm::orc::SimpleRemoteEPCTransportClient &Client, int Fd, TransportOptions Opts)
-      : Client(Client), Fd(Fd), Opts(Opts), Mark(Opts.Mark ? *Opts.Mark : OwnMark),
-        StreamBase(Opts.Mark ? startCounting(Fd, *Opts.Mark) : SendMark::Never) {}
+  SocketTransport(llvm::orc::SimpleRemoteEPCTransportClient &Client, int Fd, TransportOptions Opts,
+                  std::unique_ptr<TlsStream> Tls)
+      : Client(Client), Fd(Fd), Opts(Opts), Tls(std::move(Tls)),
+        Mark(Opts.Mark ? *Opts.Mark : OwnMark),
+        StreamBase(Opts.Mark && !this->Tls ? startCounting(Fd, *Opts.Mark) : SendMark::Never) {
+    if (this->Tls)
+      Mark.Sealed.store(true, std::memory_order_release);
+  }
 
   // A send moving nothing is checked on every Timeout / SendSlices.
   static constexpr unsigned SendSlices = 4;
@@ -307,6 +331,8 @@ private:
   static bool timedOut(int Errno);
   bool peerTookBytes(uint64_t &Seen) const;
   llvm::Error readFailed(const char *What, int Errno);
+  llvm::Error tlsFailed(const char *What);
+  bool readable();
   void noteClosed(llvm::StringRef Why);
   llvm::Error waitForFirstMessage(bool &Spoke);
   struct Head {
@@ -341,6 +367,9 @@ private:
   llvm::orc::SimpleRemoteEPCTransportClient &Client;
   const int Fd;
   const TransportOptions Opts;
+  // The TLS records the bytes travel in, when they do: set once, before
+  // any thread uses the transport (TlsStream.h says who may call what).
+  const std::unique_ptr<TlsStream> Tls;
   std::thread Reader; // started once, by start() or by the first send
   std::atomic<bool> ReaderDeferred{false};
   std::mutex SendMutex;

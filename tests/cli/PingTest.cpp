@@ -85,6 +85,32 @@ TEST_F(PingTest, HonoursTheEnvironment) {
                                 1, {"unknown transfer strategy 'fast'"}));
 }
 
+// With a token, TCP sessions are TLS; the local socket stays plain; a
+// host that asks otherwise than the executor is refused, naming both.
+TEST_F(PingTest, ShowsTheWireProtection) {
+  TokenFile Token;
+  ExecutorProcess Guarded;
+  ExecutorOptions O;
+  O.Bind = "0";
+  O.Args = {"--token-file", Token.path()};
+  ASSERT_TRUE(Guarded.start(O));
+  std::string Secret = "CATALYST_REMOTE_TOKEN_FILE=" + Token.path();
+  CommandResult R = runCli({"ping", Guarded.address(), "--count", "2"},
+                           {Secret, "CATALYST_REMOTE_TRANSPORT=tcp"});
+  ASSERT_EQ(R.ExitStatus, 0) << R.Output;
+  EXPECT_TRUE(mentions(R, "wire:           TLSv1.3 TLS_AES_128_GCM_SHA256")) << R.Output;
+  R = runCli({"ping", Guarded.address(), "--json"}, {Secret, "CATALYST_REMOTE_TRANSPORT=shm"});
+  ASSERT_EQ(R.ExitStatus, 0) << R.Output;
+  auto V = llvm::json::parse(R.Output);
+  ASSERT_TRUE(static_cast<bool>(V)) << llvm::toString(V.takeError()) << R.Output;
+  EXPECT_EQ(V->getAsObject()->getString("protection"), "plain");
+  EXPECT_EQ(V->getAsObject()->getString("transport"), "shm");
+  EXPECT_TRUE(failedWithOneLine(
+      runCli({"ping", Guarded.address()},
+             {Secret, "CATALYST_REMOTE_TRANSPORT=tcp", "CATALYST_REMOTE_WIRE=plain"}),
+      1, {"the executor's is tls", "CATALYST_REMOTE_WIRE=plain"}));
+}
+
 TEST_F(PingTest, ReachesAnExecutorAtASocketFile) {
   TempDir Dir;
   ExecutorOptions O;

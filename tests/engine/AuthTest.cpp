@@ -177,12 +177,18 @@ TEST(AuthTest, AReplayedResponseIsRefused) {
     std::vector<char> Body;
     ASSERT_TRUE(readFrame(*Fd, OpC, Body));
     ASSERT_EQ(OpC, uint64_t(AuthOpcode::Challenge));
-    ASSERT_EQ(Body.size(), 8 + NonceSize);
+    ASSERT_EQ(Body.size(), 16 + NonceSize);
+    uint64_t Wire = llvm::support::endian::read64le(Body.data() + 8);
+    bool SocketFile = llvm::StringRef(Exec.address()).starts_with("unix:");
+    EXPECT_EQ(Wire, uint64_t(SocketFile ? WireMode::Plain : WireMode::Tls))
+        << "TLS is the default over TCP with a token; socket files stay plain";
     Nonce FromExecutor, FromHost{};
-    std::copy(Body.begin() + 8, Body.end(), FromExecutor.begin());
-    auto Proof = prove(Token.secret(), Prover::Host, FromExecutor, FromHost);
+    std::copy(Body.begin() + 16, Body.end(), FromExecutor.begin());
+    auto Proof = prove(Token.secret(), Prover::Host, {Wire, Wire}, FromExecutor, FromHost);
     ASSERT_TRUE(bool(Proof));
     Seen.assign(FromHost.begin(), FromHost.end());
+    Seen.resize(Seen.size() + 8);
+    llvm::support::endian::write64le(Seen.data() + NonceSize, Wire);
     Seen.insert(Seen.end(), Proof->begin(), Proof->end());
     ASSERT_TRUE(sendAll(*Fd, frame(uint64_t(AuthOpcode::Response), Seen)));
     ASSERT_TRUE(readFrame(*Fd, OpC, Body));
@@ -208,7 +214,8 @@ TEST(AuthTest, AReplayedResponseIsRefused) {
 TEST(AuthTest, AnExecutorThatCannotProveItselfIsRefused) {
   TokenFile Token;
   FakeExecutor Impostor([](int Fd) {
-    std::vector<char> Challenge(8 + wire::NonceSize, 7);
+    std::vector<char> Challenge(16 + wire::NonceSize, 7);
+    llvm::support::endian::write64le(Challenge.data() + 8, uint64_t(wire::WireMode::Tls));
     llvm::support::endian::write64le(Challenge.data(), wire::AuthVersion);
     sendAll(Fd, frame(uint64_t(wire::AuthOpcode::Challenge), Challenge));
     uint64_t OpC;
@@ -231,8 +238,9 @@ TEST(AuthTest, AStalledHandshakeEndsOpenAtItsDeadline) {
   std::vector<std::function<void(int)>> Stalls = {
       [](int Fd) { sendAll(Fd, {'x'}); },
       [](int Fd) {
-        std::vector<char> Challenge(8 + wire::NonceSize, 0);
+        std::vector<char> Challenge(16 + wire::NonceSize, 0);
         llvm::support::endian::write64le(Challenge.data(), wire::AuthVersion);
+        llvm::support::endian::write64le(Challenge.data() + 8, uint64_t(wire::WireMode::Tls));
         sendAll(Fd, frame(uint64_t(wire::AuthOpcode::Challenge), Challenge));
       },
       [](int Fd) {

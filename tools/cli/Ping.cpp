@@ -56,6 +56,8 @@ Error ping(ArrayRef<StringRef> Args) {
   R.ConnectNs = nsSince(Began);
   R.Executor = (*S)->executor();
   R.Chosen = (*S)->strategy();
+  R.Protection = (*S)->protection();
+  R.Transport = transportName((*S)->transport());
   std::vector<std::chrono::nanoseconds> Trips;
   for (unsigned I = 0; I < O.Count; ++I) {
     auto Sent = Clock::now();

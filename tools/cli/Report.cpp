@@ -95,6 +95,8 @@ void printPingJson(const PingReport &R, raw_ostream &OS) {
                                                   {"strategy", strategyName(R.Chosen)},
                                                   {"extensions", std::move(Extensions)},
                                                   {"authenticated", E.Authenticated},
+                                                  {"transport", R.Transport},
+                                                  {"protection", R.Protection},
                                                   {"connect_ns", whole(R.ConnectNs)},
                                                   {"round_trip_ns", summary(R.RoundTrip)}}));
 }
@@ -136,6 +138,11 @@ void printPing(const PingReport &R, bool Json, raw_ostream &OS) {
   OS << "extensions:     " << (Ext.empty() ? "none" : join(Ext, ", ")) << "\n";
   OS << "authentication: "
      << (E.Authenticated ? "shared secret, proven by both ends" : "none (no secret asked)") << "\n";
+  OS << "wire:           " << R.Protection << " over " << R.Transport
+     << (R.Protection == "plain" && R.Transport == "tcp" && E.Authenticated
+             ? " (authenticated, not encrypted: --wire plain)"
+             : "")
+     << "\n";
   OS << "connect:        " << duration(R.ConnectNs) << "\n";
   OS << formatv("round trip:     median {0}, p99 {1} over {2} ({3} to {4})\n",
                 duration(R.RoundTrip.MedianNs), duration(R.RoundTrip.P99Ns), R.RoundTrip.Count,

@@ -25,6 +25,8 @@ struct PingReport {
   std::string Address;
   ExecutorInfo Executor;
   Strategy Chosen = Strategy::Naive; // what launches would use
+  std::string Protection;            // Session::protection()
+  std::string Transport;             // "tcp" or "shm"
   double ConnectNs = 0;              // connecting, authenticating, the EPC handshake
   TimeSummary RoundTrip;
 };

@@ -58,6 +58,10 @@ public:
   // included), or Shm for an executor on this machine
   // (SessionOptions::Transport).
   TransportKind transport() const;
+  // What protects the session's bytes: "plain", or the TLS version and
+  // cipher suite ("TLSv1.3 TLS_AES_128_GCM_SHA256"), with "(kernel TLS)"
+  // when the kernel makes the records (SessionOptions::Wire).
+  std::string protection() const;
 
   SessionStats stats() const;
 

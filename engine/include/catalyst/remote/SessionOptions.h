@@ -25,6 +25,14 @@ namespace catalyst::remote {
 // Auto picks ZeroCopy, or the best the executor supports.
 enum class Strategy { Auto, Naive, Batched, ZeroCopy };
 
+// What carries a session's bytes once both ends proved they know the
+// secret. Tls: TLS 1.3 keyed by the secret, so that whoever relays the
+// connection can neither read nor alter it. Auto: TLS over TCP when a
+// secret is set, plain otherwise and over socket files and the local
+// socket, which stay plain (the kernel checks the peer's user). The
+// executor's --wire must agree: a mismatch fails, naming both.
+enum class WireProtection { Auto, Plain, Tls };
+
 // Reads a token file (as the executor's --token-file): its bytes, without
 // trailing white space, are the secret; refused when its group or others
 // may access it. The buffer it was read into is wiped.
@@ -36,6 +44,9 @@ const char *transportName(TransportKind K);
 llvm::Expected<TransportKind> parseTransport(llvm::StringRef Name);
 // "naive", "batched", "zerocopy" or "auto".
 llvm::Expected<Strategy> parseStrategy(llvm::StringRef Name);
+// "auto", "plain" or "tls".
+const char *wireName(WireProtection W);
+llvm::Expected<WireProtection> parseWire(llvm::StringRef Name);
 
 struct SessionOptions {
   // Connecting, authenticating and the EPC handshake must all finish
@@ -79,6 +90,8 @@ struct SessionOptions {
   // silently. Shm: shared memory or an error saying why not. Tcp: never
   // tries (CATALYST_REMOTE_TRANSPORT through the C ABI).
   TransportKind Transport = TransportKind::Auto;
+  // CATALYST_REMOTE_WIRE through the C ABI.
+  WireProtection Wire = WireProtection::Auto;
   // Executor memory for launch buffers: the first slab, and the most the
   // host may reserve (address space; pages are committed as they are used).
   uint64_t SlabInitial = uint64_t(64) << 20;
@@ -97,7 +110,8 @@ struct SessionOptions {
 // reads it: CATALYST_REMOTE_STRATEGY (a strategy's name),
 // CATALYST_REMOTE_TOKEN_FILE (read as readTokenFile does) or else
 // CATALYST_REMOTE_TOKEN (the secret itself, which stays in the process's
-// environment: the file is the better way), CATALYST_REMOTE_LIVENESS_MS,
+// environment: the file is the better way), CATALYST_REMOTE_WIRE (auto,
+// plain or tls), CATALYST_REMOTE_LIVENESS_MS,
 // CATALYST_REMOTE_LAUNCH_TIMEOUT_MS, CATALYST_REMOTE_MAX_OUTPUT_MIB, and
 // CATALYST_REMOTE_PROFILE (set and not "0": Profile). Fails on a value it
 // cannot use, saying which.

@@ -1,0 +1,343 @@
+//===- WireProtectionTest.cpp - TLS after the handshake -------------------===//
+//
+// With a token, a session over TCP carries its bytes in TLS 1.3 records
+// keyed by the token and the handshake's nonces: whoever relays the
+// connection can forward the handshake but can neither read what follows
+// nor alter or add a byte without the session ending, named as tampering.
+// Both ends must agree on it (--wire, CATALYST_REMOTE_WIRE): a mismatch
+// fails on both, naming both settings. Sessions over socket files and the
+// local socket stay plain.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Command.h"
+#include "Deaths.h"
+#include "EngineHarness.h"
+#include "ExecutorProcess.h"
+#include "Kernels.h"
+#include "Procfs.h"
+#include "TamperRelay.h"
+#include "Text.h"
+#include "TokenFile.h"
+#include "wire/TlsStream.h"
+
+#include <cerrno>
+#include <functional>
+#include <future>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <random>
+#include <sys/socket.h>
+#include <thread>
+#include <unistd.h>
+
+using namespace catalyst::remote;
+using namespace catalyst::remote::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+// An executor on a loopback TCP port ("0": not the default address, which
+// a socket-file run turns into a socket file) with Token.
+ExecutorOptions tcpWithToken(const TokenFile &Token, std::vector<std::string> More = {}) {
+  ExecutorOptions EO;
+  EO.Bind = "0";
+  EO.Args = {"--token-file", Token.path()};
+  EO.Args.insert(EO.Args.end(), More.begin(), More.end());
+  return EO;
+}
+
+SessionOptions overTcp(const TokenFile &Token, WireProtection W = WireProtection::Auto) {
+  SessionOptions O;
+  O.Secret = SecretBytes::copyOf(Token.secret());
+  O.Transport = TransportKind::Tcp;
+  O.Wire = W;
+  return O;
+}
+
+bool waitUntil(const std::function<bool()> &Holds, std::chrono::milliseconds Limit) {
+  auto Until = std::chrono::steady_clock::now() + Limit;
+  while (!Holds()) {
+    if (std::chrono::steady_clock::now() > Until)
+      return false;
+    std::this_thread::sleep_for(10ms);
+  }
+  return true;
+}
+
+std::string openError(const std::string &Address, const SessionOptions &O) {
+  auto S = Session::open(Address, O);
+  return S ? std::string() : llvm::toString(S.takeError());
+}
+
+class WireProtectionTest : public ::testing::TestWithParam<Strategy> {};
+
+// Every strategy runs over TLS, small and large payloads alike.
+TEST_P(WireProtectionTest, ATcpSessionWithATokenIsTlsByDefault) {
+  TokenFile Token;
+  ExecutorProcess Exec;
+  ASSERT_TRUE(Exec.start(tcpWithToken(Token)));
+  auto S = openWithConcat(Exec.address(), GetParam(), overTcp(Token));
+  ASSERT_TRUE(S);
+  EXPECT_TRUE(mentions(S->protection(), "TLSv1.3 TLS_AES_128_GCM_SHA256")) << S->protection();
+  std::mt19937_64 Rng(7);
+  for (int64_t Bytes : {0, 8, 70000, 5 << 20})
+    EXPECT_TRUE(concatMatches(*S, byteInputs({Bytes, 3, Bytes / 2}, Rng))) << Bytes;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllStrategies, WireProtectionTest,
+                         ::testing::Values(Strategy::Naive, Strategy::Batched, Strategy::ZeroCopy),
+                         [](const auto &Info) { return strategyTestName(Info.param); });
+
+TEST(WireProtection, TheLocalSocketAndPlainWireStayPlain) {
+  TokenFile Token;
+  ExecutorProcess Exec;
+  ASSERT_TRUE(Exec.start(tcpWithToken(Token)));
+  SessionOptions Local = overTcp(Token);
+  Local.Transport = TransportKind::Shm;
+  auto S = openWithConcat(Exec.address(), Strategy::ZeroCopy, Local);
+  ASSERT_TRUE(S);
+  EXPECT_EQ(S->protection(), "plain");
+
+  ExecutorProcess Plain;
+  ASSERT_TRUE(Plain.start(tcpWithToken(Token, {"--wire", "plain"})));
+  auto P =
+      openWithConcat(Plain.address(), Strategy::ZeroCopy, overTcp(Token, WireProtection::Plain));
+  ASSERT_TRUE(P);
+  EXPECT_EQ(P->protection(), "plain");
+  std::mt19937_64 Rng(1);
+  EXPECT_TRUE(concatMatches(*P, byteInputs({100, 3}, Rng)));
+}
+
+// Each end says what the other wanted, and the executor logs it.
+TEST(WireProtection, AMismatchFailsOnBothEndsNamingBoth) {
+  TokenFile Token;
+  std::string Log = Token.dir() + "/executor.log";
+  ExecutorOptions EO = tcpWithToken(Token, {"--wire", "plain"});
+  EO.LogPath = Log;
+  ExecutorProcess Plain;
+  ASSERT_TRUE(Plain.start(EO));
+  std::string Msg = openError(Plain.address(), overTcp(Token));
+  EXPECT_TRUE(mentions(Msg, "the executor's is plain (catalyst-remote-executor --wire plain"))
+      << Msg;
+  EXPECT_TRUE(mentions(Msg, "this host's is tls (the default")) << Msg;
+  ExecutorProcess Tls;
+  ASSERT_TRUE(Tls.start(tcpWithToken(Token)));
+  Msg = openError(Tls.address(), overTcp(Token, WireProtection::Plain));
+  EXPECT_TRUE(mentions(Msg, "the executor's is tls")) << Msg;
+  EXPECT_TRUE(mentions(Msg, "this host's is plain (CATALYST_REMOTE_WIRE=plain")) << Msg;
+  EXPECT_TRUE(waitUntil([&] { return mentions(readFile(Log), "wants other wire protection"); }, 5s))
+      << readFile(Log);
+}
+
+TEST(WireProtection, TlsNeedsAToken) {
+  CommandResult R = runCommand({executorPath(), "--bind", "127.0.0.1:0", "--wire", "tls"});
+  EXPECT_EQ(R.ExitStatus, 2);
+  EXPECT_TRUE(mentions(R.Output, "--wire tls needs --token-file")) << R.Output;
+  ExecutorProcess Exec;
+  ASSERT_TRUE(Exec.start());
+  SessionOptions O;
+  O.Wire = WireProtection::Tls;
+  std::string Msg = openError(Exec.address(), O);
+  EXPECT_TRUE(mentions(Msg, "needs the executor's token")) << Msg;
+}
+
+// A relay that forwarded the handshake holds a session that works...
+struct Relayed {
+  TokenFile Token;
+  ExecutorProcess Exec;
+  std::unique_ptr<TamperRelay> Relay;
+  std::unique_ptr<Session> S;
+
+  ::testing::AssertionResult open() {
+    if (!Exec.start(tcpWithToken(Token)))
+      return ::testing::AssertionFailure() << "no executor";
+    Relay = std::make_unique<TamperRelay>(Exec.address());
+    S = openWithConcat(Relay->address(), Strategy::ZeroCopy, overTcp(Token));
+    if (!S)
+      return ::testing::AssertionFailure() << "no session through the relay";
+    std::mt19937_64 Rng(3);
+    return concatMatches(*S, byteInputs({64, 3}, Rng));
+  }
+
+  // ...until the relay touches a byte: the next launch fails, saying why.
+  std::string launchError() {
+    std::mt19937_64 Rng(4);
+    auto R = concatMatches(*S, byteInputs({4096, 5}, Rng));
+    return R ? std::string() : std::string(R.message());
+  }
+};
+
+TEST(WireProtection, AnAlteredRecordIsNamedTampering) {
+  Relayed R;
+  ASSERT_TRUE(R.open());
+  R.Relay->flipNext(TamperRelay::Direction::ToHost);
+  std::string Msg = R.launchError();
+  EXPECT_TRUE(R.Relay->tampered());
+  EXPECT_TRUE(mentions(Msg, "tampering")) << Msg;
+  EXPECT_FALSE(R.S->connected());
+}
+
+TEST(WireProtection, AnInjectedFrameIsNamedTampering) {
+  // A plain EPC frame, as the relay would have sent without TLS, and a
+  // forged TLS record: neither reaches the executor's EPC.
+  std::vector<char> Frame(32, 0);
+  Frame[0] = 32;
+  std::vector<char> Record = {0x17, 0x03, 0x03, 0x00, 0x40};
+  Record.resize(Record.size() + 0x40, 0x5a);
+  for (auto &Bytes : {Frame, Record}) {
+    Relayed R;
+    ASSERT_TRUE(R.open());
+    R.Relay->injectNext(TamperRelay::Direction::ToExecutor, Bytes);
+    std::string Msg = R.launchError();
+    EXPECT_TRUE(R.Relay->tampered());
+    EXPECT_TRUE(mentions(Msg, "tampering")) << Msg;
+    EXPECT_FALSE(R.S->connected());
+  }
+}
+
+// The crash reporter hands its frame to a thread that can make a record.
+TEST(WireProtection, ACrashIsStillNamedOverTls) {
+  TokenFile Token;
+  ExecutorProcess Exec;
+  ASSERT_TRUE(Exec.start(tcpWithToken(Token)));
+  auto S = openSession(Exec.address(), overTcp(Token));
+  ASSERT_TRUE(S);
+  ASSERT_EQ(messageOf(S->sendBinary(kernelObject("deaths"), BinaryFormat::Object)), "");
+  Desc Out(1, 1);
+  std::string Msg =
+      messageOf(S->launch({remoteEntry("die_segv"), "deaths.o", {}, {{Out.data(), 1, 1}}}));
+  EXPECT_TRUE(mentions(Msg, "signal 11 (Segmentation fault)")) << Msg;
+  EXPECT_FALSE(mentions(Msg, "tampering")) << Msg;
+}
+
+// Two connected TCP sockets on loopback.
+std::pair<int, int> tcpPair() {
+  int L = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in A{};
+  A.sin_family = AF_INET;
+  A.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t Len = sizeof(A);
+  EXPECT_EQ(::bind(L, reinterpret_cast<sockaddr *>(&A), sizeof(A)), 0);
+  EXPECT_EQ(::listen(L, 1), 0);
+  EXPECT_EQ(::getsockname(L, reinterpret_cast<sockaddr *>(&A), &Len), 0);
+  int C = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  EXPECT_EQ(::connect(C, reinterpret_cast<sockaddr *>(&A), sizeof(A)), 0);
+  int S = ::accept4(L, nullptr, nullptr, SOCK_CLOEXEC);
+  ::close(L);
+  return {C, S};
+}
+
+using Streams = std::pair<llvm::Expected<std::unique_ptr<wire::TlsStream>>,
+                          llvm::Expected<std::unique_ptr<wire::TlsStream>>>;
+
+Streams handshakes(int C, int S, const wire::Psk &ClientKey, const wire::Psk &ServerKey) {
+  auto By = std::chrono::steady_clock::now() + 5s;
+  auto Server = std::async(std::launch::async, [&] {
+    return wire::TlsStream::handshake(S, wire::TlsRole::Server, ServerKey, By);
+  });
+  auto Client = wire::TlsStream::handshake(C, wire::TlsRole::Client, ClientKey, By);
+  return {std::move(Client), Server.get()};
+}
+
+wire::Psk keyFor(const std::string &Secret, uint8_t Salt) {
+  wire::Nonce A{}, B{};
+  A[0] = Salt;
+  auto K = wire::derivePsk(Secret, A, B);
+  EXPECT_TRUE(bool(K));
+  return K ? *K : wire::Psk{};
+}
+
+TEST(TlsStream, APeerWithAnotherKeyCannotCompleteTheHandshake) {
+  auto [C, S] = tcpPair();
+  auto [Client, Server] = handshakes(C, S, keyFor("a-secret-of-the-host-000", 1),
+                                     keyFor("another-secret-entirely-1", 1));
+  ASSERT_FALSE(bool(Client));
+  ASSERT_FALSE(bool(Server));
+  std::string Msg = llvm::toString(Client.takeError());
+  EXPECT_TRUE(mentions(Msg, "know the token")) << Msg;
+  llvm::consumeError(Server.takeError());
+  // The same secret with other nonces is another key too.
+  auto [C2, S2] = tcpPair();
+  auto [Client2, Server2] =
+      handshakes(C2, S2, keyFor("the-same-secret-000000", 1), keyFor("the-same-secret-000000", 2));
+  EXPECT_FALSE(bool(Client2));
+  EXPECT_FALSE(bool(Server2));
+  llvm::consumeError(Client2.takeError());
+  llvm::consumeError(Server2.takeError());
+  for (int Fd : {C, S, C2, S2})
+    ::close(Fd);
+}
+
+TEST(TlsStream, BytesGoThroughAndPeeksDoNotConsume) {
+  auto [C, S] = tcpPair();
+  auto Key = keyFor("the-same-secret-000000", 9);
+  auto [Client, Server] = handshakes(C, S, Key, Key);
+  ASSERT_TRUE(bool(Client)) << llvm::toString(Client.takeError());
+  ASSERT_TRUE(bool(Server)) << llvm::toString(Server.takeError());
+  std::vector<char> Big(3 << 20);
+  std::mt19937_64 Rng(5);
+  for (auto &B : Big)
+    B = char(Rng());
+  std::string Head = "header--";
+  auto Writer = std::async(std::launch::async, [&] {
+    iovec Iov[2] = {{Head.data(), Head.size()}, {Big.data(), Big.size()}};
+    size_t Left = Head.size() + Big.size();
+    int At = 0;
+    while (Left > 0) {
+      ssize_t N = (*Client)->write(Iov + At, 2 - At);
+      if (N <= 0)
+        return false;
+      Left -= size_t(N);
+      for (size_t M = size_t(N); M > 0;) {
+        size_t Step = std::min(M, Iov[At].iov_len);
+        Iov[At].iov_base = static_cast<char *>(Iov[At].iov_base) + Step;
+        Iov[At].iov_len -= Step;
+        M -= Step;
+        if (Iov[At].iov_len == 0)
+          ++At;
+      }
+    }
+    return true;
+  });
+  char Peeked[8];
+  ASSERT_EQ((*Server)->peek(Peeked, 8, true), 8);
+  EXPECT_EQ(std::string(Peeked, 8), Head);
+  std::vector<char> Got(Head.size() + Big.size());
+  size_t Have = 0;
+  while (Have < Got.size()) {
+    iovec Into{Got.data() + Have, Got.size() - Have};
+    ssize_t N = (*Server)->read(&Into, 1);
+    ASSERT_GT(N, 0) << std::strerror(errno);
+    Have += size_t(N);
+  }
+  EXPECT_TRUE(Writer.get());
+  EXPECT_EQ(std::string(Got.data(), Head.size()), Head);
+  EXPECT_TRUE(std::equal(Big.begin(), Big.end(), Got.begin() + Head.size()));
+  EXPECT_TRUE(mentions((*Server)->description(), "TLS_AES_128_GCM_SHA256"));
+  ::close(C);
+  ::close(S);
+}
+
+// Kernel TLS needs the kernel's tls module (CONFIG_TLS); where it is, the
+// stream's sends go through it.
+TEST(TlsStream, KernelTlsWhereTheKernelOffersIt) {
+  auto [C, S] = tcpPair();
+  bool Offered = ::setsockopt(C, IPPROTO_TCP, TCP_ULP, "tls", sizeof("tls")) == 0;
+  int Why = errno;
+  ::close(C);
+  ::close(S);
+  if (!Offered)
+    GTEST_SKIP() << "this kernel offers no TLS (setsockopt TCP_ULP \"tls\": " << std::strerror(Why)
+                 << "; CONFIG_TLS is off): OpenSSL's record layer runs";
+  auto [C2, S2] = tcpPair();
+  auto Key = keyFor("the-same-secret-000000", 3);
+  auto [Client, Server] = handshakes(C2, S2, Key, Key);
+  ASSERT_TRUE(bool(Client)) << llvm::toString(Client.takeError());
+  ASSERT_TRUE(bool(Server)) << llvm::toString(Server.takeError());
+  EXPECT_TRUE((*Client)->kernelSends()) << (*Client)->description();
+  ::close(C2);
+  ::close(S2);
+}
+
+} // namespace
