@@ -129,14 +129,6 @@ Error sendFrame(int Fd, AuthOpcode OpC, ArrayRef<char> Body) {
                            N < 0 ? std::strerror(errno) : "short write");
 }
 
-struct Header {
-  uint64_t Size, OpC;
-};
-
-Header decodeHeader(const char *H) {
-  return {support::endian::read64le(H), support::endian::read64le(H + 8)};
-}
-
 // Reads the rest of a Hangup frame whose header was consumed and returns
 // the peer's reason as an error.
 Error readRefusal(int Fd, uint64_t Size, Deadline By) {
@@ -157,7 +149,7 @@ Error readRefusal(int Fd, uint64_t Size, Deadline By) {
   return createStringError(inconvertibleErrorCode(), Said);
 }
 
-Error expectFrame(const Header &H, AuthOpcode OpC, size_t Body, const char *What) {
+Error expectFrame(const FrameHeader &H, AuthOpcode OpC, size_t Body, const char *What) {
   if (H.OpC == uint64_t(OpC) && H.Size == HeaderSize + Body)
     return Error::success();
   return protocolError(formatv("expected {0} ({1} bytes), got a message with opcode {2:x} of "
@@ -182,7 +174,7 @@ Error wireMismatch(WireMode Executor, const HostAuth &A) {
 }
 
 // The host's answer to a challenge whose header (H) was consumed.
-Expected<Agreed> answerChallenge(int Fd, const Header &H, const HostAuth &A, Deadline By) {
+Expected<Agreed> answerChallenge(int Fd, const FrameHeader &H, const HostAuth &A, Deadline By) {
   char Body[ChallengeBody];
   // A challenge of another version may have another size: its version
   // comes first, and says so better than its size would.
@@ -225,7 +217,7 @@ Expected<Agreed> answerChallenge(int Fd, const Header &H, const HostAuth &A, Dea
   char Next[HeaderSize];
   if (auto Err = readFully(Fd, Next, HeaderSize, By))
     return Err;
-  Header Proof = decodeHeader(Next);
+  FrameHeader Proof = decodeHeader(Next);
   if (Proof.OpC == uint64_t(SimpleRemoteEPCOpcode::Hangup))
     return readRefusal(Fd, Proof.Size, By);
   if (auto Err = expectFrame(Proof, AuthOpcode::Proof, ProofBody, "the executor's proof"))
@@ -274,7 +266,7 @@ Error awaitSetup(int Fd, TlsStream *Tls, Deadline By, std::vector<char> *Copy) {
   char H[HeaderSize];
   if (auto Err = Peek(H, HeaderSize))
     return Err;
-  Header Setup = decodeHeader(H);
+  FrameHeader Setup = decodeHeader(H);
   if (Setup.OpC == uint64_t(SimpleRemoteEPCOpcode::Hangup) && !Tls) {
     if (auto Err = readFully(Fd, H, HeaderSize, By))
       return Err;
@@ -320,7 +312,7 @@ Expected<std::unique_ptr<TlsStream>> authenticateExecutor(int Fd, const HostAuth
   char H[HeaderSize];
   if (auto Err = peekFully(Fd, H, HeaderSize, By))
     return Err;
-  Header First = decodeHeader(H);
+  FrameHeader First = decodeHeader(H);
   bool Challenged = First.OpC == uint64_t(AuthOpcode::Challenge);
   StringRef Secret = Auth.Secret;
   if (Challenged && Secret.empty())

@@ -1,15 +1,20 @@
-//===- SocketTransport.cpp - ORC EPC framing over one TCP socket ----------===//
+//===- SocketTransport.cpp - EPC messages over one connection -------------===//
+//
+// The transport's core: starting, sending a message, the reader's loop,
+// reading one message (peeked head, then straight into place), the
+// host's reading on demand, and ending the connection. Payload messages,
+// the shared mailbox and liveness are in SocketTransport*.cpp beside it;
+// the bytes themselves go through ByteStream.
+//
+//===----------------------------------------------------------------------===//
 
 #include "SocketTransport.h"
 
 #include "PeerText.h"
-#include "SocketTimeouts.h"
 #include "SpsCheck.h"
 #include "SysError.h"
-#include "TlsStream.h"
 
 #include "llvm/ADT/ScopeExit.h"
-#include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -17,11 +22,8 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
-#include <mimalloc.h>
-#include <poll.h>
 #include <sched.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -32,26 +34,10 @@ namespace catalyst::remote::wire {
 
 namespace {
 
-void encodeHeader(char *H, uint64_t MsgSize, SimpleRemoteEPCOpcode OpC, uint64_t SeqNo,
-                  ExecutorAddr TagAddr) {
-  support::endian::write64le(H, MsgSize);
-  support::endian::write64le(H + 8, static_cast<uint64_t>(OpC));
-  support::endian::write64le(H + 16, SeqNo);
-  support::endian::write64le(H + 24, TagAddr.getValue());
-}
-
-// The plan of a payload message is small; the payload is what may be large.
-constexpr uint64_t MaxPlanSize = 64 << 20;
 // A reason to hang up is a line of text: more is no reason.
 constexpr uint64_t MaxHangupFrame = 64 << 10;
+
 static_assert(SocketTransport::PeekSize >= SocketTransport::HeaderSize);
-// Strided payloads are packed into scratch of 1 MiB, or as much as a
-// transposed view needs to read its source lines whole, up to 16 MiB; a
-// transposed view of up to 64 MiB whole, which the packer copies in source
-// order at about twice the speed. The scratch is kept for the next send.
-constexpr size_t ChunkSize = 1 << 20;
-constexpr size_t MaxChunkSize = 16 << 20;
-constexpr size_t MaxWholeChunkSize = 64 << 20;
 
 // A blocking send returns only once all it was given is queued: each call
 // gets at most this much, so that bytesWritten() grows while a large message
@@ -71,42 +57,7 @@ std::pair<int, size_t> stepOf(const iovec *Iov, int Count) {
   return {N, Total > SendStep ? Total - SendStep : 0};
 }
 
-// Joins pieces that continue one another (slices of one buffer, inputs
-// placed back to back in a slab) and drops empty ones, in place: each piece
-// costs the kernel a step per call. Returns the pieces left.
-int joinAdjacent(iovec *Iov, int Count) {
-  int Out = 0;
-  for (int I = 0; I < Count; ++I) {
-    if (Iov[I].iov_len == 0)
-      continue;
-    if (Out > 0 &&
-        static_cast<char *>(Iov[Out - 1].iov_base) + Iov[Out - 1].iov_len == Iov[I].iov_base)
-      Iov[Out - 1].iov_len += Iov[I].iov_len;
-    else
-      Iov[Out++] = Iov[I];
-  }
-  return Out;
-}
-
 } // namespace
-
-PayloadHandler::~PayloadHandler() = default;
-PayloadSink::~PayloadSink() = default;
-
-PayloadSink *PayloadHandler::sinkFor(size_t) {
-  return nullptr;
-}
-
-// Puts Descriptors (SCM_RIGHTS) in Msg, using Control for them.
-static void attachDescriptors(msghdr &Msg, char *Control, ArrayRef<int> Descriptors) {
-  Msg.msg_control = Control;
-  Msg.msg_controllen = CMSG_SPACE(sizeof(int) * Descriptors.size());
-  cmsghdr *C = CMSG_FIRSTHDR(&Msg);
-  C->cmsg_level = SOL_SOCKET;
-  C->cmsg_type = SCM_RIGHTS;
-  C->cmsg_len = CMSG_LEN(sizeof(int) * Descriptors.size());
-  std::memcpy(CMSG_DATA(C), Descriptors.data(), sizeof(int) * Descriptors.size());
-}
 
 // Writes all of Iov (the caller's scratch: pieces are joined in it first),
 // resuming after partial writes, and adds what went out to Written and to
@@ -121,20 +72,13 @@ static void attachDescriptors(msghdr &Msg, char *Control, ArrayRef<int> Descript
 // in a kernel) sends heartbeats meanwhile, so a quiet slice is one in
 // which no read returned a byte.
 int SocketTransport::sendAll(iovec *Iov, int Count, uint64_t &Written, ArrayRef<int> Descriptors) {
-  alignas(cmsghdr) char Control[CMSG_SPACE(sizeof(int) * MaxDescriptors)];
-  assert(Descriptors.size() <= MaxDescriptors && "the peer takes no more");
   unsigned QuietSlices = 0;
   uint64_t HeardBefore = Heard.load(std::memory_order_relaxed);
   Count = joinAdjacent(Iov, Count);
   while (Count > 0) {
     auto [Parts, Over] = stepOf(Iov, Count);
-    msghdr Msg{};
-    Msg.msg_iov = Iov;
-    Msg.msg_iovlen = Parts;
-    if (!Descriptors.empty())
-      attachDescriptors(Msg, Control, Descriptors);
     Iov[Parts - 1].iov_len -= Over;
-    ssize_t N = Tls ? Tls->write(Iov, Parts) : ::sendmsg(Fd, &Msg, MSG_NOSIGNAL);
+    ssize_t N = Stream.send(Iov, Parts, Descriptors);
     Iov[Parts - 1].iov_len += Over;
     if (N < 0 && errno == EINTR)
       continue;
@@ -165,10 +109,6 @@ int SocketTransport::sendAll(iovec *Iov, int Count, uint64_t &Written, ArrayRef<
   return 0;
 }
 
-void SocketTransport::MiFree::operator()(char *P) const {
-  mi_free(P);
-}
-
 Expected<std::unique_ptr<SocketTransport>>
 SocketTransport::Create(SimpleRemoteEPCTransportClient &Client, int Fd, TransportOptions Opts,
                         SocketTransport **Created) {
@@ -197,7 +137,6 @@ SocketTransport::~SocketTransport() {
   disconnect();
   if (Reader.joinable())
     Reader.join();
-  ::close(Fd);
 }
 
 Error SocketTransport::start() {
@@ -270,49 +209,12 @@ void SocketTransport::disconnect() {
   }
   StateChanged.notify_all();
   // Wakes the reader: its blocked read returns end-of-file.
-  ::shutdown(Fd, SHUT_RDWR);
+  Stream.shutdown(SHUT_RDWR);
 }
 
 std::string SocketTransport::hangupReason() const {
   std::lock_guard<std::mutex> Lock(HangupMutex);
   return Hangup;
-}
-
-// A read, and on a transport that accepts them, the descriptors that came
-// with the bytes (whichever read consumes a message's first byte gets
-// those sent with it).
-ssize_t SocketTransport::receive(iovec *Iov, int Count) {
-  if (Tls)
-    return Tls->read(Iov, Count);
-  if (!Opts.AcceptDescriptors)
-    return ::readv(Fd, Iov, Count);
-  alignas(cmsghdr) char Control[CMSG_SPACE(sizeof(int) * MaxDescriptors)];
-  msghdr M{};
-  M.msg_iov = Iov;
-  M.msg_iovlen = Count;
-  M.msg_control = Control;
-  M.msg_controllen = sizeof(Control);
-  ssize_t N = ::recvmsg(Fd, &M, MSG_CMSG_CLOEXEC);
-  if (N >= 0)
-    keepDescriptors(M);
-  return N;
-}
-
-// Descriptors beyond MaxDescriptors were closed by the kernel (MSG_CTRUNC);
-// those that fit are kept for the handler, within the same bound.
-void SocketTransport::keepDescriptors(msghdr &M) {
-  TooManyPassed |= (M.msg_flags & MSG_CTRUNC) != 0;
-  for (cmsghdr *C = CMSG_FIRSTHDR(&M); C; C = CMSG_NXTHDR(&M, C)) {
-    if (C->cmsg_level != SOL_SOCKET || C->cmsg_type != SCM_RIGHTS)
-      continue;
-    size_t N = (C->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-    for (size_t I = 0; I < N; ++I) {
-      int D;
-      std::memcpy(&D, CMSG_DATA(C) + I * sizeof(int), sizeof(int));
-      Passed.push_back(D);
-    }
-  }
-  TooManyPassed |= Passed.size() > MaxDescriptors;
 }
 
 Error SocketTransport::tooManyDescriptors() {
@@ -321,23 +223,13 @@ Error SocketTransport::tooManyDescriptors() {
                            MaxDescriptors);
 }
 
-void SocketTransport::closeDescriptors() {
-  for (int D : Passed)
-    ::close(D);
-  Passed.clear();
-}
-
-std::vector<int> SocketTransport::takeDescriptors() {
-  return std::exchange(Passed, {});
-}
-
 Error SocketTransport::readExact(char *Dst, size_t Size, bool *CleanEof) {
   size_t Done = 0;
   uint64_t Seen = MovedOut.load(std::memory_order_relaxed);
   while (Done < Size) {
     iovec Rest{Dst + Done, Size - Done};
-    ssize_t N = receive(&Rest, 1);
-    if (TooManyPassed)
+    ssize_t N = Stream.receive(&Rest, 1);
+    if (Stream.tooManyDescriptors())
       return tooManyDescriptors();
     if (N > 0) {
       Heard.fetch_add(1, std::memory_order_relaxed);
@@ -359,161 +251,21 @@ Error SocketTransport::readExact(char *Dst, size_t Size, bool *CleanEof) {
   return Error::success();
 }
 
-bool SocketTransport::timedOut(int Errno) {
-  return Errno == EAGAIN || Errno == EWOULDBLOCK;
-}
-
-// A read timed out: the peer said nothing for the liveness timeout. It is
-// alive still if it took bytes of ours meanwhile, a long request on its way
-// (the reply is due from when the request started). Seen is the bytes
-// sent when the reader last looked.
-bool SocketTransport::peerTookBytes(uint64_t &Seen) const {
-  uint64_t Now = MovedOut.load(std::memory_order_relaxed);
-  bool Took = Now != Seen;
-  Seen = Now;
-  return Took;
-}
-
-// SO_RCVTIMEO ends a blocking read with EAGAIN: the peer said nothing, nor
-// took anything of ours, for the whole reply timeout. The reader ends the
-// connection on any error; the reason is kept for whoever asks why
-// (closeReason()).
-Error SocketTransport::readFailed(const char *What, int Errno) {
-  if (Tls && Tls->failure() != TlsFailure::None)
-    return tlsFailed(What);
-  if (!timedOut(Errno))
-    return sysError(What, Errno);
-  std::string Why = formatv("the executor stopped answering: nothing arrived for {0} ms while a "
-                            "reply was due (the liveness timeout); this end closed the connection",
-                            ReplyTimeoutMs.load())
-                        .str();
-  noteClosed(Why);
-  return createStringError(std::error_code(ETIMEDOUT, std::generic_category()), Why);
-}
-
-Error SocketTransport::readHeartbeat(Head &H, uint64_t MsgSize) {
-  if (MsgSize != HeaderSize)
-    return createStringError(inconvertibleErrorCode(), "peer sent a heartbeat of %llu bytes",
-                             (unsigned long long)MsgSize);
-  if (!H.Consumed)
-    if (auto Err = readExact(H.Bytes, HeaderSize, nullptr))
-      return Err;
-  ++FramesIn;
-  Heartbeats.fetch_add(1, std::memory_order_relaxed);
-  return Error::success();
-}
-
-void SocketTransport::setReplyTimeout(std::chrono::milliseconds Timeout) {
-  ReplyTimeoutMs = Timeout.count();
-  // Zero (no timeout) stays zero; a timeout too short to slice gets 1 us.
-  auto Slice = std::chrono::duration_cast<std::chrono::microseconds>(Timeout) / SendSlices;
-  auto Send = Timeout.count() > 0 ? std::max(Slice, std::chrono::microseconds(1))
-                                  : std::chrono::microseconds(0);
-  if (Tls) {
-    Tls->setReadTimeout(Timeout);
-    Tls->setSendTimeout(Send);
-    return;
-  }
-  setReadTimeout(Fd, Timeout);
-  setSendTimeout(Fd, Send);
-}
-
-void SocketTransport::clearReadTimeout() {
-  if (Tls)
-    Tls->setReadTimeout(std::chrono::microseconds(0));
-  else
-    wire::clearReadTimeout(Fd);
-}
-
-bool SocketTransport::readable() {
-  if (Tls)
-    return Tls->readable();
-  pollfd P{Fd, POLLIN, 0};
-  return ::poll(&P, 1, 0) > 0;
-}
-
-std::string SocketTransport::protection() const {
-  return Tls ? Tls->description() : std::string("plain");
-}
-
-// A TLS record failed, or the peer ended TLS with an alert: name it, and
-// tampering where that is what it means.
-Error SocketTransport::tlsFailed(const char *What) {
-  std::string Said = Tls->failureText();
-  std::string Why;
-  switch (Tls->failure()) {
-  case TlsFailure::Tampered:
-    Why = formatv("{0}: a TLS record from the peer failed authentication: its bytes were "
-                  "altered or injected on the way (tampering), or they do not come from the "
-                  "peer that authenticated; this end closed the connection ({1})",
-                  What, Said)
-              .str();
-    break;
-  case TlsFailure::TamperedThere:
-    Why = formatv("{0}: the peer ended TLS with an alert saying that what reached it was not "
-                  "this end's records: bytes were altered or injected on the way (tampering) "
-                  "({1})",
-                  What, Said)
-              .str();
-    break;
-  case TlsFailure::PeerAlert:
-    Why = formatv("{0}: the peer ended TLS with an alert ({1})", What, Said).str();
-    break;
-  default:
-    Why = formatv("{0}: TLS failed: {1}", What, Said).str();
-    break;
-  }
-  noteClosed(Why);
-  return createStringError(std::error_code(EBADMSG, std::generic_category()), Why);
-}
-
-// A frame that is a header alone (a heartbeat, a doorbell), under SendMutex.
-Error SocketTransport::sendBareFrame(uint64_t OpC, const char *What) {
-  char Header[HeaderSize];
-  encodeHeader(Header, HeaderSize, static_cast<SimpleRemoteEPCOpcode>(OpC), 0, ExecutorAddr());
-  iovec Iov{Header, HeaderSize};
-  if (!beginSend(HeaderSize))
-    return goingDown();
-  uint64_t Written = 0;
-  int Err = sendAll(&Iov, 1, Written);
-  endSend(Written);
-  return Err ? lostWhileSending(What, Err, Written, HeaderSize) : Error::success();
-}
-
-Error SocketTransport::sendHeartbeat() {
-  std::lock_guard<std::mutex> Lock(SendMutex);
-  if (Disconnected)
-    return createStringError(inconvertibleErrorCode(), "connection already closed");
-  if (auto Err = sendBareFrame(HeartbeatOpcode, "sending a heartbeat"))
-    return Err;
-  ++FramesOut;
-  Heartbeats.fetch_add(1, std::memory_order_relaxed);
-  return Error::success();
-}
-
 // Spoke says whether a byte arrived, rather than the end of the stream.
 Error SocketTransport::waitForFirstMessage(bool &Spoke) {
   Spoke = false;
   if (!Opts.OnFirstMessage)
     return Error::success();
-  if (Tls) {
-    char Byte;
-    ssize_t N = Tls->peek(&Byte, 1, true);
-    Spoke = N == 1;
-    if (N < 0 && Tls->failure() != TlsFailure::None)
-      return tlsFailed("waiting for the peer's first message");
-    return Error::success();
-  }
-  pollfd P{Fd, POLLIN, 0};
   for (;;) {
     char Byte;
-    if (::poll(&P, 1, -1) > 0) {
-      Spoke = ::recv(Fd, &Byte, 1, MSG_PEEK | MSG_DONTWAIT) == 1;
-      return Error::success();
-    }
-    if (errno != EINTR)
-      return sysError("waiting for the peer's first message", errno);
+    ssize_t N = Stream.peek(&Byte, 1, true);
+    Spoke = N == 1;
+    if (N >= 0 || (errno != EINTR && errno != EAGAIN))
+      break;
   }
+  if (!Spoke && tlsFailedHere())
+    return tlsFailed("waiting for the peer's first message");
+  return Error::success();
 }
 
 // Looks until something arrives or the spin is over, yielding between
@@ -521,7 +273,7 @@ Error SocketTransport::waitForFirstMessage(bool &Spoke) {
 // one) goes first.
 void SocketTransport::spinForMessage() {
   auto Until = std::chrono::steady_clock::now() + Opts.Spin;
-  while (!readable() && std::chrono::steady_clock::now() < Until)
+  while (!Stream.readable() && std::chrono::steady_clock::now() < Until)
     ::sched_yield();
 }
 
@@ -532,8 +284,7 @@ void SocketTransport::spinForMessage() {
 Error SocketTransport::readHead(Head &H, bool &Eof) {
   uint64_t Seen = MovedOut.load(std::memory_order_relaxed);
   for (;;) {
-    ssize_t N = Tls ? Tls->peek(H.Bytes, sizeof(H.Bytes), true)
-                    : ::recv(Fd, H.Bytes, sizeof(H.Bytes), MSG_PEEK);
+    ssize_t N = Stream.peek(H.Bytes, sizeof(H.Bytes), true);
     if (N > 0) {
       Heard.fetch_add(1, std::memory_order_relaxed);
       H.Visible = N;
@@ -557,100 +308,10 @@ Error SocketTransport::completeHead(Head &H) {
   return readExact(H.Bytes, HeaderSize, nullptr);
 }
 
-// Spins up to Opts.Spin for a message in the mailbox or a byte on the
-// socket; when neither came, says in the mailbox that this end sleeps on
-// the socket, then looks once more. True when a mailbox message is to be
-// taken now; false when the socket has (or will have) what comes next.
-Expected<bool> SocketTransport::awaitMail(Mailbox &B) {
-  auto Until = std::chrono::steady_clock::now() + Opts.Spin;
-  pollfd P{Fd, POLLIN, 0};
-  for (;;) {
-    auto S = B.look(FramesIn);
-    if (!S)
-      return S.takeError();
-    if (*S != Mailbox::State::Empty)
-      return *S == Mailbox::State::Ready;
-    if (::poll(&P, 1, 0) != 0)
-      return false;
-    if (std::chrono::steady_clock::now() >= Until)
-      break;
-    ::sched_yield();
-  }
-  B.setAsleep(true);
-  Asleep = true;
-  auto S = B.look(FramesIn);
-  if (!S)
-    return S.takeError();
-  return *S == Mailbox::State::Ready;
-}
-
-void SocketTransport::wake(Mailbox &B) {
-  if (Asleep)
-    B.setAsleep(false);
-  Asleep = false;
-}
-
-// A message from the mailbox, handled as a payload message without payload.
-Error SocketTransport::readMail(Mailbox &B) {
-  wake(B);
-  auto M = B.take();
-  if (!M)
-    return M.takeError();
-  Heard.fetch_add(1, std::memory_order_relaxed);
-  PayloadHandler *Handler = Payloads.load();
-  if (!isMailOpcode(M->OpC) || !Handler)
-    return createStringError(inconvertibleErrorCode(),
-                             "peer posted a message of opcode %llu to the shared mailbox, which "
-                             "carries enabled launches and their results only",
-                             (unsigned long long)M->OpC);
-  PostToPeer.store(true, std::memory_order_relaxed); // the peer reads it too
-  Received.fetch_add(1, std::memory_order_relaxed);
-  BytesIn.fetch_add(HeaderSize + M->Plan.size(), std::memory_order_relaxed);
-  auto Op = static_cast<PayloadOpcode>(M->OpC);
-  auto Dst = Handler->place(Op, M->SeqNo, {M->Plan.data(), M->Plan.size()}, 0);
-  Error Placed = Dst ? Error::success() : Dst.takeError();
-  if (Dst && !Dst->empty())
-    Placed =
-        createStringError(inconvertibleErrorCode(),
-                          "a message without payload was given %zu places for one", Dst->size());
-  Handler->finish(Op, M->SeqNo, std::move(M->Plan), std::move(Placed));
-  return Error::success();
-}
-
-Error SocketTransport::readDoorbell(Head &H, uint64_t MsgSize) {
-  if (MsgSize != HeaderSize || !Box.load())
-    return createStringError(inconvertibleErrorCode(), "peer rang a doorbell of %llu bytes%s",
-                             (unsigned long long)MsgSize,
-                             Box.load() ? "" : " with no shared mailbox open");
-  if (!H.Consumed)
-    return readExact(H.Bytes, HeaderSize, nullptr);
-  return Error::success();
-}
-
-// Under SendMutex, right after a post that found the reader asleep. A
-// doorbell that cannot go would leave the peer asleep on a message:
-// whatever went wrong, the connection ends.
-Error SocketTransport::ringDoorbell() {
-  Error Err = sendBareFrame(DoorbellOpcode, "ringing the peer's doorbell");
-  if (Err)
-    closeWith("a message was posted to the shared mailbox, but the peer could not be woken");
-  return Err;
-}
-
-Error SocketTransport::attachMailbox(std::unique_ptr<Mailbox> B, bool PeerReads) {
-  std::lock_guard<std::mutex> Lock(SendMutex);
-  if (OwnedBox)
-    return createStringError(inconvertibleErrorCode(), "the session has a shared mailbox already");
-  OwnedBox = std::move(B);
-  PostToPeer.store(PeerReads, std::memory_order_relaxed);
-  Box.store(OwnedBox.get(), std::memory_order_release);
-  return Error::success();
-}
-
 // Whatever descriptors came with the message and were not taken while it
 // was handled are closed once it is.
 Error SocketTransport::readMessage(bool &Eof) {
-  scope_exit Leftovers([this] { closeDescriptors(); });
+  scope_exit Leftovers([this] { Stream.closeDescriptors(); });
   Mailbox *B = Box.load(std::memory_order_acquire);
   if (B) {
     auto Mail = awaitMail(*B);
@@ -737,9 +398,7 @@ Error SocketTransport::readMessage(bool &Eof) {
 // the socket still finds what is there; only a whole Hangup frame at the
 // head of what is waiting counts.
 void SocketTransport::peekHangup() {
-  auto Peek = [this](char *Dst, size_t Size) {
-    return Tls ? Tls->peek(Dst, Size, false) : ::recv(Fd, Dst, Size, MSG_PEEK | MSG_DONTWAIT);
-  };
+  auto Peek = [this](char *Dst, size_t Size) { return Stream.peek(Dst, Size, false); };
   char Head[HeaderSize];
   if (Peek(Head, HeaderSize) != ssize_t(HeaderSize))
     return;
@@ -789,7 +448,7 @@ Error SocketTransport::readOnDemand(bool &Eof) {
     Due = RepliesDue > 0 && Claims == 0;
   }
   std::lock_guard<std::mutex> Lock(ReadMutex);
-  if (!Due && !readable())
+  if (!Due && !Stream.readable())
     return Error::success();
   return readMessage(Eof);
 }
@@ -824,40 +483,6 @@ void SocketTransport::readUntil(function_ref<bool()> Done) {
     std::lock_guard<std::mutex> Lock(StateMutex);
     StateChanged.notify_one();
   }
-}
-
-// The peer announced a message too large to take. Tell it why before going,
-// and take in (and drop) what it is still sending for a while: closing with
-// unread data would reset the connection and lose the explanation.
-// A peer that reset or closed the connection is gone for good, and after
-// part of a message the peer would read whatever comes next as its rest: in
-// both cases end the connection and say so to everyone who asks
-// (disconnected(), closeReason()), not only to this sender. A send that
-// failed before its first byte leaves the stream framed and the session up.
-Error SocketTransport::lostWhileSending(const char *What, int Errno, uint64_t Written,
-                                        uint64_t MsgSize) {
-  if (Tls && Tls->failure() != TlsFailure::None) {
-    Error Err = tlsFailed(What);
-    disconnect();
-    return Err;
-  }
-  if (Written == 0 && Errno != EPIPE && Errno != ECONNRESET && Errno != ETIMEDOUT)
-    return sysError(What, Errno);
-  if (Errno == EPIPE || Errno == ECONNRESET)
-    peekHangup();
-  std::string Why =
-      Errno == ETIMEDOUT
-          ? formatv("the executor stopped answering: it took none of the bytes of a message "
-                    "({0}, {1} of {2} bytes sent) and sent nothing for {3} ms (the liveness "
-                    "timeout); this end closed the connection",
-                    What, Written, MsgSize, ReplyTimeoutMs.load())
-                .str()
-          : formatv("{0} failed after {1} of its {2} bytes: {3}; this end closed the connection",
-                    What, Written, MsgSize, std::strerror(Errno))
-                .str();
-  noteClosed(Why);
-  disconnect();
-  return createStringError(std::error_code(Errno, std::generic_category()), Why);
 }
 
 // Senders take turns under SendMutex; the only other claimant is a crash
@@ -899,7 +524,7 @@ bool SocketTransport::claimStream() {
 bool SocketTransport::sendClaimed(StringRef Frame) {
   iovec V{const_cast<char *>(Frame.data()), Frame.size()};
   while (V.iov_len > 0) {
-    ssize_t N = Tls ? Tls->write(&V, 1) : ::write(Fd, V.iov_base, V.iov_len);
+    ssize_t N = Stream.send(&V, 1);
     if (N < 0 && errno == EINTR)
       continue;
     if (N <= 0)
@@ -943,7 +568,7 @@ Error SocketTransport::refuse(Error Why) {
     // below whatever happens.
     (void)sendAll(&V, 1, Written);
   }
-  ::shutdown(Fd, SHUT_WR);
+  Stream.shutdown(SHUT_WR);
   discardFor(Refused, std::chrono::seconds(5));
   return createStringError(inconvertibleErrorCode(), Reason);
 }
@@ -954,12 +579,10 @@ void SocketTransport::discardFor(uint64_t Bytes, std::chrono::milliseconds Limit
   while (Bytes > 0) {
     auto Left = std::chrono::duration_cast<std::chrono::milliseconds>(
         Deadline - std::chrono::steady_clock::now());
-    pollfd P{Fd, POLLIN, 0};
-    if (Left.count() <= 0 ||
-        (Tls ? !Tls->waitReadable(int(Left.count())) : ::poll(&P, 1, int(Left.count())) <= 0))
+    if (Left.count() <= 0 || !Stream.waitReadable(int(Left.count())))
       return;
     iovec Into{Sink, size_t(std::min<uint64_t>(Bytes, sizeof(Sink)))};
-    ssize_t N = Tls ? Tls->read(&Into, 1) : ::readv(Fd, &Into, 1);
+    ssize_t N = Stream.receive(&Into, 1);
     if (N <= 0)
       return;
     Bytes -= N;
@@ -991,239 +614,6 @@ void SocketTransport::readLoop() {
   if (PayloadHandler *H = Payloads.load())
     H->disconnected();
   Client.handleDisconnect(std::move(Err));
-}
-
-// Fills Dst (scratch, joined in place like a send's) from the socket.
-Error SocketTransport::readInto(MutableArrayRef<iovec> Dst) {
-  iovec *Iov = Dst.data();
-  int Count = joinAdjacent(Dst.data(), Dst.size());
-  uint64_t Seen = MovedOut.load(std::memory_order_relaxed);
-  while (Count > 0) {
-    ssize_t N = receive(Iov, std::min(Count, IOV_MAX));
-    if (TooManyPassed)
-      return tooManyDescriptors();
-    if (N > 0)
-      Heard.fetch_add(1, std::memory_order_relaxed);
-    if (N < 0 && (errno == EINTR || (timedOut(errno) && peerTookBytes(Seen))))
-      continue;
-    if (N < 0)
-      return readFailed("reading a payload", errno);
-    if (N == 0)
-      return createStringError(inconvertibleErrorCode(),
-                               "connection closed by the peer in the middle of a payload");
-    MovedIn.fetch_add(N, std::memory_order_relaxed);
-    for (; Count > 0 && size_t(N) >= Iov->iov_len; ++Iov, --Count)
-      N -= Iov->iov_len;
-    if (Count > 0) {
-      Iov->iov_base = static_cast<char *>(Iov->iov_base) + N;
-      Iov->iov_len -= N;
-    }
-  }
-  return Error::success();
-}
-
-// Reads a payload into its places, after what Iov holds: memory as it is,
-// a sink's pieces chunk by chunk. A sink that refuses its bytes leaves its
-// error in Refused, and the rest of its pieces are drained.
-Error SocketTransport::readPlaced(SmallVectorImpl<iovec> &Iov, ArrayRef<iovec> Dst,
-                                  PayloadHandler &Handler, Error &Refused) {
-  for (size_t I = 0; I < Dst.size(); ++I) {
-    if (Dst[I].iov_base || Dst[I].iov_len == 0) {
-      Iov.push_back(Dst[I]);
-      continue;
-    }
-    if (auto Err = readInto(Iov))
-      return Err;
-    Iov.clear();
-    if (auto Err = readThrough(Handler.sinkFor(I), Dst[I].iov_len, Refused))
-      return Err;
-  }
-  return readInto(Iov);
-}
-
-Error SocketTransport::readThrough(PayloadSink *Sink, uint64_t Bytes, Error &Refused) {
-  if (!Sink && !Refused)
-    Refused = createStringError(inconvertibleErrorCode(), "a payload piece has nowhere to go");
-  while (Bytes > 0) {
-    if (Refused)
-      return drain(Bytes);
-    MutableArrayRef<char> Buf = Sink->buffer();
-    if (Buf.empty()) {
-      Refused = createStringError(inconvertibleErrorCode(),
-                                  "a payload piece's sink has no room for its next %llu bytes",
-                                  (unsigned long long)Bytes);
-      continue;
-    }
-    size_t N = size_t(std::min<uint64_t>(Bytes, Buf.size()));
-    iovec One{Buf.data(), N}; // advanced by readInto as it fills
-    if (auto Err = readInto({&One, 1}))
-      return Err;
-    Bytes -= N;
-    if (auto Err = Sink->take(N))
-      Refused = std::move(Err);
-  }
-  return Error::success();
-}
-
-// Consumes a payload nobody will take, so the stream stays framed.
-Error SocketTransport::drain(uint64_t Bytes) {
-  char Sink[64 * 1024];
-  while (Bytes > 0) {
-    size_t N = std::min<uint64_t>(Bytes, sizeof(Sink));
-    if (auto Err = readExact(Sink, N, nullptr))
-      return Err;
-    Bytes -= N;
-  }
-  return Error::success();
-}
-
-// Reads a payload message's plan (from the peeked head when it is all
-// there) and returns how many bytes of the message are still to consume
-// before the payload: header and plan, when they were only peeked.
-Expected<size_t> SocketTransport::readPlan(Head &H, uint64_t PlanSize,
-                                           shared::WrapperFunctionBuffer &Plan) {
-  Plan = shared::WrapperFunctionBuffer::allocate(PlanSize);
-  if (!H.Consumed && HeaderSize + PlanSize <= H.Visible) {
-    std::memcpy(Plan.data(), H.Bytes + HeaderSize, PlanSize);
-    return HeaderSize + PlanSize;
-  }
-  if (!H.Consumed)
-    if (auto Err = readExact(H.Bytes, HeaderSize, nullptr))
-      return Err;
-  if (auto Err = readExact(Plan.data(), PlanSize, nullptr))
-    return Err;
-  return 0;
-}
-
-Error SocketTransport::readPayloadMessage(Head &H, uint64_t MsgSize) {
-  PayloadHandler *Handler = Payloads.load();
-  if (!Handler)
-    return createStringError(inconvertibleErrorCode(),
-                             "peer sent an out-of-line payload message, which was not enabled");
-  uint64_t PlanSize = support::endian::read64le(H.Bytes + 24);
-  if (PlanSize > MsgSize - HeaderSize || PlanSize > MaxPlanSize)
-    return createStringError(inconvertibleErrorCode(), "peer announced a plan of %llu bytes",
-                             (unsigned long long)PlanSize);
-  shared::WrapperFunctionBuffer Plan;
-  auto Prefix = readPlan(H, PlanSize, Plan);
-  if (!Prefix)
-    return Prefix.takeError();
-  uint64_t PayloadBytes = MsgSize - HeaderSize - PlanSize;
-  auto Op = static_cast<PayloadOpcode>(support::endian::read64le(H.Bytes + 8));
-  uint64_t SeqNo = support::endian::read64le(H.Bytes + 16);
-  auto Dst = Handler->place(Op, SeqNo, {Plan.data(), Plan.size()}, PayloadBytes);
-  Error Placed = Dst ? Error::success() : Dst.takeError();
-  uint64_t Total = 0;
-  if (Dst)
-    for (const iovec &V : *Dst)
-      Total += V.iov_len;
-  if (!Placed && Total != PayloadBytes)
-    Placed =
-        createStringError(inconvertibleErrorCode(), "payload of %llu bytes placed as %llu bytes",
-                          (unsigned long long)PayloadBytes, (unsigned long long)Total);
-  SmallVector<iovec, 8> Iov;
-  if (*Prefix)
-    Iov.push_back({H.Bytes, *Prefix});
-  auto ReadAll = [&]() -> Error {
-    if (!Placed)
-      return readPlaced(Iov, *Dst, *Handler, Placed);
-    if (auto Err = readInto(Iov))
-      return Err;
-    return drain(PayloadBytes);
-  };
-  Error Read = ReadAll();
-  if (Read)
-    return joinErrors(std::move(Placed), std::move(Read));
-  ++FramesIn;
-  Received.fetch_add(1, std::memory_order_relaxed);
-  BytesIn.fetch_add(MsgSize, std::memory_order_relaxed);
-  Handler->finish(Op, SeqNo, std::move(Plan), std::move(Placed));
-  return Error::success();
-}
-
-int SocketTransport::sendParts(SmallVectorImpl<iovec> &Iov, ArrayRef<PayloadPart> Parts,
-                               uint64_t &Written) {
-  for (const PayloadPart &P : Parts) {
-    if (!P.Packer) {
-      if (P.Bytes)
-        Iov.push_back({const_cast<char *>(P.Data), size_t(P.Bytes)});
-      continue;
-    }
-    if (int Err = sendAll(Iov.data(), Iov.size(), Written))
-      return Err;
-    Iov.clear();
-    uint64_t Lines = P.Packer->wholeLineBytes();
-    size_t Size = Lines && P.Bytes <= MaxWholeChunkSize
-                      ? size_t(P.Bytes)
-                      : std::clamp<uint64_t>(Lines, ChunkSize, MaxChunkSize);
-    if (ChunkBytes < Size) {
-      Chunk.reset(static_cast<char *>(mi_malloc_aligned(Size, 64))); // lines, for streams
-      ChunkBytes = Chunk ? Size : 0;
-      if (!Chunk)
-        return ENOMEM;
-    }
-    while (!P.Packer->done()) {
-      iovec One{Chunk.get(), P.Packer->pack(Chunk.get(), ChunkBytes)};
-      if (int Err = sendAll(&One, 1, Written))
-        return Err;
-    }
-  }
-  return sendAll(Iov.data(), Iov.size(), Written);
-}
-
-Error SocketTransport::sendWithPayload(PayloadOpcode OpC, uint64_t SeqNo, ArrayRef<char> Plan,
-                                       ArrayRef<PayloadPart> Parts, ArrayRef<int> Descriptors) {
-  assert((Descriptors.empty() || Parts.empty()) && "descriptors go with a plan alone");
-  uint64_t MsgSize = HeaderSize + Plan.size();
-  for (const PayloadPart &P : Parts)
-    MsgSize += P.Bytes;
-  if (MsgSize > Opts.MaxMessageSize)
-    return createStringError(inconvertibleErrorCode(),
-                             "message of %llu bytes exceeds the limit of %llu bytes",
-                             (unsigned long long)MsgSize, (unsigned long long)Opts.MaxMessageSize);
-  char Header[HeaderSize];
-  encodeHeader(Header, MsgSize, static_cast<SimpleRemoteEPCOpcode>(OpC), SeqNo,
-               ExecutorAddr(Plan.size()));
-  SmallVector<iovec, 8> Iov = {{Header, HeaderSize}};
-  if (!Plan.empty())
-    Iov.push_back({const_cast<char *>(Plan.data()), Plan.size()});
-  std::lock_guard<std::mutex> Lock(SendMutex);
-  if (Disconnected)
-    return createStringError(inconvertibleErrorCode(), "connection already closed");
-  if (isLaunchOpcode(OpC))
-    Requests.fetch_add(1, std::memory_order_relaxed);
-  Mailbox *B = PostToPeer.load(std::memory_order_relaxed) ? Box.load() : nullptr;
-  bool Wake = false;
-  if (B && isMailOpcode(uint64_t(OpC)) && Parts.empty() && Descriptors.empty() &&
-      B->post(uint64_t(OpC), SeqNo, Plan, FramesOut, Wake)) {
-    Sent.fetch_add(1, std::memory_order_relaxed);
-    BytesOut.fetch_add(MsgSize, std::memory_order_relaxed);
-    return Wake ? ringDoorbell() : Error::success();
-  }
-  if (!beginSend(MsgSize))
-    return goingDown();
-  uint64_t Written = 0;
-  int Err = Descriptors.empty() ? sendParts(Iov, Parts, Written)
-                                : sendAll(Iov.data(), Iov.size(), Written, Descriptors);
-  endSend(Written);
-  if (Err)
-    return lostWhileSending("sending a payload message", Err, Written, MsgSize);
-  ++FramesOut;
-  Sent.fetch_add(1, std::memory_order_relaxed);
-  BytesOut.fetch_add(MsgSize, std::memory_order_relaxed);
-  return Error::success();
-}
-
-std::string encodeHangupFrame(StringRef Message) {
-  constexpr size_t HeaderSize = SocketTransport::HeaderSize;
-  shared::detail::SPSSerializableError Info{true, Message.str()};
-  using Ser = shared::SPSArgList<shared::SPSError>;
-  std::string Frame(HeaderSize + Ser::size(Info), '\0');
-  encodeHeader(Frame.data(), Frame.size(), SimpleRemoteEPCOpcode::Hangup, 0, ExecutorAddr());
-  shared::SPSOutputBuffer OB(Frame.data() + HeaderSize, Frame.size() - HeaderSize);
-  [[maybe_unused]] bool Ok = Ser::serialize(OB, Info);
-  assert(Ok && "hangup frame sized by SPS itself");
-  return Frame;
 }
 
 } // namespace catalyst::remote::wire

@@ -5,17 +5,25 @@
 // LLVM's stock FD transport writes header and payload in two writes, which
 // stalls on delayed ACKs over TCP; this one sends each message with a single
 // writev, bounds the size a peer may announce, and can time out a peer that
-// never sends its first message.
+// never sends its first message. The bytes go through a ByteStream: the
+// socket itself, or TLS records on it.
+//
+// Its work is spread by job: SocketTransport.cpp (sending a message, the
+// reader, reading a message, ending), SocketTransportPayloads.cpp
+// (out-of-line payloads), SocketTransportMail.cpp (the shared mailbox) and
+// SocketTransportLiveness.cpp (reply timeouts, heartbeats, the errors that
+// say why a connection ended).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef CATALYST_REMOTE_WIRE_SOCKETTRANSPORT_H
 #define CATALYST_REMOTE_WIRE_SOCKETTRANSPORT_H
 
+#include "ByteStream.h"
+#include "Framing.h"
 #include "Mailbox.h"
 #include "MemrefLayout.h"
 #include "SendMark.h"
-#include "TlsStream.h"
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ExecutionEngine/Orc/Shared/SimpleRemoteEPCUtils.h"
@@ -33,11 +41,8 @@
 #include <vector>
 
 struct iovec;
-struct msghdr;
 
 namespace catalyst::remote::wire {
-
-class TlsStream;
 
 struct TransportOptions {
   // Largest message, header included, that either side may send or accept.
@@ -85,55 +90,6 @@ struct TransportOptions {
   std::chrono::microseconds Spin{0};
 };
 
-// This project's extension to the framing: a message whose payload travels
-// out of line. Same 32-byte header, with the plan's size where ORC puts the
-// tag address; then the plan (small, decoded by the receiver's handler);
-// then the payload, which the transport moves straight between memory and
-// the socket. Only sent to a peer that advertised the extension.
-//
-// Over a local socket (an executor on the host's machine) payloads need not
-// travel at all: a SharedLaunch's inputs are already in a slab both
-// processes map, and a SharedResult says where in shared memory its outputs
-// are; both carry a plan and no payload. A SharedSlab message passes the
-// host such a slab: its plan says what it is, and the memfd comes with it
-// (SCM_RIGHTS). Once the session's shared mailbox is open (Mailbox.h),
-// SharedLaunch and SharedResult messages go through it instead of the
-// socket, which then carries at most a doorbell for a peer asleep on it.
-enum class PayloadOpcode : uint64_t {
-  Launch = 0x40,
-  LaunchResult = 0x41,
-  SharedLaunch = 0x43,
-  SharedResult = 0x44,
-  SharedSlab = 0x45,
-};
-
-// Also this project's own: a header alone, which an executor sends while it
-// works on a request for long (a kernel that runs for minutes), to a host
-// that asked for them, so that the host can tell a busy executor from one
-// that stopped answering. The receiving transport consumes it.
-inline constexpr uint64_t HeartbeatOpcode = 0x42;
-
-// Also this project's own, a header alone: a message waits in the shared
-// mailbox (Mailbox.h) for a peer that said it sleeps on the socket.
-inline constexpr uint64_t DoorbellOpcode = 0x46;
-
-inline bool isPayloadOpcode(uint64_t OpC) {
-  return OpC == uint64_t(PayloadOpcode::Launch) || OpC == uint64_t(PayloadOpcode::LaunchResult) ||
-         (OpC >= uint64_t(PayloadOpcode::SharedLaunch) &&
-          OpC <= uint64_t(PayloadOpcode::SharedSlab));
-}
-
-// What may travel through the shared mailbox instead of the socket.
-inline bool isMailOpcode(uint64_t OpC) {
-  return OpC == uint64_t(PayloadOpcode::SharedLaunch) ||
-         OpC == uint64_t(PayloadOpcode::SharedResult);
-}
-
-// A request: the sender waits for its result (a round trip).
-inline bool isLaunchOpcode(PayloadOpcode OpC) {
-  return OpC == PayloadOpcode::Launch || OpC == PayloadOpcode::SharedLaunch;
-}
-
 // Receives out-of-line payload messages; runs on the transport's reader.
 // Takes a piece of an incoming payload chunk by chunk as it arrives,
 // rather than having it land whole in one place.
@@ -180,7 +136,7 @@ inline constexpr uint64_t MaxFirstMessage = 64 << 10;
 
 class SocketTransport final : public llvm::orc::SimpleRemoteEPCTransport {
 public:
-  static constexpr size_t HeaderSize = 32;
+  static constexpr size_t HeaderSize = FrameHeaderSize;
   // How much of a message's start is peeked at: a header and a typical plan.
   static constexpr size_t PeekSize = 1024;
 
@@ -223,9 +179,9 @@ public:
 
   // The descriptors that came with the message being handled, now the
   // caller's (AcceptDescriptors); for a payload handler, in finish().
-  std::vector<int> takeDescriptors();
+  std::vector<int> takeDescriptors() { return Stream.takeDescriptors(); }
   // Most descriptors one message may bring; more fail the connection.
-  static constexpr size_t MaxDescriptors = 4;
+  static constexpr size_t MaxDescriptors = ByteStream::MaxDescriptors;
 
   // Closes the connection from this end, for Why (closeReason()): whatever
   // waits on it fails.
@@ -250,13 +206,13 @@ public:
   // heartbeats while it is too busy to read, is alive.
   void setReplyTimeout(std::chrono::milliseconds Timeout);
   // Reads wait for ever again (as before any timeout was set).
-  void clearReadTimeout();
+  void clearReadTimeout() { Stream.clearReadTimeout(); }
 
   // "plain", or the TLS version and cipher suite (TlsStream.h).
-  std::string protection() const;
-  bool overTls() const { return Tls != nullptr; }
+  std::string protection() const { return Stream.protection(); }
+  bool overTls() const { return Stream.tls() != nullptr; }
 
-  int fd() const { return Fd; }
+  int fd() const { return Stream.fd(); }
   bool disconnected() const { return Disconnected.load(); }
   // Waits, up to Limit, until no message is being written. Code that may end
   // the process (a kernel) waits first: another thread's send that has just
@@ -300,10 +256,10 @@ public:
 private:
   SocketTransport(llvm::orc::SimpleRemoteEPCTransportClient &Client, int Fd, TransportOptions Opts,
                   std::unique_ptr<TlsStream> Tls)
-      : Client(Client), Fd(Fd), Opts(Opts), Tls(std::move(Tls)),
+      : Client(Client), Opts(Opts), Stream(Fd, std::move(Tls), Opts.AcceptDescriptors),
         Mark(Opts.Mark ? *Opts.Mark : OwnMark),
-        StreamBase(Opts.Mark && !this->Tls ? startCounting(Fd, *Opts.Mark) : SendMark::Never) {
-    if (this->Tls)
+        StreamBase(Opts.Mark && !Stream.tls() ? startCounting(Fd, *Opts.Mark) : SendMark::Never) {
+    if (Stream.tls())
       Mark.Sealed.store(true, std::memory_order_release);
   }
 
@@ -324,15 +280,12 @@ private:
   void endReading(llvm::Error Err);
   llvm::Error readMessage(bool &Eof);
   llvm::Error readExact(char *Dst, size_t Size, bool *CleanEof);
-  ssize_t receive(iovec *Iov, int Count);
-  void keepDescriptors(msghdr &M);
-  void closeDescriptors();
   static llvm::Error tooManyDescriptors();
   static bool timedOut(int Errno);
   bool peerTookBytes(uint64_t &Seen) const;
   llvm::Error readFailed(const char *What, int Errno);
   llvm::Error tlsFailed(const char *What);
-  bool readable();
+  bool tlsFailedHere() const { return Stream.tls() && Stream.tls()->failure() != TlsFailure::None; }
   void noteClosed(llvm::StringRef Why);
   llvm::Error waitForFirstMessage(bool &Spoke);
   struct Head {
@@ -365,11 +318,10 @@ private:
                   const llvm::orc::shared::WrapperFunctionBuffer &Args);
 
   llvm::orc::SimpleRemoteEPCTransportClient &Client;
-  const int Fd;
   const TransportOptions Opts;
-  // The TLS records the bytes travel in, when they do: set once, before
-  // any thread uses the transport (TlsStream.h says who may call what).
-  const std::unique_ptr<TlsStream> Tls;
+  // The socket, and the TLS records on it when the bytes travel in them:
+  // readers under ReadMutex, senders under SendMutex (ByteStream.h).
+  ByteStream Stream;
   std::thread Reader; // started once, by start() or by the first send
   std::atomic<bool> ReaderDeferred{false};
   std::mutex SendMutex;
@@ -401,10 +353,6 @@ private:
   std::mutex StateMutex;
   std::condition_variable StateChanged;
   std::atomic<uint64_t> RepliesDue{0};
-  // Descriptors that came with the message being read, and whether more
-  // came than may (under ReadMutex).
-  std::vector<int> Passed;
-  bool TooManyPassed = false;
   std::atomic<unsigned> Claims{0};
   bool Ended = false;
   std::string EndError;
@@ -428,10 +376,6 @@ private:
   mutable std::mutex HangupMutex;
   std::string Hangup, Closed;
 };
-
-// Encodes a complete Hangup frame carrying Message, ready to be written to the
-// socket as is (the executor prepares these before a kernel can crash).
-std::string encodeHangupFrame(llvm::StringRef Message);
 
 } // namespace catalyst::remote::wire
 
