@@ -38,9 +38,13 @@ std::string Frames[NumFatal];
 struct Standby {
   int Pipe[2] = {-1, -1};
   std::thread Thread;
+  std::atomic<bool> Standing{false}; // the thread waits: handlers may hand over
   std::atomic<bool> Sent{false};
 };
-Standby Relay;
+// Never destroyed: a kernel that calls exit() runs static destructors
+// while the thread may still stand, and destroying a joinable std::thread
+// aborts the process, which would then be reported as a crash.
+Standby &Relay = *new Standby;
 constexpr unsigned char StopRelay = 0xff;
 // How long a handler waits for the standby thread's report to go out.
 constexpr int RelayWaitMs = 1000;
@@ -83,7 +87,7 @@ void onFatalSignal(int Sig) {
   for (int I = 0; I < NumFatal; ++I) {
     if (FatalSignals[I] != Sig || !T || !claimConnection(*T))
       continue;
-    if (Relay.Thread.joinable()) {
+    if (Relay.Standing.load()) {
       sendThroughRelay(I);
       continue;
     }
@@ -134,14 +138,16 @@ void armCrashReporter(wire::SocketTransport &Transport) {
     sigemptyset(&SA.sa_mask);
     ::sigaction(FatalSignals[I], &SA, nullptr);
   }
-  if (Transport.overTls() && ::pipe2(Relay.Pipe, O_CLOEXEC) == 0)
+  if (Transport.overTls() && ::pipe2(Relay.Pipe, O_CLOEXEC) == 0) {
     Relay.Thread = std::thread(relayReports, &Transport);
+    Relay.Standing.store(true);
+  }
   Armed.store(&Transport);
 }
 
 void disarmCrashReporter() {
   Armed.store(nullptr);
-  if (!Relay.Thread.joinable())
+  if (!Relay.Standing.exchange(false))
     return;
   // Best effort: a full pipe cannot be, one byte at most was written.
   [[maybe_unused]] ssize_t N = ::write(Relay.Pipe[1], &StopRelay, 1);

@@ -197,7 +197,7 @@ TEST(WireProtection, AnInjectedFrameIsNamedTampering) {
 }
 
 // The crash reporter hands its frame to a thread that can make a record.
-TEST(WireProtection, ACrashIsStillNamedOverTls) {
+TEST(WireProtection, ACrashIsStillNamedOverTlsAndAnExitIsNoCrash) {
   TokenFile Token;
   ExecutorProcess Exec;
   ASSERT_TRUE(Exec.start(tcpWithToken(Token)));
@@ -208,6 +208,15 @@ TEST(WireProtection, ACrashIsStillNamedOverTls) {
   std::string Msg =
       messageOf(S->launch({remoteEntry("die_segv"), "deaths.o", {}, {{Out.data(), 1, 1}}}));
   EXPECT_TRUE(mentions(Msg, "signal 11 (Segmentation fault)")) << Msg;
+  EXPECT_FALSE(mentions(Msg, "tampering")) << Msg;
+  // A kernel that calls exit() cannot be named over TLS (its listener may
+  // not write into the stream), but it is no crash.
+  S = openSession(Exec.address(), overTcp(Token));
+  ASSERT_TRUE(S);
+  ASSERT_EQ(messageOf(S->sendBinary(kernelObject("deaths"), BinaryFormat::Object)), "");
+  Msg = messageOf(S->launch({remoteEntry("die_exit"), "deaths.o", {}, {{Out.data(), 1, 1}}}));
+  EXPECT_TRUE(mentions(Msg, "closed")) << Msg;
+  EXPECT_FALSE(mentions(Msg, "signal")) << Msg;
   EXPECT_FALSE(mentions(Msg, "tampering")) << Msg;
 }
 
