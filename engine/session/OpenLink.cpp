@@ -85,11 +85,11 @@ template <typename AttemptFn> Expected<Link> retryWhileBusy(Deadline By, Attempt
 }
 
 // What this host brings to the handshake on a socket that is (Local) or is
-// not a Unix socket: TLS over TCP when asked, or by default with a secret.
+// not a Unix socket: plain or TLS when asked, else what the executor says
+// (TLS over TCP by default with a token, plain on Unix sockets).
 Expected<wire::HostAuth> hostAuth(const SessionOptions &O, bool Local) {
   wire::HostAuth A;
   A.Secret = O.Secret.reveal();
-  bool Tls = O.Wire == WireProtection::Tls || (O.Wire == WireProtection::Auto && !A.Secret.empty());
   if (O.Wire == WireProtection::Tls && A.Secret.empty())
     return createStringError(inconvertibleErrorCode(),
                              "TLS (CATALYST_REMOTE_WIRE=tls or SessionOptions::Wire) needs the "
@@ -99,11 +99,9 @@ Expected<wire::HostAuth> hostAuth(const SessionOptions &O, bool Local) {
                              "TLS (CATALYST_REMOTE_WIRE=tls or SessionOptions::Wire) is for TCP: "
                              "socket files and the local socket are always plain (the kernel "
                              "checks the peer's user); use auto or plain");
-  A.Wire = Tls && !Local ? wire::WireMode::Tls : wire::WireMode::Plain;
-  A.Setting =
-      O.Wire == WireProtection::Auto
-          ? std::string("the default: tls over TCP with a secret, else plain")
-          : std::string("CATALYST_REMOTE_WIRE=") + wireName(O.Wire) + " or SessionOptions::Wire";
+  if (O.Wire != WireProtection::Auto)
+    A.Wire = O.Wire == WireProtection::Tls ? wire::WireMode::Tls : wire::WireMode::Plain;
+  A.Setting = std::string("CATALYST_REMOTE_WIRE=") + wireName(O.Wire) + " or SessionOptions::Wire";
   return A;
 }
 

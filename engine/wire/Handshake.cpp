@@ -170,7 +170,7 @@ Error wireMismatch(WireMode Executor, const HostAuth &A) {
       "the executor and this host want different wire protection: the executor's is %s "
       "(catalyst-remote-executor --wire %s; TLS is its default over TCP with a token), this "
       "host's is %s (%s); give both the same setting",
-      wireName(Executor), wireName(Executor), wireName(A.Wire), A.Setting.c_str());
+      wireName(Executor), wireName(Executor), wireName(*A.Wire), A.Setting.c_str());
 }
 
 // The host's answer to a challenge whose header (H) was consumed.
@@ -199,19 +199,20 @@ Expected<Agreed> answerChallenge(int Fd, const FrameHeader &H, const HostAuth &A
   std::memcpy(Out.FromExecutor.data(), Body + 16, NonceSize);
   if (auto Err = drawNonce(Out.FromHost))
     return Err;
-  WireClaims Claims{ExecutorWire, uint64_t(A.Wire)};
+  uint64_t HostWire = A.Wire ? uint64_t(*A.Wire) : ExecutorWire;
+  WireClaims Claims{ExecutorWire, HostWire};
   auto Mine = prove(A.Secret, Prover::Host, Claims, Out.FromExecutor, Out.FromHost);
   if (!Mine)
     return Mine.takeError();
   char Response[ResponseBody];
   std::memcpy(Response, Out.FromHost.data(), NonceSize);
-  support::endian::write64le(Response + NonceSize, uint64_t(A.Wire));
+  support::endian::write64le(Response + NonceSize, HostWire);
   std::memcpy(Response + NonceSize + 8, Mine->data(), MacSize);
   // Answered even on a mismatch, so that the executor hears it too and
   // says so in its log; then this host leaves.
   if (auto Err = sendFrame(Fd, AuthOpcode::Response, Response))
     return Err;
-  if (ExecutorWire != uint64_t(A.Wire))
+  if (ExecutorWire != HostWire)
     return wireMismatch(WireMode(ExecutorWire), A);
 
   char Next[HeaderSize];
@@ -230,7 +231,7 @@ Expected<Agreed> answerChallenge(int Fd, const FrameHeader &H, const HostAuth &A
     return Expected.takeError();
   if (!sameMac(*Expected, ArrayRef<uint8_t>(reinterpret_cast<uint8_t *>(Theirs), MacSize)))
     return failed("the executor's proof does not match this host's secret: it does not know it");
-  Out.Wire = A.Wire;
+  Out.Wire = WireMode(HostWire);
   return Out;
 }
 

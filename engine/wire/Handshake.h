@@ -32,6 +32,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,8 +57,9 @@ struct HostAuth {
   llvm::StringRef Secret; // empty: none
   // What this host wants: TLS needs a secret. A mismatch with the
   // executor's fails the handshake, naming both and Setting: how the
-  // host's was chosen ("CATALYST_REMOTE_WIRE=plain").
-  WireMode Wire = WireMode::Plain;
+  // host's was chosen ("CATALYST_REMOTE_WIRE=plain"). None: what the
+  // executor says, which both proofs cover, so no relay can change it.
+  std::optional<WireMode> Wire;
   std::string Setting;
 };
 

@@ -89,7 +89,7 @@ INSTANTIATE_TEST_SUITE_P(AllStrategies, WireProtectionTest,
                          ::testing::Values(Strategy::Naive, Strategy::Batched, Strategy::ZeroCopy),
                          [](const auto &Info) { return strategyTestName(Info.param); });
 
-TEST(WireProtection, TheLocalSocketAndPlainWireStayPlain) {
+TEST(WireProtection, TheLocalSocketAndPlainWireStayPlainAndAutoFollows) {
   TokenFile Token;
   ExecutorProcess Exec;
   ASSERT_TRUE(Exec.start(tcpWithToken(Token)));
@@ -105,6 +105,10 @@ TEST(WireProtection, TheLocalSocketAndPlainWireStayPlain) {
       openWithConcat(Plain.address(), Strategy::ZeroCopy, overTcp(Token, WireProtection::Plain));
   ASSERT_TRUE(P);
   EXPECT_EQ(P->protection(), "plain");
+  // A host that leaves it to the executor follows it.
+  auto Follows = openSession(Plain.address(), overTcp(Token));
+  ASSERT_TRUE(Follows);
+  EXPECT_EQ(Follows->protection(), "plain");
   std::mt19937_64 Rng(1);
   EXPECT_TRUE(concatMatches(*P, byteInputs({100, 3}, Rng)));
 }
@@ -117,10 +121,10 @@ TEST(WireProtection, AMismatchFailsOnBothEndsNamingBoth) {
   EO.LogPath = Log;
   ExecutorProcess Plain;
   ASSERT_TRUE(Plain.start(EO));
-  std::string Msg = openError(Plain.address(), overTcp(Token));
+  std::string Msg = openError(Plain.address(), overTcp(Token, WireProtection::Tls));
   EXPECT_TRUE(mentions(Msg, "the executor's is plain (catalyst-remote-executor --wire plain"))
       << Msg;
-  EXPECT_TRUE(mentions(Msg, "this host's is tls (the default")) << Msg;
+  EXPECT_TRUE(mentions(Msg, "this host's is tls (CATALYST_REMOTE_WIRE=tls")) << Msg;
   ExecutorProcess Tls;
   ASSERT_TRUE(Tls.start(tcpWithToken(Token)));
   Msg = openError(Tls.address(), overTcp(Token, WireProtection::Plain));
@@ -194,6 +198,20 @@ TEST(WireProtection, AnInjectedFrameIsNamedTampering) {
     EXPECT_TRUE(mentions(Msg, "tampering")) << Msg;
     EXPECT_FALSE(R.S->connected());
   }
+}
+
+// The executor's choice is covered by both proofs: a relay that rewrites
+// the challenge to say "plain" gets the host refused, not a plain session.
+TEST(WireProtection, ARelayCannotTurnTlsOff) {
+  TokenFile Token;
+  ExecutorProcess Exec;
+  ASSERT_TRUE(Exec.start(tcpWithToken(Token)));
+  TamperRelay Relay(Exec.address());
+  // The challenge: a 32-byte header, the version, then the wire mode.
+  Relay.overwriteNext(TamperRelay::Direction::ToHost, 32 + 8, 0);
+  std::string Msg = openError(Relay.address(), overTcp(Token));
+  EXPECT_TRUE(Relay.tampered());
+  EXPECT_TRUE(mentions(Msg, "authentication failed")) << Msg;
 }
 
 // The crash reporter hands its frame to a thread that can make a record.

@@ -45,6 +45,7 @@ void TamperRelay::flipNext(Direction W) {
   Armed = true;
   Way = W;
   Injected.clear();
+  OverwriteAt = SIZE_MAX;
 }
 
 void TamperRelay::injectNext(Direction W, std::vector<char> Bytes) {
@@ -52,6 +53,15 @@ void TamperRelay::injectNext(Direction W, std::vector<char> Bytes) {
   Armed = true;
   Way = W;
   Injected = std::move(Bytes);
+}
+
+void TamperRelay::overwriteNext(Direction W, size_t At, char Value) {
+  std::lock_guard<std::mutex> Lock(Mutex);
+  Armed = true;
+  Way = W;
+  Injected.clear();
+  OverwriteAt = At;
+  OverwriteWith = Value;
 }
 
 // Accepts one connection and pumps both ways until both ends are done.
@@ -88,7 +98,9 @@ void TamperRelay::pump(int From, int To, Direction Mine) {
       std::lock_guard<std::mutex> Lock(Mutex);
       if (Armed && Way == Mine) {
         Armed = false;
-        if (Injected.empty())
+        if (OverwriteAt != SIZE_MAX && size_t(N) > OverwriteAt)
+          Buf[OverwriteAt] = OverwriteWith;
+        else if (Injected.empty())
           Buf[N / 2] ^= 0x10;
         else if (!tools::writeAll(To, Injected.data(), Injected.size()))
           break;

@@ -17,6 +17,7 @@
 #include "Sockets.h"
 
 #include <atomic>
+#include <cstdint>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -40,6 +41,8 @@ public:
   void flipNext(Direction Way);
   // From now on, Bytes go Way before the next bytes the relay passes on.
   void injectNext(Direction Way, std::vector<char> Bytes);
+  // From now on, the byte At of the next bytes going Way becomes Value.
+  void overwriteNext(Direction Way, size_t At, char Value);
   // Whether the tampering asked for has been done.
   bool tampered() const { return Done.load(); }
 
@@ -53,7 +56,9 @@ private:
   std::mutex Mutex;
   bool Armed = false;
   Direction Way = Direction::ToHost;
-  std::vector<char> Injected; // empty: flip a bit instead
+  std::vector<char> Injected; // empty: flip a bit, or overwrite one
+  size_t OverwriteAt = SIZE_MAX;
+  char OverwriteWith = 0;
   std::atomic<bool> Done{false};
   std::atomic<bool> Stopping{false};
   int Fds[2] = {-1, -1}; // accepted, target (set by the relay thread)

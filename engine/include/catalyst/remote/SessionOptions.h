@@ -27,10 +27,13 @@ enum class Strategy { Auto, Naive, Batched, ZeroCopy };
 
 // What carries a session's bytes once both ends proved they know the
 // secret. Tls: TLS 1.3 keyed by the secret, so that whoever relays the
-// connection can neither read nor alter it. Auto: TLS over TCP when a
-// secret is set, plain otherwise and over socket files and the local
-// socket, which stay plain (the kernel checks the peer's user). The
-// executor's --wire must agree: a mismatch fails, naming both.
+// connection can neither read nor alter it. Plain: the bytes as they are.
+// Either must match the executor's --wire, or the session fails, naming
+// both. Auto: what the executor says, which its proof covers (no relay
+// can change it): TLS over TCP with a token unless it was started with
+// --wire plain; plain without a secret and over socket files and the
+// local socket, which are always plain (the kernel checks the peer's
+// user).
 enum class WireProtection { Auto, Plain, Tls };
 
 // Reads a token file (as the executor's --token-file): its bytes, without
