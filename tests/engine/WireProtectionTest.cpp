@@ -55,16 +55,6 @@ SessionOptions overTcp(const TokenFile &Token, WireProtection W = WireProtection
   return O;
 }
 
-bool waitUntil(const std::function<bool()> &Holds, std::chrono::milliseconds Limit) {
-  auto Until = std::chrono::steady_clock::now() + Limit;
-  while (!Holds()) {
-    if (std::chrono::steady_clock::now() > Until)
-      return false;
-    std::this_thread::sleep_for(10ms);
-  }
-  return true;
-}
-
 std::string openError(const std::string &Address, const SessionOptions &O) {
   auto S = Session::open(Address, O);
   return S ? std::string() : llvm::toString(S.takeError());
@@ -130,8 +120,7 @@ TEST(WireProtection, AMismatchFailsOnBothEndsNamingBoth) {
   Msg = openError(Tls.address(), overTcp(Token, WireProtection::Plain));
   EXPECT_TRUE(mentions(Msg, "the executor's is tls")) << Msg;
   EXPECT_TRUE(mentions(Msg, "this host's is plain (CATALYST_REMOTE_WIRE=plain")) << Msg;
-  EXPECT_TRUE(waitUntil([&] { return mentions(readFile(Log), "wants other wire protection"); }, 5s))
-      << readFile(Log);
+  EXPECT_TRUE(waitForText(Log, "wants other wire protection", 5s)) << readFile(Log);
 }
 
 TEST(WireProtection, TlsNeedsAToken) {

@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <fstream>
 #include <sstream>
+#include <thread>
 #include <unistd.h>
 
 namespace catalyst::remote::test {
@@ -151,6 +152,17 @@ bool waitUntilAsleep(pid_t Pid, std::chrono::milliseconds Timeout) {
 
 bool waitUntilStopped(pid_t Pid, std::chrono::milliseconds Timeout) {
   return waitUntilAllIn(Pid, 'T', Timeout);
+}
+
+bool waitForText(const std::string &Path, const std::string &What,
+                 std::chrono::milliseconds Timeout) {
+  auto Until = std::chrono::steady_clock::now() + Timeout;
+  while (readFile(Path).find(What) == std::string::npos) {
+    if (std::chrono::steady_clock::now() > Until)
+      return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
 }
 
 } // namespace catalyst::remote::test
