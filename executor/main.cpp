@@ -72,7 +72,8 @@ const char *Usage =
     "  --workers N              threads serving each connection (default 4)\n"
     "  --plugin PATH            dlopen a shared library (RTLD_GLOBAL) before serving;\n"
     "                           may be repeated\n"
-    "  --upstream-only          offer only Catalyst's upstream services\n"
+    "  --upstream-only          offer only Catalyst's upstream services, for Catalyst's\n"
+    "                           own host: plain, on loopback or socket files only\n"
     "  --no-shared-memory       serve TCP only: do not offer hosts on this machine the\n"
     "                           local socket and shared memory\n";
 
@@ -226,6 +227,15 @@ void checkAllocator() {
 // Without a secret, anyone who reaches a port runs code as this user:
 // beyond loopback that takes a decision the operator stated.
 bool checkExposure(const std::vector<Listener> &Listeners, const Args &A) {
+  if (A.Serve.Connection.Services.UpstreamOnly)
+    for (const Listener &L : Listeners)
+      if (!isLoopback(L) && !StringRef(L.Address).starts_with("unix:")) {
+        errs() << "catalyst-remote-executor: refusing to listen on " << L.Address
+               << " with --upstream-only: it serves Catalyst's own host, whose sessions are "
+                  "plain, so it listens on loopback or a socket file only (reach it from "
+                  "elsewhere through ssh)\n";
+        return false;
+      }
   if (!A.TokenFile.empty())
     return true;
   for (const Listener &L : Listeners) {

@@ -135,6 +135,29 @@ TEST(WireProtection, TlsNeedsAToken) {
   EXPECT_TRUE(mentions(Msg, "needs the executor's token")) << Msg;
 }
 
+// Catalyst's own host speaks plain EPC: an executor for it stays plain and
+// on loopback.
+TEST(WireProtection, UpstreamOnlyStaysPlainAndOnLoopback) {
+  TokenFile Token;
+  CommandResult R = runCommand(
+      {executorPath(), "--bind", "0.0.0.0:0", "--upstream-only", "--token-file", Token.path()});
+  EXPECT_EQ(R.ExitStatus, 2);
+  EXPECT_TRUE(mentions(R.Output, "with --upstream-only")) << R.Output;
+  R = runCommand({executorPath(), "--bind", "127.0.0.1:0", "--upstream-only", "--token-file",
+                  Token.path(), "--wire", "tls"});
+  EXPECT_EQ(R.ExitStatus, 2);
+  EXPECT_TRUE(mentions(R.Output, "--wire tls cannot go with --upstream-only")) << R.Output;
+  ExecutorOptions EO = tcpWithToken(Token);
+  EO.UpstreamOnly = true;
+  ExecutorProcess Upstream;
+  ASSERT_TRUE(Upstream.start(EO));
+  SessionOptions O = overTcp(Token);
+  O.Transfer = Strategy::Naive;
+  auto S = openSession(Upstream.address(), O);
+  ASSERT_TRUE(S);
+  EXPECT_EQ(S->protection(), "plain");
+}
+
 // A relay that forwarded the handshake holds a session that works...
 struct Relayed {
   TokenFile Token;
