@@ -11,6 +11,7 @@
 #include "EngineHarness.h"
 #include "ExecutorProcess.h"
 #include "FakeExecutor.h"
+#include "Pace.h"
 #include "Procfs.h"
 #include "Text.h"
 #include "TokenFile.h"
@@ -118,7 +119,7 @@ TEST(AuthTest, AWrongSecretIsRefusedWithinTwoSecondsAndLeavesNothing) {
   std::string Msg = openError(Exec.address(), O, Took);
   EXPECT_TRUE(mentions(Msg, "authentication failed")) << Msg;
   EXPECT_TRUE(mentions(Msg, Exec.address())) << Msg;
-  EXPECT_LT(Took, 2s);
+  EXPECT_LT(Took, paced(2s));
   std::vector<pid_t> Pids;
   EXPECT_TRUE(Exec.waitForConnections(0, Pids, 2s));
   EXPECT_EQ(readFile(RtLog), "") << "the runtime ran for a peer that did not authenticate";
@@ -138,7 +139,7 @@ TEST(AuthTest, AHostWithoutASecretIsToldHowToGiveOne) {
   EXPECT_TRUE(mentions(Msg, "authentication failed")) << Msg;
   EXPECT_TRUE(mentions(Msg, "requires a secret")) << Msg;
   EXPECT_TRUE(mentions(Msg, "CATALYST_REMOTE_TOKEN_FILE")) << Msg;
-  EXPECT_LT(Took, 2s);
+  EXPECT_LT(Took, paced(2s));
   std::vector<pid_t> Pids;
   EXPECT_TRUE(Exec.waitForConnections(0, Pids, 2s));
 }
@@ -263,7 +264,7 @@ TEST(AuthTest, AStalledHandshakeEndsOpenAtItsDeadline) {
     std::string Msg = openError(Staller.Address, O, Took);
     EXPECT_TRUE(mentions(Msg, "in time")) << "stall " << I << ": " << Msg;
     EXPECT_GE(Took, 250ms) << "stall " << I;
-    EXPECT_LT(Took, 1500ms) << "stall " << I;
+    EXPECT_LT(Took, paced(1500ms)) << "stall " << I;
   }
 }
 
@@ -293,7 +294,7 @@ TEST(AuthTest, AnExecutorSilentAfterItsSetupMessageCannotHoldOpen) {
   std::chrono::milliseconds Took;
   std::string Msg = openError(Relay.Address, O, Took);
   EXPECT_TRUE(mentions(Msg, "did not complete the session's setup within 400 ms")) << Msg;
-  EXPECT_LT(Took, 1500ms);
+  EXPECT_LT(Took, paced(1500ms));
 }
 
 // A setup message whose counts its bytes cannot hold (a target triple of
