@@ -364,6 +364,8 @@ std::string TlsStream::description() const {
 }
 
 ssize_t TlsStream::write(const iovec *Iov, int Count) {
+  if (Count <= 0)
+    return 0;
   return Batched ? writeBatched(Iov, Count) : writeEach(Iov, Count);
 }
 
