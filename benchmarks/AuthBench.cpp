@@ -3,7 +3,8 @@
 // Authentication runs once per session, before the EPC: it should add one
 // round trip (and two HMACs) to opening a session and nothing to a launch.
 // Both are measured against an executor of the benchmark's own started with
-// --token-file, next to the plain executor, interleaved:
+// --token-file and --wire plain (what TLS adds is WireBench.cpp's), next to
+// the executor without a token, interleaved:
 //
 //   auth/open            open (and close) a zerocopy session, authenticated
 //                        and not; added_us over raw_rtt_us, the raw 8 B
@@ -17,10 +18,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "BenchEnv.h"
-#include "wire/Secret.h"
+#include "BenchToken.h"
 
 #include <cstdlib>
-#include <filesystem>
 
 using namespace llvm;
 
@@ -30,14 +30,8 @@ namespace {
 
 // The authenticated executor, started on first use and kept for the run.
 struct Guarded {
-  std::string Dir;
-  SecretBytes Secret;
+  std::unique_ptr<BenchToken> Token;
   std::unique_ptr<tools::ListeningChild> Executor;
-  ~Guarded() {
-    std::error_code EC;
-    if (!Dir.empty())
-      std::filesystem::remove_all(Dir, EC);
-  }
 };
 
 Expected<Guarded *> guarded(BenchEnv &Env) {
@@ -47,42 +41,28 @@ Expected<Guarded *> guarded(BenchEnv &Env) {
   if (!Env.Given.empty())
     return createStringError(inconvertibleErrorCode(),
                              "needs executors of its own (CATALYST_REMOTE_ADDRESS is set)");
-  std::string Pattern = (std::filesystem::temp_directory_path() / "crbenchXXXXXX").string();
-  if (!::mkdtemp(Pattern.data()))
-    return createStringError(inconvertibleErrorCode(), "cannot make a temporary folder");
-  G.Dir = Pattern;
-  std::string Path = G.Dir + "/token";
-  if (auto Err = wire::writeNewTokenFile(Path))
-    return Err;
-  auto Secret = wire::readTokenFile(Path);
-  if (!Secret)
-    return Secret.takeError();
-  G.Secret = *Secret;
-  auto P = startLocalExecutor(Env, {"--token-file", Path});
+  auto Token = BenchToken::make();
+  if (!Token)
+    return Token.takeError();
+  G.Token = std::move(*Token);
+  auto P = startLocalExecutor(Env, {"--token-file", G.Token->path(), "--wire", "plain"});
   if (!P)
     return P.takeError();
   G.Executor = std::move(*P);
   return &G;
 }
 
+// Over TCP, as the plain session compared (which would otherwise move to
+// the local socket and shared memory), and plain after the handshake, as
+// the executor.
 SessionOptions zeroCopy(const SecretBytes &Secret = {}) {
   SessionOptions O;
   O.Outputs = OutputAllocator{std::malloc, std::free};
   O.Transfer = Strategy::ZeroCopy;
+  O.Transport = TransportKind::Tcp;
   O.Secret = Secret;
+  O.Wire = WireProtection::Plain;
   return O;
-}
-
-// Seconds to open a session and close it again.
-Expected<double> openClose(const std::string &Address, const SessionOptions &O) {
-  auto Start = Clock::now();
-  auto S = Session::open(Address, O);
-  if (!S)
-    return S.takeError();
-  double Took = secondsSince(Start);
-  if (auto Err = (*S)->close())
-    return Err;
-  return Took;
 }
 
 void runOpen(benchmark::State &State, BenchEnv &Env) {
@@ -96,7 +76,7 @@ void runOpen(benchmark::State &State, BenchEnv &Env) {
   char Byte[8] = {};
   for (auto _ : State) {
     auto P = openClose(Env.Address, zeroCopy());
-    auto A = openClose((*G)->Executor->address(), zeroCopy((*G)->Secret));
+    auto A = openClose((*G)->Executor->address(), zeroCopy((*G)->Token->secret()));
     if (!P || !A)
       return fail(State, joinErrors(P.takeError(), A.takeError()));
     auto Start = Clock::now();
@@ -119,12 +99,12 @@ void runLaunch(benchmark::State &State, BenchEnv &Env) {
   auto G = guarded(Env);
   if (!G)
     return skip(State, toString(G.takeError()));
-  auto Auth = Session::open((*G)->Executor->address(), zeroCopy((*G)->Secret));
+  auto Auth = Session::open((*G)->Executor->address(), zeroCopy((*G)->Token->secret()));
   if (!Auth)
     return fail(State, Auth.takeError());
   if (auto Err = (*Auth)->sendBinary(ForwardKernel, BinaryFormat::Object))
     return fail(State, std::move(Err));
-  compareTinyLaunches(State, *Env.Sessions.at(Strategy::ZeroCopy), **Auth, "authenticated_us");
+  compareLaunches(State, *Env.Sessions.at(Strategy::ZeroCopy), **Auth, "authenticated_us");
 }
 
 // Without heartbeats: a session that asks for none, on the same executor.
@@ -136,29 +116,20 @@ void runUnwatched(benchmark::State &State, BenchEnv &Env) {
     return fail(State, Unwatched.takeError());
   if (auto Err = (*Unwatched)->sendBinary(ForwardKernel, BinaryFormat::Object))
     return fail(State, std::move(Err));
-  compareTinyLaunches(State, **Unwatched, *Env.Sessions.at(Strategy::ZeroCopy), "liveness_us");
+  compareLaunches(State, **Unwatched, *Env.Sessions.at(Strategy::ZeroCopy), "liveness_us");
 }
 
 } // namespace
 
-void compareTinyLaunches(benchmark::State &State, Session &Plain, Session &Other,
-                         const char *OtherCounter) {
-  char In[8] = {};
-  std::vector<double> OnPlain, OnOther;
-  for (auto _ : State) {
-    for (Session *S : {&Plain, &Other}) {
-      MemrefR1 Out;
-      auto Start = Clock::now();
-      if (auto Err = launchR1(*S, "forward_1_r1", ForwardKernel, In, 8, 1, Out))
-        return fail(State, std::move(Err));
-      (S == &Plain ? OnPlain : OnOther).push_back(secondsSince(Start));
-      std::free(Out.Allocated);
-    }
-    State.SetIterationTime(OnOther.back());
-  }
-  State.counters["plain_us"] = median(OnPlain) * 1e6;
-  State.counters[OtherCounter] = median(OnOther) * 1e6;
-  State.counters["ratio_to_plain"] = median(OnOther) / median(OnPlain);
+Expected<double> openClose(const std::string &Address, const SessionOptions &O) {
+  auto Start = Clock::now();
+  auto S = Session::open(Address, O);
+  if (!S)
+    return S.takeError();
+  double Took = secondsSince(Start);
+  if (auto Err = (*S)->close())
+    return Err;
+  return Took;
 }
 
 void registerAuthBenchmarks(BenchEnv &Env) {

@@ -432,6 +432,7 @@ int main(int argc, char **argv) {
   registerMemoryBenchmarks(Env);
   registerAuthBenchmarks(Env);
   registerTraceBenchmarks(Env);
+  registerWireBenchmarks(Env);
   registerPackBenchmarks();
   registerGrpcBenchmarks();
   if (Listing) {

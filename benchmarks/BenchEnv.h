@@ -111,12 +111,17 @@ void registerFanoutBenchmarks(BenchEnv &Env);
 void registerMemoryBenchmarks(BenchEnv &Env);
 void registerAuthBenchmarks(BenchEnv &Env);
 void registerTraceBenchmarks(BenchEnv &Env);
+void registerWireBenchmarks(BenchEnv &Env);
 void registerPackBenchmarks();
-// Interleaves 8 B launches of forward.o on Plain and on Other (both have
-// it linked) and reports their medians (plain_us, OtherCounter) and
-// Other's ratio to Plain.
-void compareTinyLaunches(benchmark::State &State, Session &Plain, Session &Other,
-                         const char *OtherCounter);
+// Seconds to open a session with O and close it again.
+llvm::Expected<double> openClose(const std::string &Address, const SessionOptions &O);
+// Launches of forward.o with Bytes each way (one rank-1 input) on Plain
+// and on Other (both have it linked), taking turns at going first, and
+// reports their medians (plain_us, OtherCounter) and Other's ratio to
+// Plain (ratio_to_plain). Each session's first launch is untimed and
+// checks every byte.
+void compareLaunches(benchmark::State &State, Session &Plain, Session &Other,
+                     const char *OtherCounter, uint64_t Bytes = 8);
 
 // Which benchmarks run without --benchmark_filter (TransferBench.cpp
 // documents the regexes and what each set takes).

@@ -208,4 +208,28 @@ Expected<double> LaunchCase::run(Session &S, bool Everything) {
   return Seconds;
 }
 
+void compareLaunches(benchmark::State &State, Session &Plain, Session &Other,
+                     const char *OtherCounter, uint64_t Bytes) {
+  LaunchCase L({Bytes});
+  for (Session *S : {&Plain, &Other})
+    if (auto Warm = L.run(*S, /*Everything=*/true); !Warm)
+      return fail(State, Warm.takeError());
+  std::vector<double> OnPlain, OnOther;
+  bool OtherFirst = false;
+  for (auto _ : State) {
+    Session *Order[] = {OtherFirst ? &Other : &Plain, OtherFirst ? &Plain : &Other};
+    for (Session *S : Order) {
+      auto T = L.run(*S, /*Everything=*/false);
+      if (!T)
+        return fail(State, T.takeError());
+      (S == &Plain ? OnPlain : OnOther).push_back(*T);
+    }
+    State.SetIterationTime(OnOther.back());
+    OtherFirst = !OtherFirst;
+  }
+  State.counters["plain_us"] = median(OnPlain) * 1e6;
+  State.counters[OtherCounter] = median(OnOther) * 1e6;
+  State.counters["ratio_to_plain"] = median(OnOther) / median(OnPlain);
+}
+
 } // namespace catalyst::remote::bench

@@ -3,7 +3,7 @@
 // A traced session writes each launch's spans to its trace file when the
 // launch ends: a few microseconds of formatting and one write. Measured on
 // the smallest launch, where it weighs most, against an untraced session of
-// the same strategy on the same executor, interleaved (compareTinyLaunches):
+// the same strategy on the same executor, interleaved (compareLaunches):
 //
 //   trace/launch/8B/STRATEGY   ratio_to_plain: traced over untraced, medians
 //
@@ -47,13 +47,14 @@ void runTraced(benchmark::State &State, BenchEnv &Env, Strategy S) {
   SessionOptions O;
   O.Outputs = OutputAllocator{std::malloc, std::free};
   O.Transfer = S;
+  O.Transport = TransportKind::Tcp; // as the untraced session compared
   O.TracePath = *Path;
   auto Traced = Session::open(Env.Address, O);
   if (!Traced)
     return fail(State, Traced.takeError());
   if (auto Err = (*Traced)->sendBinary(ForwardKernel, BinaryFormat::Object))
     return fail(State, std::move(Err));
-  compareTinyLaunches(State, *Env.Sessions.at(S), **Traced, "traced_us");
+  compareLaunches(State, *Env.Sessions.at(S), **Traced, "traced_us");
 }
 
 } // namespace

@@ -19,11 +19,19 @@
 // and SO_SNDTIMEO would); peek() shows what is coming without consuming it.
 // It asks OpenSSL for kernel TLS (SSL_OP_ENABLE_KTLS): where the kernel
 // takes the records, sends and receives skip OpenSSL's record layer.
+// Elsewhere a write seals up to 256 KiB into records in memory and hands
+// them to the socket in one system call (a call per record costs more than
+// sealing it; a message's first batch is a record, and batches double as
+// it goes on), and counts them written once the socket took them all;
+// OpenSSL reads ahead two records at a time, and a read waits for the
+// socket before asking OpenSSL when OpenSSL holds nothing.
 //
 // Thread safety: one reader and any number of writers (serialized by the
 // caller, as the transport's SendMutex does) may use it at once. OpenSSL's
 // objects are not thread-safe, so every call into them holds Lock; the
 // socket is non-blocking and a thread waits for it (poll) without Lock.
+// Sealed records leave under Lock too, from the writer or, for what a read
+// makes OpenSSL say (an alert), from the reader, in the order sealed.
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,6 +52,7 @@
 #include <mutex>
 #include <string>
 #include <sys/types.h>
+#include <vector>
 
 struct iovec;
 typedef struct ssl_st SSL;
@@ -88,9 +97,10 @@ public:
   TlsStream &operator=(const TlsStream &) = delete;
 
   // Encrypts and sends from the first of Count pieces: at least a byte, at
-  // most a record. Returns the bytes taken, or -1 with errno (EAGAIN once
-  // the send timeout passed without progress; EPIPE, ECONNRESET; EBADMSG or
-  // EPROTO for a TLS failure, which failure() names).
+  // most 256 KiB (with kernel TLS, a record). Returns the bytes taken, or
+  // -1 with errno (EAGAIN once the send timeout passed without progress;
+  // EPIPE, ECONNRESET; EBADMSG or EPROTO for a TLS failure, which failure()
+  // names). After EAGAIN, call again with the same bytes.
   ssize_t write(const iovec *Iov, int Count);
   // Fills Count pieces with what has arrived, waiting (up to the read
   // timeout) for at least a byte. Returns the bytes read, 0 at the end of
@@ -133,19 +143,39 @@ private:
   bool waitFor(short Events, int64_t TimeoutUs);
   ssize_t fillLookahead();
   ssize_t readRecords(char *Dst, size_t Size);
+  bool waitFirst(bool Waited);
+  bool sealIntoBuffer();
+  void gather(const iovec *Iov, int Count);
+  ssize_t writeEach(const iovec *Iov, int Count);
+  ssize_t writeBatched(const iovec *Iov, int Count);
+  size_t nextBatch(const iovec *Iov);
+  ssize_t sealBatch(const iovec *Iov, int Count);
+  Step sealWaited();
+  bool pushSealed();
 
   const int Fd;
   SSL *const Ssl;
   // Set before the stream is shared.
   bool Established = false; // the handshake is done
   bool KernelSend = false, KernelReceive = false;
+  bool Batched = false;          // OpenSSL's records go to Sealed, not the socket
   mutable std::mutex Lock;       // every call into Ssl; Failure, and the members below
   std::unique_ptr<char[]> Ahead; // peeked bytes not yet read, made on first peek
   size_t AheadStart = 0, AheadEnd = 0;
-  // A record OpenSSL began to send but the socket did not take yet: the
-  // next write() must offer the same bytes again (under Lock).
+  // Small pieces gathered into one record. With kernel TLS, a record
+  // OpenSSL began to send but the socket did not take yet: the next write()
+  // must offer the same bytes again (under Lock).
   std::unique_ptr<char[]> Staging;
   size_t StagedBytes = 0;
+  // Batched: records sealed and not yet taken by the socket from
+  // SealedSent on, and how many of the caller's bytes they carry (under
+  // Lock; OpenSSL appends to Sealed during calls made under it).
+  std::vector<char> Sealed;
+  size_t SealedSent = 0, BatchTaken = 0;
+  // Where the caller's bytes last sealed ended, and how many that batch
+  // could take: a write that goes on from there seals more (under Lock).
+  const void *NextByte = nullptr;
+  size_t BatchLimit = 0;
   std::string Failure;
   int LastErrno = 0; // the socket's error, when a call failed with one
   std::atomic<TlsFailure> Failed{TlsFailure::None};

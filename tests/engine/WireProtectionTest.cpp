@@ -15,6 +15,7 @@
 #include "EngineHarness.h"
 #include "ExecutorProcess.h"
 #include "Kernels.h"
+#include "Pace.h"
 #include "Procfs.h"
 #include "TamperRelay.h"
 #include "Text.h"
@@ -22,6 +23,7 @@
 #include "wire/TlsStream.h"
 
 #include <cerrno>
+#include <cstring>
 #include <functional>
 #include <future>
 #include <netinet/in.h>
@@ -29,6 +31,7 @@
 #include <random>
 #include <sys/socket.h>
 #include <thread>
+#include <tuple>
 #include <unistd.h>
 
 using namespace catalyst::remote;
@@ -287,6 +290,55 @@ wire::Psk keyFor(const std::string &Secret, uint8_t Salt) {
   return K ? *K : wire::Psk{};
 }
 
+// Reads Size bytes from T, or fewer if it fails or ends first.
+std::vector<char> readAll(wire::TlsStream &T, size_t Size) {
+  std::vector<char> Got(Size);
+  size_t Have = 0;
+  while (Have < Size) {
+    iovec Into{Got.data() + Have, Size - Have};
+    ssize_t N = T.read(&Into, 1);
+    if (N <= 0)
+      break;
+    Have += size_t(N);
+  }
+  Got.resize(Have);
+  return Got;
+}
+
+std::vector<char> randomBytes(size_t Size, uint64_t Seed) {
+  std::vector<char> Out(Size);
+  std::mt19937_64 Rng(Seed);
+  for (auto &B : Out)
+    B = char(Rng());
+  return Out;
+}
+
+// A client and a server stream over a loopback TCP pair, keyed alike.
+struct Connected {
+  int C = -1, S = -1;
+  std::unique_ptr<wire::TlsStream> Client, Server;
+
+  ::testing::AssertionResult open(uint8_t Salt) {
+    std::tie(C, S) = tcpPair();
+    auto Key = keyFor("the-same-secret-000000", Salt);
+    auto [Cl, Sv] = handshakes(C, S, Key, Key);
+    if (!Cl || !Sv)
+      return ::testing::AssertionFailure()
+             << llvm::toString(llvm::joinErrors(Cl.takeError(), Sv.takeError()));
+    Client = std::move(*Cl);
+    Server = std::move(*Sv);
+    return ::testing::AssertionSuccess();
+  }
+
+  ~Connected() {
+    Client.reset();
+    Server.reset();
+    for (int Fd : {C, S})
+      if (Fd >= 0)
+        ::close(Fd);
+  }
+};
+
 TEST(TlsStream, APeerWithAnotherKeyCannotCompleteTheHandshake) {
   auto [C, S] = tcpPair();
   auto [Client, Server] = handshakes(C, S, keyFor("a-secret-of-the-host-000", 1),
@@ -309,22 +361,17 @@ TEST(TlsStream, APeerWithAnotherKeyCannotCompleteTheHandshake) {
 }
 
 TEST(TlsStream, BytesGoThroughAndPeeksDoNotConsume) {
-  auto [C, S] = tcpPair();
-  auto Key = keyFor("the-same-secret-000000", 9);
-  auto [Client, Server] = handshakes(C, S, Key, Key);
-  ASSERT_TRUE(bool(Client)) << llvm::toString(Client.takeError());
-  ASSERT_TRUE(bool(Server)) << llvm::toString(Server.takeError());
-  std::vector<char> Big(3 << 20);
-  std::mt19937_64 Rng(5);
-  for (auto &B : Big)
-    B = char(Rng());
+  Connected P;
+  ASSERT_TRUE(P.open(9));
+  auto &Client = P.Client, &Server = P.Server;
+  std::vector<char> Big = randomBytes(3 << 20, 5);
   std::string Head = "header--";
   auto Writer = std::async(std::launch::async, [&] {
     iovec Iov[2] = {{Head.data(), Head.size()}, {Big.data(), Big.size()}};
     size_t Left = Head.size() + Big.size();
     int At = 0;
     while (Left > 0) {
-      ssize_t N = (*Client)->write(Iov + At, 2 - At);
+      ssize_t N = Client->write(Iov + At, 2 - At);
       if (N <= 0)
         return false;
       Left -= size_t(N);
@@ -340,22 +387,62 @@ TEST(TlsStream, BytesGoThroughAndPeeksDoNotConsume) {
     return true;
   });
   char Peeked[8];
-  ASSERT_EQ((*Server)->peek(Peeked, 8, true), 8);
+  ASSERT_EQ(Server->peek(Peeked, 8, true), 8);
   EXPECT_EQ(std::string(Peeked, 8), Head);
-  std::vector<char> Got(Head.size() + Big.size());
-  size_t Have = 0;
-  while (Have < Got.size()) {
-    iovec Into{Got.data() + Have, Got.size() - Have};
-    ssize_t N = (*Server)->read(&Into, 1);
-    ASSERT_GT(N, 0) << std::strerror(errno);
-    Have += size_t(N);
-  }
+  std::vector<char> Got = readAll(*Server, Head.size() + Big.size());
+  ASSERT_EQ(Got.size(), Head.size() + Big.size()) << std::strerror(errno);
   EXPECT_TRUE(Writer.get());
   EXPECT_EQ(std::string(Got.data(), Head.size()), Head);
   EXPECT_TRUE(std::equal(Big.begin(), Big.end(), Got.begin() + Head.size()));
-  EXPECT_TRUE(mentions((*Server)->description(), "TLS_AES_128_GCM_SHA256"));
-  ::close(C);
-  ::close(S);
+  EXPECT_TRUE(mentions(Server->description(), "TLS_AES_128_GCM_SHA256"));
+}
+
+// A write that its send timeout cuts short, the peer reading nothing, is
+// finished by the next call with the same bytes: none lost, none twice.
+TEST(TlsStream, AWriteCutShortByItsTimeoutIsFinishedByTheNext) {
+  Connected P;
+  ASSERT_TRUE(P.open(7));
+  auto &Client = P.Client, &Server = P.Server;
+  std::vector<char> Big = randomBytes(32 << 20, 11);
+  Client->setSendTimeout(20ms);
+  Server->setReadTimeout(paced(10s));
+  size_t Sent = 0;
+  bool Cut = false;
+  auto WriteOnce = [&] {
+    iovec V{Big.data() + Sent, Big.size() - Sent};
+    ssize_t N = Client->write(&V, 1);
+    if (N > 0)
+      Sent += size_t(N);
+    return N > 0 || errno == EAGAIN;
+  };
+  while (!Cut && Sent < Big.size()) {
+    ASSERT_TRUE(WriteOnce()) << std::strerror(errno);
+    Cut = errno == EAGAIN;
+  }
+  ASSERT_TRUE(Cut) << "the socket's buffers took all " << Big.size() << " bytes";
+  auto Reader = std::async(std::launch::async, [&] { return readAll(*Server, Big.size()); });
+  while (Sent < Big.size())
+    ASSERT_TRUE(WriteOnce()) << std::strerror(errno);
+  std::vector<char> Got = Reader.get();
+  EXPECT_EQ(Got.size(), Big.size());
+  EXPECT_TRUE(Got == Big);
+}
+
+// A record the peer did not seal fails there, and the alert the peer sends
+// back reaches this end, which names it.
+TEST(TlsStream, TheAlertForAForgedRecordReachesItsSender) {
+  Connected P;
+  ASSERT_TRUE(P.open(8));
+  auto &Client = P.Client, &Server = P.Server;
+  std::vector<char> Record = {0x17, 0x03, 0x03, 0x00, 0x40};
+  Record.resize(Record.size() + 0x40, 0x5a);
+  ASSERT_EQ(::send(P.C, Record.data(), Record.size(), MSG_NOSIGNAL), ssize_t(Record.size()));
+  Server->setReadTimeout(paced(5s));
+  Client->setReadTimeout(paced(5s));
+  EXPECT_TRUE(readAll(*Server, 1).empty());
+  EXPECT_EQ(Server->failure(), wire::TlsFailure::Tampered) << Server->failureText();
+  EXPECT_TRUE(readAll(*Client, 1).empty());
+  EXPECT_EQ(Client->failure(), wire::TlsFailure::TamperedThere) << Client->failureText();
 }
 
 // Kernel TLS needs the kernel's tls module (CONFIG_TLS); where it is, the
@@ -369,14 +456,9 @@ TEST(TlsStream, KernelTlsWhereTheKernelOffersIt) {
   if (!Offered)
     GTEST_SKIP() << "this kernel offers no TLS (setsockopt TCP_ULP \"tls\": " << std::strerror(Why)
                  << "; CONFIG_TLS is off): OpenSSL's record layer runs";
-  auto [C2, S2] = tcpPair();
-  auto Key = keyFor("the-same-secret-000000", 3);
-  auto [Client, Server] = handshakes(C2, S2, Key, Key);
-  ASSERT_TRUE(bool(Client)) << llvm::toString(Client.takeError());
-  ASSERT_TRUE(bool(Server)) << llvm::toString(Server.takeError());
-  EXPECT_TRUE((*Client)->kernelSends()) << (*Client)->description();
-  ::close(C2);
-  ::close(S2);
+  Connected P;
+  ASSERT_TRUE(P.open(3));
+  EXPECT_TRUE(P.Client->kernelSends()) << P.Client->description();
 }
 
 } // namespace
