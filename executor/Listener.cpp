@@ -9,6 +9,7 @@
 #include "../engine/wire/SendMark.h"
 #include "../engine/wire/SocketFile.h"
 #include "../engine/wire/UnixSocket.h"
+#include "Announcement.h"
 #include "Assets.h"
 #include "Log.h"
 #include "RefusalLog.h"
@@ -54,8 +55,11 @@ int WakeFds[2] = {-1, -1};
 volatile sig_atomic_t StopRequested = 0;
 
 void onSignal(int Sig) {
-  if (Sig != SIGCHLD)
+  // The announcement first: a launcher may SIGKILL the executor soon.
+  if (Sig != SIGCHLD) {
+    withdrawAnnouncement();
     StopRequested = 1;
+  }
   int Saved = errno;
   [[maybe_unused]] ssize_t N = ::write(WakeFds[1], "x", 1);
   errno = Saved;
@@ -710,6 +714,14 @@ int serve(std::vector<Listener> Listeners, const ServeOptions &Given) {
     LogLine() << "catalyst-remote-executor: " << toString(std::move(Err));
     return 1;
   }
+  // The sockets listen already: the file is there by the time the ready
+  // line says so.
+  if (!Options.AnnounceDir.empty())
+    if (auto Err = announceIn(Options.AnnounceDir, Listeners)) {
+      LogLine() << "catalyst-remote-executor: " << toString(std::move(Err));
+      removeAssetRoot();
+      return 1;
+    }
   announce(Listeners);
   // An upstream-only executor has nothing to offer there.
   if (Options.LocalSocket && !Options.Connection.Services.UpstreamOnly)
@@ -742,6 +754,7 @@ int serve(std::vector<Listener> Listeners, const ServeOptions &Given) {
            ++K) {
       }
   }
+  withdrawAnnouncement();
   for (auto &S : Pending)
     ::close(S.Fd);
   Pending.clear();

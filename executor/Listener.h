@@ -48,6 +48,9 @@ struct ServeOptions {
   // Also listen on an abstract Unix socket and offer it, with shared
   // memory, to hosts on this machine (wire/LocalOffer.h).
   bool LocalSocket = true;
+  // Where to announce the address once listening (Announcement.h); empty:
+  // nowhere.
+  std::string AnnounceDir;
 };
 
 // Once it is ready to serve, prints on stdout, for each listener,

@@ -48,6 +48,10 @@ const char *Usage =
     "                           0600 or stricter), loopback included; the executor\n"
     "                           proves it knows it too\n"
     "  --new-token PATH         write a fresh 256-bit secret to PATH (mode 0600) and exit\n"
+    "  --announce DIR           once listening, write DIR/<job>.<step>.<rank>.addr (from\n"
+    "                           Slurm's or MPI's variables, else <host>.<pid>.addr)\n"
+    "                           holding the first --bind's address as hosts dial it;\n"
+    "                           removed first thing when the executor stops\n"
     "  --wire tls|plain         what carries TCP sessions once the host proved itself:\n"
     "                           TLS 1.3 keyed by the token, or plain bytes (default tls\n"
     "                           with --token-file, else plain). Socket files and the\n"
@@ -129,6 +133,11 @@ const std::pair<StringRef, Setter> ValueOptions[] = {
      [](StringRef V, Args &A) {
        A.NewToken = V.str();
        return !V.empty();
+     }},
+    {"--announce",
+     [](StringRef V, Args &A) {
+       A.Serve.AnnounceDir = V.str();
+       return !V.empty() && V != "pmix";
      }},
     {"--wire",
      [](StringRef V, Args &A) {

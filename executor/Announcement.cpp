@@ -1,0 +1,121 @@
+//===- Announcement.cpp - Telling hosts where this executor listens -------===//
+
+#include "Announcement.h"
+
+#include "../engine/wire/SysError.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+#include <cerrno>
+#include <climits>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <unistd.h>
+
+using namespace llvm;
+
+namespace catalyst::remote::executor {
+
+namespace {
+
+// Where the announcement is, for the signal handler: written before the
+// file exists and read only once Published says it does; cleared by the
+// first withdrawal, so that a later one cannot remove a rerun's file.
+char Announced[PATH_MAX];
+volatile sig_atomic_t Published = 0;
+
+std::string variable(const char *Name) {
+  const char *V = std::getenv(Name);
+  return V ? V : "";
+}
+
+// A file-name component from text the environment gave.
+std::string component(StringRef Text) {
+  std::string Out;
+  for (char C : Text.take_front(64))
+    Out += isAlnum(C) || C == '-' || C == '_' ? C : '_';
+  return Out.empty() ? "_" : Out;
+}
+
+std::string hostName() {
+  char Host[256] = {};
+  if (::gethostname(Host, sizeof(Host) - 1) != 0 || !Host[0])
+    return "localhost";
+  return Host;
+}
+
+Error writeWhole(int Fd, StringRef Text, StringRef Path) {
+  while (!Text.empty()) {
+    ssize_t N = ::write(Fd, Text.data(), Text.size());
+    if (N < 0 && errno == EINTR)
+      continue;
+    if (N <= 0)
+      return wire::sysError("cannot write " + Path, errno);
+    Text = Text.drop_front(size_t(N));
+  }
+  return Error::success();
+}
+
+} // namespace
+
+std::string announcementName() {
+  std::string Job = variable("SLURM_JOB_ID"), Rank = variable("SLURM_PROCID");
+  if (!Job.empty() && !Rank.empty()) {
+    std::string Step = variable("SLURM_STEP_ID");
+    return component(Job) + "." + component(Step.empty() ? "0" : Step) + "." + component(Rank);
+  }
+  for (const char *Name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"}) {
+    Rank = variable(Name);
+    if (Rank.empty())
+      continue;
+    Job = variable("PMIX_NAMESPACE");
+    if (Job.empty())
+      Job = variable("OMPI_MCA_ess_base_jobid");
+    return component(Job.empty() ? "mpi" : Job) + ".0." + component(Rank);
+  }
+  return component(hostName()) + "." + std::to_string(::getpid());
+}
+
+std::string reachableAddress(const Listener &L) {
+  StringRef A = L.Address;
+  for (StringRef Wildcard : {"0.0.0.0:", "[::]:"})
+    if (A.starts_with(Wildcard))
+      return hostName() + ":" + A.drop_front(Wildcard.size()).str();
+  return L.Address;
+}
+
+Error announceIn(StringRef Dir, const std::vector<Listener> &Listeners) {
+  if (Listeners.empty())
+    return createStringError(inconvertibleErrorCode(), "--announce: nothing to announce");
+  std::string Final = (Dir + "/" + announcementName() + ".addr").str();
+  std::string Temp = (Dir + "/." + announcementName() + ".addr." + Twine(::getpid())).str();
+  if (Final.size() >= sizeof(Announced))
+    return createStringError(inconvertibleErrorCode(), "--announce: path too long: %s",
+                             Final.c_str());
+  int Fd = ::open(Temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (Fd < 0)
+    return wire::sysError("--announce: cannot create " + Temp, errno);
+  Error Err = writeWhole(Fd, reachableAddress(Listeners.front()) + "\n", Temp);
+  if (::close(Fd) != 0 && !Err)
+    Err = wire::sysError("--announce: cannot write " + Temp, errno);
+  std::memcpy(Announced, Final.c_str(), Final.size() + 1);
+  Published = 1;
+  if (!Err && ::rename(Temp.c_str(), Final.c_str()) != 0)
+    Err = wire::sysError("--announce: cannot rename " + Temp + " to " + Final, errno);
+  if (Err) {
+    Published = 0;
+    ::unlink(Temp.c_str());
+  }
+  return Err;
+}
+
+void withdrawAnnouncement() {
+  if (!Published)
+    return;
+  Published = 0;
+  ::unlink(Announced);
+}
+
+} // namespace catalyst::remote::executor

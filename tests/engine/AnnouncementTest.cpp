@@ -1,0 +1,84 @@
+//===- AnnouncementTest.cpp - An executor says where it listens -----------===//
+//
+// Started as a cluster's launcher starts it, with --announce DIR, an
+// executor writes DIR/<job>.<step>.<rank>.addr once it listens, holding an
+// address a host can open a session with, and removes it when it stops.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Command.h"
+#include "EngineHarness.h"
+#include "ExecutorProcess.h"
+#include "Procfs.h"
+#include "TempDir.h"
+#include "Text.h"
+#include "TokenFile.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+using namespace catalyst::remote;
+using namespace catalyst::remote::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+bool exists(const std::string &Path) {
+  struct stat St;
+  return ::lstat(Path.c_str(), &St) == 0;
+}
+
+std::string firstLine(const std::string &Text) {
+  return Text.substr(0, Text.find('\n'));
+}
+
+// Slurm's step and rank name the file; its address opens a session; the
+// file is gone once the executor has stopped.
+TEST(AnnouncementTest, AnExecutorAnnouncesItsAddressAndWithdrawsIt) {
+  TempDir Dir;
+  ExecutorOptions EO;
+  EO.Bind = "0";
+  EO.Args = {"--announce", Dir.dir()};
+  EO.Env = {"SLURM_JOB_ID=4711", "SLURM_STEP_ID=2", "SLURM_PROCID=3"};
+  ExecutorProcess Exec;
+  ASSERT_TRUE(Exec.start(EO));
+  std::string File = Dir.path("4711.2.3.addr");
+  ASSERT_TRUE(exists(File)) << "announced once listening";
+  std::string Address = firstLine(readFile(File));
+  EXPECT_EQ(Address, Exec.address());
+  SessionOptions O;
+  O.Transport = TransportKind::Tcp;
+  EXPECT_TRUE(openWithConcat(Address, Strategy::ZeroCopy, O));
+  EXPECT_TRUE(Exec.stop());
+  EXPECT_FALSE(exists(File)) << "withdrawn when the executor stops";
+}
+
+// A wildcard bind is announced by this machine's name, never 0.0.0.0; an
+// MPI rank names the file when Slurm's variables are absent.
+TEST(AnnouncementTest, AWildcardBindIsAnnouncedByTheMachinesName) {
+  TempDir Dir;
+  TokenFile Token;
+  ExecutorOptions EO;
+  EO.Bind = "0.0.0.0:0";
+  EO.Args = {"--announce", Dir.dir(), "--token-file", Token.path()};
+  EO.Env = {"OMPI_COMM_WORLD_RANK=5", "PMIX_NAMESPACE=prterun-node-123@1"};
+  ExecutorProcess Exec;
+  ASSERT_TRUE(Exec.start(EO));
+  std::string Address = firstLine(readFile(Dir.path("prterun-node-123_1.0.5.addr")));
+  char Host[256] = {};
+  ASSERT_EQ(::gethostname(Host, sizeof(Host) - 1), 0);
+  std::string Port = Exec.address().substr(Exec.address().rfind(':'));
+  EXPECT_EQ(Address, std::string(Host) + Port);
+  EXPECT_FALSE(mentions(Address, "0.0.0.0")) << Address;
+}
+
+TEST(AnnouncementTest, AnUnusableDirectoryStopsTheExecutorSayingWhy) {
+  TempDir Dir;
+  CommandResult R =
+      runCommand({executorPath(), "--bind", "127.0.0.1:0", "--announce", Dir.path("missing")});
+  EXPECT_EQ(R.ExitStatus, 1);
+  EXPECT_TRUE(mentions(R.Output, "--announce: cannot create " + Dir.path("missing"))) << R.Output;
+  EXPECT_TRUE(mentions(R.Output, "No such file or directory")) << R.Output;
+}
+
+} // namespace
