@@ -616,6 +616,17 @@ int msUntilNext(Clock::time_point Flush) {
   return int(std::clamp<int64_t>(Ms, 0, INT32_MAX));
 }
 
+// Whether the executor has served nobody for Limit (--idle-exit): then it
+// says so and stops, as on a stop signal.
+bool idleTooLong(Clock::time_point Since, std::chrono::milliseconds Limit) {
+  if (Clock::now() - Since < Limit)
+    return false;
+  LogLine() << "catalyst-remote-executor: no session for " << Limit.count() / 1000.0
+            << " s (--idle-exit): stopping";
+  withdrawAnnouncement();
+  return true;
+}
+
 // How long connection processes get to end their sessions after SIGTERM
 // before they are killed (a kernel does not stop for it). Well under the
 // 10 s Catalyst's launcher gives the executor before it SIGKILLs it, which
@@ -732,9 +743,17 @@ int serve(std::vector<Listener> Listeners, const ServeOptions &Given) {
   Budget.emplace(Options.Startups);
   std::vector<pollfd> Polled;
   std::vector<std::list<Startup>::iterator> Polling;
+  Clock::time_point IdleSince = Clock::now();
   while (!StopRequested) {
     watch(Polled, Polling, Listeners);
-    if (::poll(Polled.data(), Polled.size(), msUntilNext(Refusals.flush())) < 0 && errno != EINTR)
+    Clock::time_point Wake = Refusals.flush();
+    if (!Children.empty() || !Pending.empty())
+      IdleSince = Clock::now();
+    else if (Options.IdleExit.count() > 0 && idleTooLong(IdleSince, Options.IdleExit))
+      break;
+    else if (Options.IdleExit.count() > 0)
+      Wake = std::min(Wake, IdleSince + Options.IdleExit);
+    if (::poll(Polled.data(), Polled.size(), msUntilNext(Wake)) < 0 && errno != EINTR)
       break;
     char Drain[64];
     while (::read(WakeFds[0], Drain, sizeof(Drain)) > 0) {

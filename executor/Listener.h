@@ -51,6 +51,9 @@ struct ServeOptions {
   // Where to announce the address once listening (Announcement.h); empty:
   // nowhere.
   std::string AnnounceDir;
+  // Stop once no session nor peer has been served for this long (zero:
+  // never), as a stop signal would.
+  std::chrono::milliseconds IdleExit{0};
 };
 
 // Once it is ready to serve, prints on stdout, for each listener,

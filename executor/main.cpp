@@ -52,6 +52,7 @@ const char *Usage =
     "                           Slurm's or MPI's variables, else <host>.<pid>.addr)\n"
     "                           holding the first --bind's address as hosts dial it;\n"
     "                           removed first thing when the executor stops\n"
+    "  --idle-exit S            stop after S seconds without a session (default: never)\n"
     "  --wire tls|plain         what carries TCP sessions once the host proved itself:\n"
     "                           TLS 1.3 keyed by the token, or plain bytes (default tls\n"
     "                           with --token-file, else plain). Socket files and the\n"
@@ -139,6 +140,7 @@ const std::pair<StringRef, Setter> ValueOptions[] = {
        A.Serve.AnnounceDir = V.str();
        return !V.empty() && V != "pmix";
      }},
+    {"--idle-exit", [](StringRef V, Args &A) { return parseSeconds(V, A.Serve.IdleExit); }},
     {"--wire",
      [](StringRef V, Args &A) {
        A.Wire = V.str();

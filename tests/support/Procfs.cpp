@@ -154,6 +154,18 @@ bool waitUntilStopped(pid_t Pid, std::chrono::milliseconds Timeout) {
   return waitUntilAllIn(Pid, 'T', Timeout);
 }
 
+bool waitUntilExited(pid_t Pid, std::chrono::milliseconds Timeout) {
+  auto Until = std::chrono::steady_clock::now() + Timeout;
+  for (;;) {
+    StatLine S;
+    if (!readStat(Pid, S) || S.State == 'Z' || S.State == 'X')
+      return true;
+    if (std::chrono::steady_clock::now() > Until)
+      return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
 bool waitForText(const std::string &Path, const std::string &What,
                  std::chrono::milliseconds Timeout) {
   auto Until = std::chrono::steady_clock::now() + Timeout;

@@ -46,6 +46,10 @@ int64_t minorFaults(pid_t Pid);
 // The whole file, or "" when it cannot be read.
 std::string readFile(const std::string &Path);
 
+// Waits up to Timeout until Pid has exited (a zombie not yet reaped
+// counts), on its own.
+bool waitUntilExited(pid_t Pid, std::chrono::milliseconds Timeout);
+
 // Waits up to Timeout until the file at Path contains What (a log line
 // another process writes after the event the test saw).
 bool waitForText(const std::string &Path, const std::string &What,
