@@ -3,6 +3,7 @@
 #include "Announcement.h"
 
 #include "../engine/wire/SysError.h"
+#include "../engine/wire/WriteAll.h"
 
 #include "llvm/ADT/StringExtras.h"
 
@@ -46,18 +47,6 @@ std::string hostName() {
   return Host;
 }
 
-Error writeWhole(int Fd, StringRef Text, StringRef Path) {
-  while (!Text.empty()) {
-    ssize_t N = ::write(Fd, Text.data(), Text.size());
-    if (N < 0 && errno == EINTR)
-      continue;
-    if (N <= 0)
-      return wire::sysError("cannot write " + Path, errno);
-    Text = Text.drop_front(size_t(N));
-  }
-  return Error::success();
-}
-
 } // namespace
 
 std::string announcementName() {
@@ -89,15 +78,19 @@ std::string reachableAddress(const Listener &L) {
 Error announceIn(StringRef Dir, const std::vector<Listener> &Listeners) {
   if (Listeners.empty())
     return createStringError(inconvertibleErrorCode(), "--announce: nothing to announce");
-  std::string Final = (Dir + "/" + announcementName() + ".addr").str();
-  std::string Temp = (Dir + "/." + announcementName() + ".addr." + Twine(::getpid())).str();
+  std::string Name = announcementName();
+  std::string Final = (Dir + "/" + Name + ".addr").str();
+  std::string Temp = (Dir + "/." + Name + ".addr." + Twine(::getpid())).str();
   if (Final.size() >= sizeof(Announced))
     return createStringError(inconvertibleErrorCode(), "--announce: path too long: %s",
                              Final.c_str());
   int Fd = ::open(Temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (Fd < 0)
     return wire::sysError("--announce: cannot create " + Temp, errno);
-  Error Err = writeWhole(Fd, reachableAddress(Listeners.front()) + "\n", Temp);
+  std::string Text = reachableAddress(Listeners.front()) + "\n";
+  Error Err = Error::success();
+  if (std::error_code EC = wire::writeAll(Fd, Text))
+    Err = wire::sysError("--announce: cannot write " + Temp, EC.value());
   if (::close(Fd) != 0 && !Err)
     Err = wire::sysError("--announce: cannot write " + Temp, errno);
   std::memcpy(Announced, Final.c_str(), Final.size() + 1);

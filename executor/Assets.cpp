@@ -3,6 +3,7 @@
 #include "Assets.h"
 
 #include "../engine/wire/SysError.h"
+#include "../engine/wire/WriteAll.h"
 #include "Log.h"
 
 #include "llvm/ADT/ScopeExit.h"
@@ -189,19 +190,6 @@ void unclaim(StringRef Stored) {
   Claims.erase(Stored.str());
 }
 
-// Handles short writes and signals.
-std::error_code writeAll(int Fd, ArrayRef<char> Bytes) {
-  while (!Bytes.empty()) {
-    ssize_t N = ::write(Fd, Bytes.data(), Bytes.size());
-    if (N < 0 && errno == EINTR)
-      continue;
-    if (N < 0)
-      return lastError();
-    Bytes = Bytes.drop_front(size_t(N));
-  }
-  return {};
-}
-
 // A file no one else has open: a name taken (by an asset of that name, say)
 // only moves on to the next.
 Expected<int> createTemporary(std::string &Name) {
@@ -222,7 +210,7 @@ Error writeTemporary(ArrayRef<char> Bytes, std::string &Name) {
   auto Fd = createTemporary(Name);
   if (!Fd)
     return Fd.takeError();
-  std::error_code EC = writeAll(*Fd, Bytes);
+  std::error_code EC = wire::writeAll(*Fd, Bytes);
   // On Linux the descriptor is released even when close is interrupted.
   if (::close(*Fd) != 0 && errno != EINTR && !EC)
     EC = lastError();

@@ -623,7 +623,6 @@ bool idleTooLong(Clock::time_point Since, std::chrono::milliseconds Limit) {
     return false;
   LogLine() << "catalyst-remote-executor: no session for " << Limit.count() / 1000.0
             << " s (--idle-exit): stopping";
-  withdrawAnnouncement();
   return true;
 }
 

@@ -3,6 +3,7 @@
 #include "Secret.h"
 
 #include "SysError.h"
+#include "WriteAll.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Endian.h"
@@ -159,15 +160,8 @@ Error writeNewTokenFile(StringRef Path) {
   // The umask may have taken bits away; none may be added.
   if (::fchmod(F.Fd, 0600) != 0)
     return fileError(Path, "cannot set mode 0600", errno);
-  size_t Done = 0;
-  while (Done < sizeof(Text.Data)) {
-    ssize_t N = ::write(F.Fd, Text.Data + Done, sizeof(Text.Data) - Done);
-    if (N < 0 && errno == EINTR)
-      continue;
-    if (N < 0)
-      return fileError(Path, "cannot write", errno);
-    Done += N;
-  }
+  if (std::error_code EC = writeAll(F.Fd, ArrayRef<char>(Text.Data, sizeof(Text.Data))))
+    return fileError(Path, "cannot write", EC.value());
   int Fd = std::exchange(F.Fd, -1);
   if (::close(Fd) != 0)
     return fileError(Path, "cannot write", errno);
