@@ -12,7 +12,7 @@
 
 #include "catalyst/remote/RemoteCAPI.h"
 
-#include "catalyst/remote/Session.h"
+#include "Target.h"
 
 #include <atomic>
 #include <chrono>
@@ -27,6 +27,8 @@
 #include <vector>
 
 using namespace catalyst::remote;
+using catalyst::remote::capi::Target;
+using catalyst::remote::capi::TargetStats;
 using llvm::Error;
 using llvm::Expected;
 
@@ -103,7 +105,8 @@ Error inCall(const char *Call, Error Err) {
   return callError(Call, llvm::toString(std::move(Err)));
 }
 
-// Live sessions by handle and by address, and async launches by token.
+// Live sessions and pools (targets) by handle and by address, and async
+// launches by token.
 class Registry {
 public:
   static Registry &get() {
@@ -112,16 +115,16 @@ public:
   }
 
   std::mutex M;
-  std::map<int64_t, std::shared_ptr<Session>> Sessions;
+  std::map<int64_t, std::shared_ptr<Target>> Sessions;
   std::map<std::string, int64_t> ByAddress;
-  // A token does not keep its session: one closed before the await makes
+  // A token does not keep its target: one closed before the await makes
   // the await fail, saying so.
-  std::map<int64_t, std::pair<std::weak_ptr<Session>, uint64_t>> Tokens;
+  std::map<int64_t, std::pair<std::weak_ptr<Target>, uint64_t>> Tokens;
   int64_t NextHandle = 1;
   int64_t NextToken = 1;
   OutputAllocator Outputs;
 
-  std::shared_ptr<Session> find(int64_t Handle) {
+  std::shared_ptr<Target> find(int64_t Handle) {
     std::lock_guard<std::mutex> Lock(M);
     auto It = Sessions.find(Handle);
     return It == Sessions.end() ? nullptr : It->second;
@@ -136,7 +139,7 @@ public:
   }
 };
 
-Expected<std::shared_ptr<Session>> sessionFor(int64_t Handle, const char *Call) {
+Expected<std::shared_ptr<Target>> sessionFor(int64_t Handle, const char *Call) {
   if (auto S = Registry::get().find(Handle))
     return S;
   return callError(Call, "unknown session handle " + std::to_string(Handle));
@@ -174,24 +177,18 @@ Expected<int64_t> openSession(const char *Addr) {
       return Live;
     Outputs = R.Outputs;
   }
-  SessionOptions Base;
-  Base.Outputs = Outputs;
-  auto Opts = optionsFromEnvironment(std::move(Base));
-  if (!Opts)
-    return inCall("open", Opts.takeError());
   // Connecting may take up to the handshake timeout; the process's other
   // sessions go on meanwhile, so the registry is not held.
-  auto S = Session::open(Addr, *Opts);
-  if (!S)
-    return inCall("open", S.takeError());
-  std::shared_ptr<Session> Opened = std::move(*S);
+  auto Opened = Target::open(Addr, Outputs);
+  if (!Opened)
+    return inCall("open", Opened.takeError());
   std::lock_guard<std::mutex> Lock(R.M);
   // Another thread opened the same address meanwhile: share its session
   // (ours closes once the lock is released).
   if (int64_t Live = R.liveHandle(Addr))
     return Live;
   int64_t Handle = R.NextHandle++;
-  R.Sessions[Handle] = std::move(Opened);
+  R.Sessions[Handle] = std::move(*Opened);
   R.ByAddress[Addr] = Handle;
   return Handle;
 }
@@ -278,7 +275,7 @@ Expected<int64_t> queueLaunch(int64_t Handle, const CLaunch &C, const char *Call
 // Catalyst's runtime.
 Error awaitLaunch(int64_t Token) {
   auto &R = Registry::get();
-  std::pair<std::weak_ptr<Session>, uint64_t> Pending;
+  std::pair<std::weak_ptr<Target>, uint64_t> Pending;
   {
     std::lock_guard<std::mutex> Lock(R.M);
     auto It = R.Tokens.find(Token);
@@ -287,7 +284,7 @@ Error awaitLaunch(int64_t Token) {
     Pending = std::move(It->second);
     R.Tokens.erase(It);
   }
-  std::shared_ptr<Session> S = Pending.first.lock();
+  std::shared_ptr<Target> S = Pending.first.lock();
   if (!S)
     return callError("await", "the session of launch token " + std::to_string(Token) +
                                   " was closed before the launch was awaited");
@@ -326,7 +323,7 @@ Error callWrapper(int64_t Handle, const char *Symbol, const char *Args, size_t A
 // Closing a session that is not open is harmless.
 Error closeSession(int64_t Handle) {
   auto &R = Registry::get();
-  std::shared_ptr<Session> S;
+  std::shared_ptr<Target> S;
   {
     std::lock_guard<std::mutex> Lock(R.M);
     auto It = R.Sessions.find(Handle);
@@ -347,12 +344,12 @@ Error readStats(int64_t Handle, catalyst_remote_stats *Out) {
     return S.takeError();
   if (!Out)
     return callError("stats", "null output");
-  SessionStats Stats = (*S)->stats();
+  TargetStats Stats = (*S)->stats();
   Out->launches = Stats.Launches;
   copyStats(Stats.Last, Out->last);
   copyStats(Stats.Total, Out->total);
-  Out->strategy = strategyName((*S)->strategy());
-  Out->transport = transportName((*S)->transport());
+  Out->strategy = Stats.Strategy;
+  Out->transport = Stats.Transport;
   return Error::success();
 }
 

@@ -149,6 +149,40 @@ void printPing(const PingReport &R, bool Json, raw_ostream &OS) {
                 duration(R.RoundTrip.MinNs), duration(R.RoundTrip.MaxNs));
 }
 
+static void printPoolPingJson(const PoolPingReport &R, raw_ostream &OS) {
+  json::Array Members;
+  for (const auto &[Name, M] : R.Members)
+    Members.push_back(json::Object{{"name", Name},
+                                   {"address", M.Address},
+                                   {"version", M.Executor.Version},
+                                   {"strategy", strategyName(M.Chosen)},
+                                   {"transport", M.Transport},
+                                   {"protection", M.Protection},
+                                   {"authenticated", M.Executor.Authenticated},
+                                   {"round_trip_ns", summary(M.RoundTrip)}});
+  json::Array Failures;
+  for (const std::string &F : R.Failures)
+    Failures.push_back(F);
+  OS << formatv("{0}\n", json::Value(json::Object{{"address", R.Address},
+                                                  {"connect_ns", whole(R.ConnectNs)},
+                                                  {"members", std::move(Members)},
+                                                  {"failures", std::move(Failures)}}));
+}
+
+void printPoolPing(const PoolPingReport &R, bool Json, raw_ostream &OS) {
+  if (Json)
+    return printPoolPingJson(R, OS);
+  OS << "pool:           " << R.Address << ", " << R.Members.size() << " member"
+     << (R.Members.size() == 1 ? "" : "s") << " (opened in " << duration(R.ConnectNs) << ")\n";
+  for (const auto &[Name, M] : R.Members)
+    OS << formatv("member {0}: {1}, {2} over {3}, {4}, {5}; round trip median {6}, p99 {7}\n", Name,
+                  M.Address, strategyName(M.Chosen), M.Transport, M.Protection,
+                  M.Executor.Authenticated ? "authenticated" : "no secret",
+                  duration(M.RoundTrip.MedianNs), duration(M.RoundTrip.P99Ns));
+  for (const std::string &F : R.Failures)
+    OS << "failed:         " << F << "\n";
+}
+
 void printRun(const RunReport &R, bool Json, raw_ostream &OS) {
   if (Json)
     return printRunJson(R, OS);

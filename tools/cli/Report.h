@@ -31,6 +31,15 @@ struct PingReport {
   TimeSummary RoundTrip;
 };
 
+// ping of a pool address: each healthy member as ping shows one executor,
+// ConnectNs for the whole pool's opening.
+struct PoolPingReport {
+  std::string Address;
+  double ConnectNs = 0;
+  std::vector<std::pair<std::string, PingReport>> Members; // name, member
+  std::vector<std::string> Failures;                       // "name: why"
+};
+
 struct OutputFile {
   std::string Path;
   DType Type;
@@ -47,6 +56,7 @@ struct RunReport {
 };
 
 void printPing(const PingReport &R, bool Json, llvm::raw_ostream &OS);
+void printPoolPing(const PoolPingReport &R, bool Json, llvm::raw_ostream &OS);
 void printRun(const RunReport &R, bool Json, llvm::raw_ostream &OS);
 
 } // namespace catalyst::remote::cli

@@ -1,0 +1,56 @@
+//===- Target.h - What a C ABI handle names ---------------------*- C++ -*-===//
+//
+// A handle names one executor's Session, or a Pool of executors when it
+// was opened with a "pool:" address. The C ABI's calls mean the same on
+// either; Pool.h says how a pool places them.
+//
+// Thread safety: as Session and Pool, every method from any thread.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CATALYST_REMOTE_CAPI_TARGET_H
+#define CATALYST_REMOTE_CAPI_TARGET_H
+
+#include "catalyst/remote/Pool.h"
+#include "catalyst/remote/Session.h"
+
+#include <memory>
+#include <vector>
+
+namespace catalyst::remote::capi {
+
+// A target's counters as the C ABI reports them.
+struct TargetStats {
+  uint64_t Launches = 0;
+  LaunchStats Last, Total;
+  const char *Strategy = "none"; // a pool's members' own, or "mixed"
+  const char *Transport = "none";
+};
+
+class Target {
+public:
+  // Opens a pool for "pool:..." addresses (options from
+  // poolOptionsFromEnvironment), else a session (optionsFromEnvironment);
+  // both with Outputs.
+  static llvm::Expected<std::shared_ptr<Target>> open(llvm::StringRef Address,
+                                                      const OutputAllocator &Outputs);
+
+  llvm::StringRef address() const;
+  bool connected() const;
+  llvm::Error sendBinary(llvm::StringRef Path, BinaryFormat Format);
+  llvm::Expected<std::vector<char>> callWrapper(llvm::StringRef Symbol, llvm::ArrayRef<char> Args);
+  llvm::Error launch(const LaunchCall &Call);
+  uint64_t launchAsync(const LaunchCall &Call);
+  llvm::Error await(uint64_t Ticket);
+  TargetStats stats() const;
+  llvm::Error close();
+
+private:
+  // Exactly one is set.
+  std::unique_ptr<Session> One;
+  std::unique_ptr<Pool> Many;
+};
+
+} // namespace catalyst::remote::capi
+
+#endif

@@ -1,0 +1,64 @@
+//===- Member.h - One executor of a pool and its session --------*- C++ -*-===//
+//
+// A member is one announced executor and the session the pool opened to
+// it. The pool hands members to the threads that launch on them as
+// shared_ptrs, counting each use in Running while the member is healthy;
+// once a member is dropped (Gone) no new use starts, and the pool closes
+// its session when the last use ends, keeping its final counters.
+//
+// Thread safety: Name, Address, Order and Session are set at creation.
+// Running, Started, Shipped and WorkerDone are atomics any thread updates. Gone,
+// Dropped, Final and Released are the pool's: read and written under its
+// mutex. ShipMutex makes one thread at a time ship the pool's binaries.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CATALYST_REMOTE_ENGINE_POOL_MEMBER_H
+#define CATALYST_REMOTE_ENGINE_POOL_MEMBER_H
+
+#include "catalyst/remote/Session.h"
+#include "catalyst/remote/Stats.h"
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace catalyst::remote::pool {
+
+struct Member {
+  Member(std::string Name, std::string Address, std::unique_ptr<Session> S, uint64_t Order)
+      : Name(std::move(Name)), Address(std::move(Address)), Order(Order), S(std::move(S)) {}
+
+  // "NAME (ADDRESS)", or the address alone when it is the name.
+  std::string label() const { return Name == Address ? Address : Name + " (" + Address + ")"; }
+
+  const std::string Name, Address;
+  const uint64_t Order; // joining order, among every member the pool had
+
+  // Valid until Released; only a thread counted in Running, or the pool
+  // under its mutex, may use it.
+  std::unique_ptr<Session> S;
+
+  std::atomic<uint64_t> Running{0}; // calls using the session now
+  std::atomic<uint64_t> Started{0}; // launches placed here so far
+  std::mutex ShipMutex;
+  std::atomic<size_t> Shipped{0}; // the pool's binaries sent, in order
+
+  // The pool's, under its mutex.
+  bool Gone = false;
+  std::string Dropped;   // why, once Gone
+  bool Released = false; // session closed and freed; Final holds its stats
+  SessionStats Final;
+
+  // Runs this member's share of asynchronous launches, once any was made;
+  // joined by the pool (the watcher, or close()) once WorkerDone.
+  std::thread Worker;
+  std::atomic<bool> WorkerDone{false};
+};
+
+} // namespace catalyst::remote::pool
+
+#endif

@@ -1,0 +1,13 @@
+//===- PmixUnavailable.cpp - pool:pmix in a build without PMIx ------------===//
+
+#include "MemberSource.h"
+
+namespace catalyst::remote::pool {
+
+llvm::Expected<std::unique_ptr<MemberSource>> pmixSource() {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 "pool:pmix: this library was built without PMIx (Debian: "
+                                 "libpmix-dev); use pool:DIR with --announce DIR instead");
+}
+
+} // namespace catalyst::remote::pool

@@ -1,0 +1,332 @@
+//===- Pool.cpp - Opening, closing, and calls that reach every member -----===//
+
+#include "PoolImpl.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
+#include <optional>
+
+using namespace llvm;
+
+namespace catalyst::remote {
+
+namespace {
+
+constexpr StringLiteral Prefix = "pool:";
+
+// Runs F(0) .. F(N-1) at once: one on the calling thread, the others on
+// threads of their own. Members are few, and each call waits on the
+// network, so a thread each is what lets them overlap.
+template <typename Fn> void atOnce(size_t N, Fn F) {
+  std::vector<std::thread> Threads;
+  for (size_t I = 1; I < N; ++I)
+    Threads.emplace_back(F, I);
+  if (N)
+    F(0);
+  for (std::thread &T : Threads)
+    T.join();
+}
+
+Error poolError(const Twine &Message) {
+  return createStringError(inconvertibleErrorCode(), Message);
+}
+
+} // namespace
+
+Pool::Impl::Impl(std::string Address, std::unique_ptr<pool::MemberSource> Source, PoolOptions Opts)
+    : Address(std::move(Address)), Opts(std::move(Opts)), Source(std::move(Source)) {}
+
+// Joins what the source announces until MinMembers are in or the handshake
+// timeout passes, then leaves the source to the watcher.
+Error Pool::Impl::start() {
+  auto Deadline = Clock::now() + Opts.Member.HandshakeTimeout;
+  for (;;) {
+    refresh();
+    std::unique_lock<std::mutex> L(M);
+    if (Members.size() >= Opts.MinMembers)
+      break;
+    if (Clock::now() >= Deadline) {
+      std::string Why = std::to_string(Members.size()) + " of the " +
+                        std::to_string(Opts.MinMembers) + " members needed joined within " +
+                        std::to_string(Opts.Member.HandshakeTimeout.count()) +
+                        " ms (the handshake timeout), from " + Source->describe();
+      if (!SourceFailure.empty())
+        Why += "; " + SourceFailure;
+      for (auto &[Who, Failure] : JoinFailures)
+        Why += "; " + Who + ": " + Failure;
+      L.unlock();
+      consumeError(close()); // nothing was queued: closing sessions cannot fail a launch
+      return poolError(Address + ": " + Why);
+    }
+    Changed.wait_until(L, std::min(Deadline, Clock::now() + Opts.PollInterval));
+  }
+  Watcher = std::thread([this] { watch(); });
+  return Error::success();
+}
+
+// Counts a use of every healthy member; each must be released.
+static std::vector<MemberPtr> useAll(std::mutex &M, const std::vector<MemberPtr> &Members) {
+  std::lock_guard<std::mutex> L(M);
+  for (const MemberPtr &Mem : Members)
+    ++Mem->Running;
+  return Members;
+}
+
+Error Pool::Impl::sendBinary(StringRef Path, BinaryFormat Format) {
+  size_t Index;
+  std::vector<MemberPtr> All;
+  {
+    std::lock_guard<std::mutex> L(M);
+    if (Closing)
+      return poolError(Address + ": send_binary of " + Path + ": the pool is closed");
+    Binaries.push_back({Path.str(), Format});
+    Index = Binaries.size() - 1;
+    BinaryCount = Binaries.size();
+  }
+  All = useAll(M, Members);
+  std::vector<std::optional<std::string>> Failures(All.size());
+  atOnce(All.size(), [&](size_t I) {
+    if (Error Err = catchUp(*All[I]))
+      Failures[I] = toString(std::move(Err));
+  });
+  std::string Failed;
+  size_t Refusals = 0;
+  for (size_t I = 0; I < All.size(); ++I) {
+    if (!Failures[I])
+      continue;
+    // One that lost its connection gets the file again with its next
+    // session, or is gone: the file was not refused.
+    if (!All[I]->S->connected()) {
+      rejoin(All[I]);
+      continue;
+    }
+    ++Refusals;
+    Failed += "; member " + All[I]->label() + ": " + *Failures[I];
+  }
+  for (const MemberPtr &Mem : All)
+    release(Mem);
+  if (!Refusals)
+    return Error::success();
+  {
+    std::lock_guard<std::mutex> L(M);
+    Binaries[Index].Failed = true;
+  }
+  return poolError(Address + ": send_binary of " + Path + " failed on " + std::to_string(Refusals) +
+                   " of " + std::to_string(All.size()) + " members" + Failed);
+}
+
+Expected<std::vector<char>> Pool::Impl::callWrapper(StringRef Symbol, ArrayRef<char> Args) {
+  auto Mem = pick({}, /*Oldest=*/true);
+  if (!Mem)
+    return Mem.takeError();
+  Error Err = catchUp(**Mem);
+  Expected<std::vector<char>> Reply =
+      Err ? Expected<std::vector<char>>(std::move(Err)) : (*Mem)->S->callWrapper(Symbol, Args);
+  if (!Reply && !(*Mem)->S->connected())
+    rejoin(*Mem);
+  std::string Label = (*Mem)->label();
+  release(*Mem);
+  if (!Reply)
+    return poolError(Address + ": call_wrapper " + Symbol + " on member " + Label + ": " +
+                     toString(Reply.takeError()));
+  return Reply;
+}
+
+std::vector<MemberReply> Pool::Impl::callWrapperOnAll(StringRef Symbol, ArrayRef<char> Args) {
+  std::vector<MemberPtr> All = useAll(M, Members);
+  std::vector<std::optional<Expected<std::vector<char>>>> Results(All.size());
+  atOnce(All.size(), [&](size_t I) {
+    if (Error Err = catchUp(*All[I]))
+      Results[I].emplace(std::move(Err));
+    else
+      Results[I].emplace(All[I]->S->callWrapper(Symbol, Args));
+  });
+  std::vector<MemberReply> Replies;
+  for (size_t I = 0; I < All.size(); ++I) {
+    Replies.push_back({All[I]->Name, All[I]->Address, std::move(*Results[I])});
+    release(All[I]);
+  }
+  return Replies;
+}
+
+void Pool::Impl::forEachMember(function_ref<void(StringRef, StringRef, Session &)> F) {
+  std::vector<MemberPtr> All = useAll(M, Members);
+  atOnce(All.size(), [&](size_t I) { F(All[I]->Name, All[I]->Address, *All[I]->S); });
+  for (const MemberPtr &Mem : All)
+    release(Mem);
+}
+
+static void addMember(PoolStats &Out, const pool::Member &Mem, const SessionStats &S) {
+  Strategy Transfer = Mem.Released ? Strategy::Auto : Mem.S->strategy();
+  Out.Members.push_back(
+      {Mem.Name, Mem.Address, !Mem.Gone, Mem.Dropped, Mem.Running.load(), Transfer, S});
+  Out.Total += S.Total;
+}
+
+PoolStats Pool::Impl::stats() const {
+  PoolStats Out;
+  std::lock_guard<std::mutex> L(M);
+  Out.Launches = Launches;
+  Out.Retried = Retried;
+  Out.MembersLost = MembersLost;
+  Out.Last = Last;
+  for (const MemberPtr &Mem : Members)
+    addMember(Out, *Mem, Mem->S->stats());
+  for (const MemberPtr &Mem : Former)
+    addMember(Out, *Mem, Mem->Released ? Mem->Final : Mem->S->stats());
+  return Out;
+}
+
+// Waits for queued launches (failing those no member is left to run),
+// stops the watcher and the workers, and closes every session.
+Error Pool::Impl::close() {
+  std::unique_lock<std::mutex> L(M);
+  if (Closing)
+    return Error::success();
+  Closing = true;
+  Changed.notify_all();
+  while (!Pending.empty()) {
+    Changed.wait_for(L, Opts.PollInterval);
+    L.unlock();
+    failStranded();
+    L.lock();
+  }
+  L.unlock();
+  if (Watcher.joinable())
+    Watcher.join();
+  L.lock();
+  std::vector<MemberPtr> All = Members;
+  All.insert(All.end(), Former.begin(), Former.end());
+  for (const MemberPtr &Mem : Members)
+    Mem->Gone = true;
+  Former.insert(Former.end(), Members.begin(), Members.end());
+  Members.clear();
+  Changed.notify_all();
+  L.unlock();
+  for (const MemberPtr &Mem : All)
+    if (Mem->Worker.joinable())
+      Mem->Worker.join();
+  // A call still in flight on another thread fails, as on a Session; its
+  // member's session is freed with the pool.
+  {
+    std::lock_guard<std::mutex> G(M);
+    llvm::erase_if(All, [](const MemberPtr &Mem) { return Mem->Released; });
+  }
+  for (const MemberPtr &Mem : All)
+    consumeError(Mem->S->close()); // as Session::close: nothing queued is lost
+  releaseUnused();
+  L.lock();
+  std::string Unawaited;
+  size_t Failures = 0;
+  for (auto &[Ticket, Err] : Finished)
+    if (Err) {
+      std::string Msg = toString(std::move(Err));
+      if (Failures++ == 0)
+        Unawaited = Msg;
+    }
+  Finished.clear();
+  if (!Failures)
+    return Error::success();
+  return poolError(Address + ": " + std::to_string(Failures) +
+                   " launches nobody awaited failed, the first: " + Unawaited);
+}
+
+bool Pool::isPoolAddress(StringRef Address) {
+  return Address.starts_with(Prefix);
+}
+
+Expected<std::unique_ptr<Pool>> Pool::open(StringRef Address, const PoolOptions &Options) {
+  if (!isPoolAddress(Address))
+    return poolError("'" + Address +
+                     "' is not a pool address (pool:DIR, pool:pmix, pool:ADDR,...)");
+  auto Source = pool::memberSourceFor(Address.drop_front(Prefix.size()));
+  if (!Source)
+    return poolError(Address + ": " + toString(Source.takeError()));
+  auto I = std::make_unique<Impl>(Address.str(), std::move(*Source), Options);
+  if (Error Err = I->start())
+    return Err;
+  return std::unique_ptr<Pool>(new Pool(std::move(I)));
+}
+
+Pool::Pool(std::unique_ptr<Impl> I) : I(std::move(I)) {}
+
+Pool::~Pool() {
+  // A destructor cannot report: launches nobody awaited are the caller's
+  // to have awaited, and close() is how to hear of them.
+  consumeError(I->close());
+}
+
+StringRef Pool::address() const {
+  return I->Address;
+}
+
+size_t Pool::members() const {
+  std::lock_guard<std::mutex> L(I->M);
+  return I->Members.size();
+}
+
+bool Pool::connected() const {
+  std::lock_guard<std::mutex> L(I->M);
+  return !I->Closing;
+}
+
+Error Pool::sendBinary(StringRef Path, BinaryFormat Format) {
+  return I->sendBinary(Path, Format);
+}
+
+Expected<std::vector<char>> Pool::callWrapper(StringRef Symbol, ArrayRef<char> Args) {
+  return I->callWrapper(Symbol, Args);
+}
+
+std::vector<MemberReply> Pool::callWrapperOnAll(StringRef Symbol, ArrayRef<char> Args) {
+  return I->callWrapperOnAll(Symbol, Args);
+}
+
+void Pool::forEachMember(function_ref<void(StringRef, StringRef, Session &)> F) {
+  I->forEachMember(F);
+}
+
+Error Pool::launch(const LaunchCall &Call) {
+  return I->launch(Call);
+}
+
+uint64_t Pool::launchAsync(const LaunchCall &Call) {
+  return I->launchAsync(Call);
+}
+
+Error Pool::await(uint64_t Ticket) {
+  return I->await(Ticket);
+}
+
+PoolStats Pool::stats() const {
+  return I->stats();
+}
+
+Error Pool::close() {
+  return I->close();
+}
+
+Expected<PoolOptions> poolOptionsFromEnvironment(PoolOptions Opts) {
+  auto Member = optionsFromEnvironment(std::move(Opts.Member));
+  if (!Member)
+    return Member.takeError();
+  Opts.Member = std::move(*Member);
+  if (const char *Min = std::getenv("CATALYST_REMOTE_POOL_MIN")) {
+    unsigned long long N;
+    if (StringRef(Min).getAsInteger(10, N) || N < 1 || N > 100000)
+      return poolError("CATALYST_REMOTE_POOL_MIN='" + Twine(Min) +
+                       "' is not a number of members from 1 to 100000");
+    Opts.MinMembers = N;
+  }
+  if (const char *Retry = std::getenv("CATALYST_REMOTE_POOL_RETRY")) {
+    if (StringRef(Retry) != "0" && StringRef(Retry) != "1")
+      return poolError("CATALYST_REMOTE_POOL_RETRY='" + Twine(Retry) + "' is neither 0 nor 1");
+    Opts.RetryOnMemberLoss = StringRef(Retry) == "1";
+  }
+  return Opts;
+}
+
+} // namespace catalyst::remote

@@ -1,0 +1,138 @@
+//===- PoolImpl.h - What a Pool holds and how its parts meet ----*- C++ -*-===//
+//
+// Pool.cpp opens and closes a pool and answers the calls that touch every
+// member; PoolMembership.cpp follows the source (joins, drops, reports);
+// PoolLaunches.cpp places launches, runs the asynchronous ones and decides
+// what a failed launch means.
+//
+// Threads: the callers' (any of Pool's methods); the watcher, started by
+// open(), which reads the source every PollInterval, joins and drops
+// members and closes the sessions of dropped ones once unused; one worker
+// per member once an asynchronous launch was made; and short-lived
+// threads that do one call on every member at once.
+//
+// Locking: M guards every member below marked "under M", and the members'
+// fields Member.h says are the pool's. Nothing waits for the network while
+// holding M: sessions are opened, used and closed outside it. Report is
+// called outside it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CATALYST_REMOTE_ENGINE_POOL_POOLIMPL_H
+#define CATALYST_REMOTE_ENGINE_POOL_POOLIMPL_H
+
+#include "Member.h"
+#include "MemberSource.h"
+#include "catalyst/remote/Pool.h"
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace catalyst::remote {
+
+using MemberPtr = std::shared_ptr<pool::Member>;
+using Clock = std::chrono::steady_clock;
+
+// A file sent to the pool, which every member gets before its first launch.
+struct PoolBinary {
+  std::string Path;
+  BinaryFormat Format;
+  bool Failed = false; // some member refused it: later ones skip it
+};
+
+// An asynchronous launch: the caller's call, copied, and where it was tried.
+struct PoolJob {
+  uint64_t Ticket = 0;
+  std::string Entry, Object;
+  std::vector<MemrefArg> Inputs, Outputs;
+  std::vector<llvm::MutableArrayRef<char>> Into;
+  std::vector<uint64_t> Tried; // Orders of the members lost while running it
+  Clock::time_point Since;     // queued, or queued again
+
+  LaunchCall call() const { return {Entry, Object, Inputs, Outputs, Into}; }
+};
+
+class Pool::Impl {
+public:
+  Impl(std::string Address, std::unique_ptr<pool::MemberSource> Source, PoolOptions Opts);
+
+  // Pool.cpp
+  llvm::Error start();
+  llvm::Error sendBinary(llvm::StringRef Path, BinaryFormat Format);
+  llvm::Expected<std::vector<char>> callWrapper(llvm::StringRef Symbol, llvm::ArrayRef<char> Args);
+  std::vector<MemberReply> callWrapperOnAll(llvm::StringRef Symbol, llvm::ArrayRef<char> Args);
+  void forEachMember(
+      llvm::function_ref<void(llvm::StringRef Name, llvm::StringRef Address, Session &S)> F);
+  PoolStats stats() const;
+  llvm::Error close();
+
+  // PoolMembership.cpp
+  void refresh();
+  void watch();
+  MemberPtr join(const pool::Announced &A, std::string &Why);
+  bool drop(const MemberPtr &Mem, const std::string &Why);
+  bool rejoin(const MemberPtr &Mem);
+  void releaseUnused();
+  void report(const std::string &Line);
+
+  // PoolLaunches.cpp
+  llvm::Expected<MemberPtr> pick(llvm::ArrayRef<uint64_t> Tried, bool Oldest = false);
+  void release(const MemberPtr &Mem);
+  llvm::Error catchUp(pool::Member &Mem);
+  llvm::Error runOn(const MemberPtr &Mem, const LaunchCall &Call);
+  llvm::Error afterFailure(const MemberPtr &Mem, llvm::Error Err, llvm::StringRef Entry,
+                           bool &Retry);
+  llvm::Error launch(const LaunchCall &Call);
+  uint64_t launchAsync(const LaunchCall &Call);
+  llvm::Error await(uint64_t Ticket);
+  void startWorker(const MemberPtr &Mem);
+  void work(MemberPtr Mem);
+  void failStranded();
+
+  const std::string Address;
+  const PoolOptions Opts;
+
+private:
+  friend class Pool;
+  std::unique_ptr<pool::MemberSource> Source; // the watcher's (start()'s before it runs)
+
+  mutable std::mutex M;
+  std::condition_variable Changed; // members, jobs, results or Closing changed
+
+  std::vector<MemberPtr> Members; // healthy, in joining order; under M
+  std::vector<MemberPtr> Former;  // dropped, newest last; under M
+  uint64_t NextOrder = 0;         // under M
+  // "name address" of announcements that failed to join, reported once;
+  // under M (the watcher's too, but read by open()'s message).
+  std::map<std::string, std::string> JoinFailures;
+  std::string SourceFailure; // the last poll's error, reported once; under M
+
+  std::vector<PoolBinary> Binaries; // under M
+  std::atomic<size_t> BinaryCount{0};
+
+  // Asynchronous launches, under M.
+  bool AsyncStarted = false;
+  std::deque<PoolJob> Queue;
+  std::map<uint64_t, llvm::Error> Finished;
+  std::set<uint64_t> Pending; // queued or running
+  uint64_t NextTicket = 1;
+
+  // Counters, under M.
+  uint64_t Launches = 0, Retried = 0, MembersLost = 0;
+  LaunchStats Last;
+
+  bool Closing = false; // under M
+  std::thread Watcher;
+};
+
+} // namespace catalyst::remote
+
+#endif

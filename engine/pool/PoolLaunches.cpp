@@ -1,0 +1,254 @@
+//===- PoolLaunches.cpp - Where a launch runs, and again after a loss -----===//
+
+#include "PoolImpl.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+using namespace llvm;
+
+namespace catalyst::remote {
+
+namespace {
+
+Error poolError(const Twine &Message) {
+  return createStringError(inconvertibleErrorCode(), Message);
+}
+
+// Fewest launches running, then fewest placed so far; or the oldest.
+bool better(const pool::Member &A, const pool::Member &B, bool Oldest) {
+  if (Oldest)
+    return A.Order < B.Order;
+  uint64_t RA = A.Running, RB = B.Running;
+  if (RA != RB)
+    return RA < RB;
+  return A.Started < B.Started;
+}
+
+} // namespace
+
+// A healthy member not in Tried, counted as used (release() it). With none,
+// waits up to the handshake timeout for one to join.
+Expected<MemberPtr> Pool::Impl::pick(ArrayRef<uint64_t> Tried, bool Oldest) {
+  std::unique_lock<std::mutex> L(M);
+  MemberPtr Best;
+  auto Find = [&] {
+    Best = nullptr;
+    for (const MemberPtr &Mem : Members)
+      if (!llvm::is_contained(Tried, Mem->Order) && (!Best || better(*Mem, *Best, Oldest)))
+        Best = Mem;
+    return Closing || Best;
+  };
+  Changed.wait_for(L, Opts.Member.HandshakeTimeout, Find);
+  if (Closing)
+    return poolError(Address + ": the pool is closed");
+  if (!Best)
+    return poolError(Address + ": no member " + (Tried.empty() ? "" : "left ") +
+                     "to run on: " + (Tried.empty() ? "none" : "none besides those lost") +
+                     " joined within " + std::to_string(Opts.Member.HandshakeTimeout.count()) +
+                     " ms (the handshake timeout), from " + Source->describe());
+  ++Best->Running;
+  return Best;
+}
+
+void Pool::Impl::release(const MemberPtr &Mem) {
+  --Mem->Running;
+}
+
+// Sends Mem what was sent to the pool and it has not had yet, in order.
+Error Pool::Impl::catchUp(pool::Member &Mem) {
+  if (Mem.Shipped >= BinaryCount)
+    return Error::success();
+  std::lock_guard<std::mutex> Shipping(Mem.ShipMutex);
+  for (;;) {
+    PoolBinary B;
+    {
+      std::lock_guard<std::mutex> L(M);
+      if (Mem.Shipped >= Binaries.size())
+        return Error::success();
+      B = Binaries[Mem.Shipped];
+    }
+    if (!B.Failed)
+      if (Error Err = Mem.S->sendBinary(B.Path, B.Format))
+        return Err;
+    ++Mem.Shipped;
+  }
+}
+
+Error Pool::Impl::runOn(const MemberPtr &Mem, const LaunchCall &Call) {
+  ++Mem->Started;
+  Error Err = Mem->S->launch(Call);
+  LaunchStats S = Mem->S->stats().Last;
+  std::lock_guard<std::mutex> L(M);
+  ++Launches;
+  if (!Err)
+    Last = S;
+  return Err;
+}
+
+// What a launch's failure on Mem means. Its member lives: the launch's
+// own error, naming the member. Its member was lost: with
+// RetryOnMemberLoss, Retry and success; else an error saying so.
+Error Pool::Impl::afterFailure(const MemberPtr &Mem, Error Err, StringRef Entry, bool &Retry) {
+  Retry = false;
+  std::string Msg = toString(std::move(Err));
+  std::string Head = Address + ": launch of '" + Entry.str() + "' on member " + Mem->label();
+  if (Mem->S->connected() || rejoin(Mem))
+    return poolError(Head + ": " + Msg);
+  if (!Opts.RetryOnMemberLoss)
+    return poolError(Head +
+                     " failed: the member was lost (runs again elsewhere only with "
+                     "PoolOptions::RetryOnMemberLoss, CATALYST_REMOTE_POOL_RETRY=1): " +
+                     Msg);
+  std::lock_guard<std::mutex> L(M);
+  ++Retried;
+  Retry = true;
+  return Error::success();
+}
+
+Error Pool::Impl::launch(const LaunchCall &Call) {
+  std::vector<uint64_t> Tried;
+  for (;;) {
+    auto Mem = pick(Tried);
+    if (!Mem)
+      return Mem.takeError();
+    // A member that cannot take the pool's files never ran the launch:
+    // it goes, and the launch is placed elsewhere.
+    if (Error Err = catchUp(**Mem)) {
+      std::string Why = toString(std::move(Err));
+      if (!(*Mem)->S->connected() && rejoin(*Mem)) {
+        release(*Mem);
+        continue;
+      }
+      drop(*Mem, "it cannot take a file sent to the pool: " + Why);
+      Tried.push_back((*Mem)->Order);
+      release(*Mem);
+      continue;
+    }
+    Error Err = runOn(*Mem, Call);
+    bool Retry = false;
+    if (Err)
+      Err = afterFailure(*Mem, std::move(Err), Call.Entry, Retry);
+    release(*Mem);
+    if (!Retry)
+      return Err;
+    consumeError(std::move(Err)); // success: the launch runs again
+    Tried.push_back((*Mem)->Order);
+  }
+}
+
+uint64_t Pool::Impl::launchAsync(const LaunchCall &Call) {
+  PoolJob Job{0,
+              Call.Entry.str(),
+              Call.Object.str(),
+              Call.Inputs.vec(),
+              Call.Outputs.vec(),
+              Call.Into.vec(),
+              {},
+              Clock::now()};
+  std::lock_guard<std::mutex> L(M);
+  Job.Ticket = NextTicket++;
+  uint64_t Ticket = Job.Ticket;
+  if (Closing) {
+    Finished.emplace(Ticket, poolError(Address + ": launch of '" + Job.Entry +
+                                       "' was queued after the pool was closed"));
+    return Ticket;
+  }
+  Pending.insert(Ticket);
+  Queue.push_back(std::move(Job));
+  if (!AsyncStarted) {
+    AsyncStarted = true;
+    for (const MemberPtr &Mem : Members)
+      startWorker(Mem);
+  }
+  Changed.notify_all();
+  return Ticket;
+}
+
+// A ticket never issued, or awaited before, is nothing to wait for.
+Error Pool::Impl::await(uint64_t Ticket) {
+  std::unique_lock<std::mutex> L(M);
+  if (!Pending.count(Ticket) && !Finished.count(Ticket))
+    return Error::success();
+  Changed.wait(L, [&] { return Finished.count(Ticket) != 0; });
+  auto It = Finished.find(Ticket);
+  Error Err = std::move(It->second);
+  Finished.erase(It);
+  return Err;
+}
+
+// Under M.
+void Pool::Impl::startWorker(const MemberPtr &Mem) {
+  Mem->Worker = std::thread([this, Mem] { work(Mem); });
+}
+
+// A member's worker: takes the first queued launch it has not lost,
+// whenever its member is free, until the member goes or the pool closes.
+void Pool::Impl::work(MemberPtr Mem) {
+  std::unique_lock<std::mutex> L(M);
+  for (;;) {
+    auto Next = Queue.end();
+    Changed.wait(L, [&] {
+      if (Mem->Gone || (Closing && Queue.empty()))
+        return true;
+      Next = llvm::find_if(
+          Queue, [&](const PoolJob &J) { return !llvm::is_contained(J.Tried, Mem->Order); });
+      return Next != Queue.end();
+    });
+    if (Mem->Gone || Next == Queue.end())
+      break;
+    PoolJob Job = std::move(*Next);
+    Queue.erase(Next);
+    ++Mem->Running;
+    L.unlock();
+    Error Err = catchUp(*Mem);
+    bool Retry = false;
+    if (Err) {
+      // Never ran: it goes back to the queue, as in launch().
+      std::string Why = toString(std::move(Err));
+      Retry = true;
+      if (Mem->S->connected() || !rejoin(Mem))
+        drop(Mem, "it cannot take a file sent to the pool: " + Why);
+    } else if ((Err = runOn(Mem, Job.call()))) {
+      Err = afterFailure(Mem, std::move(Err), Job.Entry, Retry);
+    }
+    release(Mem);
+    L.lock();
+    if (Retry) {
+      consumeError(std::move(Err)); // success: the launch runs again
+      Job.Tried.push_back(Mem->Order);
+      Job.Since = Clock::now();
+      Queue.push_front(std::move(Job));
+    } else {
+      Pending.erase(Job.Ticket);
+      Finished.emplace(Job.Ticket, std::move(Err));
+    }
+    Changed.notify_all();
+  }
+  Mem->WorkerDone = true;
+}
+
+// Fails queued launches that no healthy member may take (each lost its
+// member on all of them, or none is left) and that waited longer than the
+// handshake timeout for one to join.
+void Pool::Impl::failStranded() {
+  std::lock_guard<std::mutex> L(M);
+  auto Now = Clock::now();
+  for (auto It = Queue.begin(); It != Queue.end();) {
+    bool Takeable = llvm::any_of(
+        Members, [&](const MemberPtr &Mem) { return !llvm::is_contained(It->Tried, Mem->Order); });
+    if (Takeable || Now - It->Since < Opts.Member.HandshakeTimeout) {
+      ++It;
+      continue;
+    }
+    Finished.emplace(It->Ticket,
+                     poolError(Address + ": launch of '" + It->Entry + "' waited " +
+                               std::to_string(Opts.Member.HandshakeTimeout.count()) +
+                               " ms (the handshake timeout) for a member: none " +
+                               (It->Tried.empty() ? "" : "besides those lost ") + "is left"));
+    Pending.erase(It->Ticket);
+    It = Queue.erase(It);
+    Changed.notify_all();
+  }
+}
+
+} // namespace catalyst::remote

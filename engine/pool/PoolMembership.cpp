@@ -1,0 +1,207 @@
+//===- PoolMembership.cpp - Members join and go as announced --------------===//
+
+#include "PoolImpl.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace llvm;
+
+namespace catalyst::remote {
+
+namespace {
+
+bool same(const pool::Member &Mem, const pool::Announced &A) {
+  return Mem.Name == A.Name && Mem.Address == A.Address;
+}
+
+std::string key(const pool::Announced &A) {
+  return A.Name == A.Address ? A.Address : A.Name + " (" + A.Address + ")";
+}
+
+// Dropped members kept for stats() once their sessions are released.
+constexpr size_t FormerKept = 64;
+
+} // namespace
+
+void Pool::Impl::report(const std::string &Line) {
+  if (Opts.Report)
+    Opts.Report(Line);
+  else
+    errs() << "catalyst-remote: " << Line << "\n";
+}
+
+MemberPtr Pool::Impl::join(const pool::Announced &A, std::string &Why) {
+  auto S = Session::open(A.Address, Opts.Member);
+  if (!S) {
+    Why = toString(S.takeError());
+    return nullptr;
+  }
+  std::lock_guard<std::mutex> L(M);
+  return std::make_shared<pool::Member>(A.Name, A.Address, std::move(*S), NextOrder++);
+}
+
+// Reads the source once: drops members whose announcement went or whose
+// connection ended, and joins those announced anew, all at once.
+void Pool::Impl::refresh() {
+  auto Now = Source->poll();
+  if (!Now) {
+    std::string Msg = toString(Now.takeError());
+    bool New;
+    {
+      std::lock_guard<std::mutex> L(M);
+      New = Msg != SourceFailure;
+      SourceFailure = Msg;
+    }
+    if (New)
+      report(Address + ": cannot read its members: " + Msg);
+    return;
+  }
+  std::vector<MemberPtr> Withdrawn, Ended;
+  std::vector<pool::Announced> Fresh;
+  {
+    std::lock_guard<std::mutex> L(M);
+    SourceFailure.clear();
+    for (const MemberPtr &Mem : Members) {
+      if (!llvm::any_of(*Now, [&](const pool::Announced &A) { return same(*Mem, A); }))
+        Withdrawn.push_back(Mem);
+      else if (!Mem->S->connected())
+        Ended.push_back(Mem);
+    }
+    for (const pool::Announced &A : *Now)
+      if (!llvm::any_of(Members, [&](const MemberPtr &Mem) { return same(*Mem, A); }))
+        Fresh.push_back(A);
+  }
+  for (const MemberPtr &Mem : Withdrawn)
+    drop(Mem, "its announcement was withdrawn (its executor is stopping)");
+  for (const MemberPtr &Mem : Ended)
+    rejoin(Mem);
+  std::vector<MemberPtr> Joined(Fresh.size());
+  std::vector<std::string> Why(Fresh.size());
+  std::vector<std::thread> Threads;
+  for (size_t I = 0; I < Fresh.size(); ++I)
+    Threads.emplace_back([&, I] { Joined[I] = join(Fresh[I], Why[I]); });
+  for (std::thread &T : Threads)
+    T.join();
+  std::vector<std::string> Reports;
+  std::vector<MemberPtr> Extra;
+  {
+    std::lock_guard<std::mutex> L(M);
+    for (size_t I = 0; I < Fresh.size(); ++I) {
+      std::string Who = key(Fresh[I]);
+      if (!Joined[I]) {
+        auto [It, New] = JoinFailures.try_emplace(Who, Why[I]);
+        if (New)
+          Reports.push_back(Address + ": member " + Who + " cannot join: " + Why[I]);
+        It->second = Why[I];
+        continue;
+      }
+      JoinFailures.erase(Who);
+      // A launch that saw it fail may have joined it meanwhile.
+      if (llvm::any_of(Members, [&](const MemberPtr &Mem) { return same(*Mem, Fresh[I]); })) {
+        Extra.push_back(std::move(Joined[I]));
+        continue;
+      }
+      Members.push_back(Joined[I]);
+      if (AsyncStarted)
+        startWorker(Joined[I]);
+    }
+    Changed.notify_all();
+  }
+  for (const std::string &R : Reports)
+    report(R);
+  for (const MemberPtr &Mem : Extra)
+    consumeError(Mem->S->close()); // never used: closing it fails nothing
+  failStranded();
+  releaseUnused();
+}
+
+void Pool::Impl::watch() {
+  std::unique_lock<std::mutex> L(M);
+  while (!Closing) {
+    Changed.wait_for(L, Opts.PollInterval, [this] { return Closing; });
+    if (Closing)
+      break;
+    L.unlock();
+    refresh();
+    L.lock();
+  }
+}
+
+bool Pool::Impl::drop(const MemberPtr &Mem, const std::string &Why) {
+  {
+    std::lock_guard<std::mutex> L(M);
+    if (Mem->Gone)
+      return false;
+    Mem->Gone = true;
+    Mem->Dropped = Why;
+    llvm::erase(Members, Mem);
+    Former.push_back(Mem);
+    ++MembersLost;
+    Changed.notify_all();
+  }
+  report(Address + ": member " + Mem->label() + " dropped: " + Why);
+  return true;
+}
+
+// Mem's connection ended. When its executor still takes sessions (a
+// kernel killed the connection process, a launch ran past its deadline),
+// a new session replaces it and this returns true; otherwise the member
+// is dropped as lost.
+bool Pool::Impl::rejoin(const MemberPtr &Mem) {
+  std::string Why;
+  MemberPtr Fresh = join({Mem->Name, Mem->Address}, Why);
+  std::unique_lock<std::mutex> L(M);
+  if (Mem->Gone) {
+    // Another thread saw the same end first and dealt with it.
+    bool Replaced = llvm::any_of(Members, [&](const MemberPtr &Other) {
+      return Other->Name == Mem->Name && Other->Address == Mem->Address;
+    });
+    L.unlock();
+    if (Fresh)
+      consumeError(Fresh->S->close()); // never used: closing it fails nothing
+    return Replaced;
+  }
+  if (!Fresh) {
+    L.unlock();
+    drop(Mem, "its connection ended and its executor takes no new session: " + Why);
+    return false;
+  }
+  Mem->Gone = true;
+  Mem->Dropped = "its connection ended; its executor took a new session";
+  *llvm::find(Members, Mem) = Fresh;
+  Former.push_back(Mem);
+  if (AsyncStarted)
+    startWorker(Fresh);
+  Changed.notify_all();
+  return true;
+}
+
+// Closes the sessions of dropped members nobody uses any more, and keeps
+// only the last FormerKept of them.
+void Pool::Impl::releaseUnused() {
+  std::vector<MemberPtr> Unused;
+  {
+    std::lock_guard<std::mutex> L(M);
+    for (const MemberPtr &Mem : Former)
+      if (!Mem->Released && Mem->Running == 0)
+        Unused.push_back(Mem);
+  }
+  for (const MemberPtr &Mem : Unused) {
+    // Dropped: whatever its session says on closing was said already.
+    consumeError(Mem->S->close());
+    if (Mem->Worker.joinable() && Mem->WorkerDone)
+      Mem->Worker.join();
+  }
+  std::lock_guard<std::mutex> L(M);
+  for (const MemberPtr &Mem : Unused) {
+    Mem->Final = Mem->S->stats();
+    Mem->Released = true;
+    Mem->S.reset();
+  }
+  while (Former.size() > FormerKept && Former.front()->Released &&
+         !Former.front()->Worker.joinable())
+    Former.erase(Former.begin());
+}
+
+} // namespace catalyst::remote

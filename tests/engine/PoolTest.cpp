@@ -1,0 +1,368 @@
+//===- PoolTest.cpp - Many executors reached by one address ---------------===//
+//
+// Real executors, listed or announcing themselves in a directory, used as
+// one pool: launches spread and come back right, files reach members that
+// join late, members that stop or die are dropped and reported once, and a
+// launch whose member dies fails naming it or, when allowed, runs again on
+// another member. The kernel whose.o says which executor ran each launch.
+//
+//===----------------------------------------------------------------------===//
+
+#include "catalyst/remote/Pool.h"
+
+#include "EngineHarness.h"
+#include "ExecutorProcess.h"
+#include "Kernels.h"
+#include "Memref.h"
+#include "Procfs.h"
+#include "TempDir.h"
+#include "Text.h"
+
+#include <csignal>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <thread>
+
+using namespace catalyst::remote;
+using namespace catalyst::remote::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// One launch of whose: sleeps Ms, returns {Tag, the executor's pid}.
+struct Whose {
+  std::unique_ptr<Input> In;
+  Desc Out{1, 8};
+  int64_t Tag;
+  Whose(int64_t Ms, int64_t Tag) : In(makeDenseInput<int64_t>({2}, {Ms, Tag})), Tag(Tag) {
+    Out.poison();
+  }
+  ~Whose() { std::free(Out.allocated()); }
+  MemrefArg in() { return {In->D.data(), 1, 8}; }
+  MemrefArg out() { return {Out.data(), 1, 8}; }
+  LaunchCall call() {
+    Args = {in()};
+    Outs = {out()};
+    return {Entry, "member.o", Args, Outs};
+  }
+  // The executor's pid, once the output is checked to be this launch's.
+  ::testing::AssertionResult ranOn(pid_t &Pid) const {
+    auto V = Out.values();
+    if (Out.sizes() != std::vector<int64_t>{2} || V.size() != 16)
+      return ::testing::AssertionFailure() << "launch " << Tag << ": no two-element output";
+    int64_t Got[2];
+    std::memcpy(Got, V.data(), 16);
+    if (Got[0] != Tag)
+      return ::testing::AssertionFailure() << "launch " << Tag << " got launch " << Got[0] << "'s";
+    Pid = pid_t(Got[1]);
+    return ::testing::AssertionSuccess();
+  }
+
+  std::string Entry = remoteEntry("whose");
+  std::vector<MemrefArg> Args, Outs;
+};
+
+class PoolTest : public ::testing::Test {
+protected:
+  // Starts N executors on loopback ports, each also with Args.
+  void start(size_t N, std::vector<std::string> Args = {}) {
+    for (size_t I = 0; I < N; ++I)
+      ASSERT_TRUE(startOne(Args));
+  }
+
+  ExecutorProcess *startOne(std::vector<std::string> Args = {}) {
+    ExecutorOptions EO;
+    EO.Bind = "127.0.0.1:0";
+    EO.Args = std::move(Args);
+    auto E = std::make_unique<ExecutorProcess>();
+    if (!E->start(EO))
+      return nullptr;
+    Execs.push_back(std::move(E));
+    return Execs.back().get();
+  }
+
+  std::string listAddress() const {
+    std::string A = "pool:";
+    for (const auto &E : Execs)
+      A += (A.size() > 5 ? "," : "") + E->address();
+    return A;
+  }
+
+  PoolOptions options(size_t Min = 1) {
+    PoolOptions O;
+    O.Member = forThisRun({});
+    O.MinMembers = Min;
+    O.PollInterval = 50ms;
+    O.Report = [this](llvm::StringRef Line) {
+      std::lock_guard<std::mutex> L(ReportMutex);
+      Reports.push_back(Line.str());
+    };
+    return O;
+  }
+
+  std::unique_ptr<Pool> open(const std::string &Address, const PoolOptions &O) {
+    auto P = Pool::open(Address, O);
+    if (!P) {
+      ADD_FAILURE() << llvm::toString(P.takeError());
+      return nullptr;
+    }
+    EXPECT_EQ(messageOf((*P)->sendBinary(kernelObject("member"), BinaryFormat::Object)), "");
+    return std::move(*P);
+  }
+
+  // N listed executors, all members, retrying on loss or not.
+  std::unique_ptr<Pool> openList(size_t N, bool Retry = false) {
+    start(N);
+    PoolOptions O = options(N);
+    O.RetryOnMemberLoss = Retry;
+    return open(listAddress(), O);
+  }
+
+  std::vector<std::string> reports() {
+    std::lock_guard<std::mutex> L(ReportMutex);
+    return Reports;
+  }
+
+  // Waits up to Limit for the pool to have N healthy members.
+  static bool waitForMembers(Pool &P, size_t N, std::chrono::milliseconds Limit = 10s) {
+    auto Deadline = Clock::now() + Limit;
+    while (P.members() != N && Clock::now() < Deadline)
+      std::this_thread::sleep_for(20ms);
+    return P.members() == N;
+  }
+
+  // Which executors pids name, by index in Execs; -1 for none of them.
+  int indexOf(pid_t Pid) const {
+    for (size_t I = 0; I < Execs.size(); ++I)
+      if (Execs[I]->pid() == Pid)
+        return int(I);
+    return -1;
+  }
+
+  std::vector<std::unique_ptr<ExecutorProcess>> Execs;
+  std::mutex ReportMutex;
+  std::vector<std::string> Reports;
+};
+
+TEST_F(PoolTest, BlockingLaunchesSpreadOverEveryListedMemberAndComeBackRight) {
+  auto P = openList(4);
+  ASSERT_TRUE(P);
+  EXPECT_EQ(P->members(), 4u);
+  std::set<int> Used;
+  for (int64_t Tag = 0; Tag < 16; ++Tag) {
+    Whose W(0, Tag);
+    ASSERT_EQ(messageOf(P->launch(W.call())), "");
+    pid_t Pid;
+    ASSERT_TRUE(W.ranOn(Pid));
+    Used.insert(indexOf(Pid));
+  }
+  EXPECT_EQ(Used, (std::set<int>{0, 1, 2, 3})) << "ties go to the member that ran the fewest";
+  PoolStats S = P->stats();
+  EXPECT_EQ(S.Launches, 16u);
+  ASSERT_EQ(S.Members.size(), 4u);
+  for (const PoolMemberStats &M : S.Members) {
+    EXPECT_TRUE(M.Healthy);
+    EXPECT_EQ(M.Session.Launches, 4u) << M.Name;
+  }
+  EXPECT_EQ(messageOf(P->close()), "");
+}
+
+// Each await returns its own launch's result, whichever member ran it; a
+// free member takes the next launch, so four long ones run on four.
+TEST_F(PoolTest, AsyncLaunchesRunOnFreeMembersAndEachAwaitGetsItsOwn) {
+  auto P = openList(4);
+  ASSERT_TRUE(P);
+  std::vector<std::unique_ptr<Whose>> Launches;
+  std::vector<uint64_t> Tickets;
+  for (int64_t Tag = 0; Tag < 12; ++Tag) {
+    Launches.push_back(std::make_unique<Whose>(Tag < 4 ? 400 : 0, Tag));
+    Tickets.push_back(P->launchAsync(Launches.back()->call()));
+  }
+  std::set<int> FirstFour;
+  for (size_t I = Tickets.size(); I-- > 0;) { // out of order on purpose
+    ASSERT_EQ(messageOf(P->await(Tickets[I])), "") << "launch " << I;
+    pid_t Pid;
+    ASSERT_TRUE(Launches[I]->ranOn(Pid));
+    ASSERT_NE(indexOf(Pid), -1);
+    if (I < 4)
+      FirstFour.insert(indexOf(Pid));
+  }
+  EXPECT_EQ(FirstFour.size(), 4u) << "each long launch had a member of its own";
+  EXPECT_EQ(messageOf(P->await(Tickets[0])), "")
+      << "a ticket awaited before is nothing to wait for";
+}
+
+// Members come and go with their announcements; one that joins late gets
+// the pool's objects before its first launch; one that stops is dropped
+// and reported once.
+TEST_F(PoolTest, MembersFollowTheDirectoryAndLateJoinersGetThePoolsObjects) {
+  TempDir Dir;
+  start(1, {"--announce", Dir.dir()});
+  auto P = open("pool:" + Dir.dir(), options(1));
+  ASSERT_TRUE(P);
+  ASSERT_NE(startOne({"--announce", Dir.dir()}), nullptr);
+  ASSERT_TRUE(waitForMembers(*P, 2));
+  // Both members busy at once: the late one must have member.o to run its.
+  Whose A(300, 1), B(300, 2);
+  uint64_t TA = P->launchAsync(A.call()), TB = P->launchAsync(B.call());
+  ASSERT_EQ(messageOf(P->await(TA)), "");
+  ASSERT_EQ(messageOf(P->await(TB)), "");
+  pid_t PA, PB;
+  ASSERT_TRUE(A.ranOn(PA));
+  ASSERT_TRUE(B.ranOn(PB));
+  EXPECT_NE(PA, PB);
+  EXPECT_TRUE(Execs[1]->stop());
+  ASSERT_TRUE(waitForMembers(*P, 1)) << "dropped once its announcement went";
+  auto R = reports();
+  ASSERT_EQ(R.size(), 1u);
+  EXPECT_TRUE(mentions(R[0], "dropped: its announcement was withdrawn")) << R[0];
+  Whose C(0, 3);
+  ASSERT_EQ(messageOf(P->launch(C.call())), "");
+  pid_t PC;
+  ASSERT_TRUE(C.ranOn(PC));
+  EXPECT_EQ(indexOf(PC), 0);
+  PoolStats S = P->stats();
+  EXPECT_EQ(S.MembersLost, 1u);
+  ASSERT_EQ(S.Members.size(), 2u);
+  EXPECT_FALSE(S.Members[1].Healthy);
+}
+
+// A test's view of a launch that runs on some member while the test kills
+// that member outright (its listener and its connection processes), as a
+// node that goes down.
+class MemberLossTest : public PoolTest {
+protected:
+  // Runs whose_flag on the pool on another thread; returns once it runs,
+  // with the member it runs on killed.
+  void launchAndKillItsMember(Pool &P) {
+    FlagPath = Flags.path("running");
+    FlagArg = makeDenseInput<char>({int64_t(FlagPath.size() + 1)},
+                                   std::vector<char>(FlagPath.begin(), FlagPath.end() + 1));
+    Launch = std::thread([&] {
+      MemrefArg In = K.in(), Name{FlagArg->D.data(), 1, 1}, Out = K.out();
+      Result = messageOf(P.launch({remoteEntry("whose_flag"), "member.o", {In, Name}, {Out}}));
+    });
+    auto Deadline = Clock::now() + 10s;
+    std::string Pid;
+    while ((Pid = readFile(FlagPath)).find('\n') == std::string::npos && Clock::now() < Deadline)
+      std::this_thread::sleep_for(10ms);
+    Victim = indexOf(pid_t(std::atoll(Pid.c_str())));
+    ASSERT_NE(Victim, -1) << "the launch never started: '" << Pid << "'";
+    // The listener first, so that nothing can take a new session, then
+    // its connection processes, which would otherwise finish the launch.
+    std::vector<pid_t> Connections = Execs[Victim]->connectionPids();
+    ::kill(Execs[Victim]->pid(), SIGKILL);
+    for (pid_t C : Connections)
+      ::kill(C, SIGKILL);
+    Launch.join();
+  }
+
+  TempDir Flags;
+  std::string FlagPath;
+  std::unique_ptr<Input> FlagArg;
+  Whose K{1500, 7};
+  std::thread Launch;
+  std::string Result;
+  int Victim = -1;
+};
+
+TEST_F(MemberLossTest, ALaunchWhoseMemberDiesFailsNamingItWithoutRetry) {
+  auto P = openList(2);
+  ASSERT_TRUE(P);
+  launchAndKillItsMember(*P);
+  ASSERT_NE(Victim, -1);
+  EXPECT_TRUE(mentions(Result, "on member " + Execs[Victim]->address())) << Result;
+  EXPECT_TRUE(mentions(Result, "the member was lost")) << Result;
+  EXPECT_TRUE(K.Out.allZero());
+  EXPECT_EQ(P->members(), 1u);
+  auto R = reports();
+  ASSERT_EQ(R.size(), 1u) << "reported once";
+  EXPECT_TRUE(mentions(R[0], Execs[Victim]->address() + " dropped")) << R[0];
+  Whose Next(0, 8);
+  EXPECT_EQ(messageOf(P->launch(Next.call())), "") << "the other member carries on";
+}
+
+TEST_F(MemberLossTest, WithRetryTheLaunchRunsAgainOnAnotherMember) {
+  auto P = openList(2, /*Retry=*/true);
+  ASSERT_TRUE(P);
+  launchAndKillItsMember(*P);
+  ASSERT_NE(Victim, -1);
+  EXPECT_EQ(Result, "");
+  pid_t Ran;
+  ASSERT_TRUE(K.ranOn(Ran));
+  EXPECT_EQ(indexOf(Ran), 1 - Victim);
+  EXPECT_EQ(P->stats().Retried, 1u);
+}
+
+// A kernel that kills its connection process leaves its executor serving:
+// the launch fails as on a session, is not run elsewhere (it would crash
+// that member too), and the member stays, with a new session.
+TEST_F(PoolTest, AKernelThatCrashesIsNotAMemberLossNorRetried) {
+  auto P = openList(2, /*Retry=*/true);
+  ASSERT_TRUE(P);
+  ASSERT_EQ(messageOf(P->sendBinary(kernelObject("deaths"), BinaryFormat::Object)), "");
+  Desc Out(1, 1);
+  std::string Msg =
+      messageOf(P->launch({remoteEntry("die_segv"), "deaths.o", {}, {{Out.data(), 1, 1}}}));
+  EXPECT_TRUE(mentions(Msg, "signal 11 (Segmentation fault)")) << Msg;
+  PoolStats S = P->stats();
+  EXPECT_EQ(S.Retried, 0u);
+  EXPECT_EQ(S.MembersLost, 0u);
+  EXPECT_EQ(P->members(), 2u);
+  EXPECT_TRUE(reports().empty());
+  for (int64_t Tag = 0; Tag < 4; ++Tag) {
+    Whose W(0, Tag);
+    EXPECT_EQ(messageOf(P->launch(W.call())), "") << "both members serve on";
+  }
+}
+
+TEST_F(PoolTest, OpenWaitsForTheMinimumAndSaysWhoDidNotJoin) {
+  start(1);
+  std::string Dead = "127.0.0.1:1";
+  PoolOptions O = options(2);
+  O.Member.HandshakeTimeout = 500ms;
+  auto Start = Clock::now();
+  auto P = Pool::open(listAddress() + "," + Dead, O);
+  ASSERT_FALSE(P);
+  std::string Msg = llvm::toString(P.takeError());
+  EXPECT_GE(Clock::now() - Start, 500ms);
+  EXPECT_TRUE(mentions(Msg, "1 of the 2 members needed joined within 500 ms")) << Msg;
+  EXPECT_TRUE(mentions(Msg, Dead + ": ")) << Msg;
+  O.MinMembers = 1;
+  auto One = Pool::open(listAddress() + "," + Dead, O);
+  ASSERT_TRUE(bool(One)) << llvm::toString(One.takeError());
+  EXPECT_EQ((*One)->members(), 1u);
+  auto R = reports();
+  ASSERT_FALSE(R.empty());
+  EXPECT_TRUE(mentions(R[0], "member " + Dead + " cannot join")) << R[0];
+}
+
+TEST_F(PoolTest, BadPoolAddressesAreRefusedSayingWhy) {
+  auto Expect = [](const std::string &Address, const std::string &Says) {
+    auto P = Pool::open(Address);
+    ASSERT_FALSE(P) << Address;
+    std::string Msg = llvm::toString(P.takeError());
+    EXPECT_TRUE(mentions(Msg, Says)) << Address << ": " << Msg;
+  };
+  Expect("pool:", "empty pool address");
+  Expect("pool:127.0.0.1:1,,127.0.0.1:2", "entry 2 is empty");
+  Expect("pool:127.0.0.1:1,127.0.0.1:1", "names 127.0.0.1:1 twice");
+  Expect("127.0.0.1:1", "is not a pool address");
+}
+
+// A file that one member cannot link fails the call, naming it; the pool
+// goes on, and members that join later are not sent it again.
+TEST_F(PoolTest, AnObjectThatFailsToLinkNamesTheMembers) {
+  auto P = openList(2);
+  ASSERT_TRUE(P);
+  std::string Msg = messageOf(P->sendBinary(kernelObject("missing_symbol"), BinaryFormat::Object));
+  EXPECT_TRUE(mentions(Msg, "failed on 2 of 2 members")) << Msg;
+  EXPECT_TRUE(mentions(Msg, Execs[0]->address())) << Msg;
+  Whose W(0, 1);
+  EXPECT_EQ(messageOf(P->launch(W.call())), "");
+}
+
+} // namespace
