@@ -4,6 +4,8 @@
 
 #include "llvm/ADT/STLExtras.h"
 
+#include <pthread.h>
+
 using namespace llvm;
 
 namespace catalyst::remote {
@@ -184,6 +186,10 @@ void Pool::Impl::startWorker(const MemberPtr &Mem) {
 // A member's worker: takes the first queued launch it has not lost,
 // whenever its member is free, until the member goes or the pool closes.
 void Pool::Impl::work(MemberPtr Mem) {
+  // Its own track in a trace (SessionTrace names host tracks by thread);
+  // names are cut at 15 characters.
+  std::string Name = "pool member " + std::to_string(Mem->Order % 1000);
+  ::pthread_setname_np(::pthread_self(), Name.c_str());
   std::unique_lock<std::mutex> L(M);
   for (;;) {
     auto Next = Queue.end();

@@ -17,6 +17,7 @@
 #include "Procfs.h"
 #include "TempDir.h"
 #include "Text.h"
+#include "TraceReader.h"
 
 #include <csignal>
 #include <fstream>
@@ -317,6 +318,44 @@ TEST_F(PoolTest, AKernelThatCrashesIsNotAMemberLossNorRetried) {
     Whose W(0, Tag);
     EXPECT_EQ(messageOf(P->launch(W.call())), "") << "both members serve on";
   }
+}
+
+// Traced, a pool shows each member's launches on a track of its own on
+// both sides: the executor's connection process, named by its address, and
+// the host thread that ran that member's share of asynchronous launches.
+TEST_F(PoolTest, ATracedPoolShowsEachMemberOnTracksOfItsOwn) {
+  start(3);
+  TempDir Dir;
+  PoolOptions O = options(3);
+  O.Member.TracePath = Dir.path("pool.json");
+  auto P = open(listAddress(), O);
+  ASSERT_TRUE(P);
+  std::vector<std::unique_ptr<Whose>> Launches;
+  std::vector<uint64_t> Tickets;
+  for (int64_t Tag = 0; Tag < 6; ++Tag) {
+    Launches.push_back(std::make_unique<Whose>(100, Tag));
+    Tickets.push_back(P->launchAsync(Launches.back()->call()));
+  }
+  for (uint64_t T : Tickets)
+    ASSERT_EQ(messageOf(P->await(T)), "");
+  ASSERT_EQ(messageOf(P->close()), "");
+  auto T = readTrace(O.Member.TracePath);
+  ASSERT_TRUE(bool(T)) << llvm::toString(T.takeError());
+  std::set<std::string> Executors;
+  for (const auto &[Pid, Name] : T->Processes)
+    for (const auto &E : Execs)
+      if (mentions(Name, E->address() + " (connection process)"))
+        Executors.insert(E->address());
+  EXPECT_EQ(Executors.size(), 3u) << "one executor track per member";
+  std::set<std::pair<int64_t, int64_t>> Workers;
+  for (const auto &[Track, Name] : T->Threads)
+    if (mentions(Name, "pool member"))
+      Workers.insert(Track);
+  std::set<std::pair<int64_t, int64_t>> Launching;
+  for (const TraceSpan *S : T->named("launch "))
+    if (Workers.count({S->Pid, S->Tid}))
+      Launching.insert({S->Pid, S->Tid});
+  EXPECT_EQ(Launching.size(), 3u) << "each member's launches on a host track of its own";
 }
 
 TEST_F(PoolTest, OpenWaitsForTheMinimumAndSaysWhoDidNotJoin) {
