@@ -56,7 +56,7 @@ Error Pool::Impl::start() {
       if (!SourceFailure.empty())
         Why += "; " + SourceFailure;
       for (auto &[Who, Failure] : JoinFailures)
-        Why += "; " + Who + ": " + Failure;
+        Why += "; " + Who + ": " + Failure.Why;
       L.unlock();
       consumeError(close()); // nothing was queued: closing sessions cannot fail a launch
       return poolError(Address + ": " + Why);

@@ -110,9 +110,16 @@ private:
   std::vector<MemberPtr> Members; // healthy, in joining order; under M
   std::vector<MemberPtr> Former;  // dropped, newest last; under M
   uint64_t NextOrder = 0;         // under M
-  // "name address" of announcements that failed to join, reported once;
-  // under M (the watcher's too, but read by open()'s message).
-  std::map<std::string, std::string> JoinFailures;
+  // Announcements that failed to join, by "name (address)": reported
+  // once, and tried again after a wait that doubles with each failure up
+  // to MaxJoinBackoff, so that a file a killed executor left behind costs
+  // a connection attempt now and then, not every poll. Under M.
+  struct JoinFailure {
+    std::string Why;
+    unsigned Count = 0;
+    Clock::time_point NextTry;
+  };
+  std::map<std::string, JoinFailure> JoinFailures;
   std::string SourceFailure; // the last poll's error, reported once; under M
 
   std::vector<PoolBinary> Binaries; // under M

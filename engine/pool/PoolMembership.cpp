@@ -22,6 +22,9 @@ std::string key(const pool::Announced &A) {
 // Dropped members kept for stats() once their sessions are released.
 constexpr size_t FormerKept = 64;
 
+// The longest an announcement that failed to join waits to be tried again.
+constexpr std::chrono::seconds MaxJoinBackoff{10};
+
 } // namespace
 
 void Pool::Impl::report(const std::string &Line) {
@@ -68,9 +71,14 @@ void Pool::Impl::refresh() {
       else if (!Mem->S->connected())
         Ended.push_back(Mem);
     }
-    for (const pool::Announced &A : *Now)
-      if (!llvm::any_of(Members, [&](const MemberPtr &Mem) { return same(*Mem, A); }))
+    auto Time = Clock::now();
+    for (const pool::Announced &A : *Now) {
+      if (llvm::any_of(Members, [&](const MemberPtr &Mem) { return same(*Mem, A); }))
+        continue;
+      auto Failed = JoinFailures.find(key(A));
+      if (Failed == JoinFailures.end() || Failed->second.NextTry <= Time)
         Fresh.push_back(A);
+    }
   }
   for (const MemberPtr &Mem : Withdrawn)
     drop(Mem, "its announcement was withdrawn (its executor is stopping)");
@@ -90,10 +98,13 @@ void Pool::Impl::refresh() {
     for (size_t I = 0; I < Fresh.size(); ++I) {
       std::string Who = key(Fresh[I]);
       if (!Joined[I]) {
-        auto [It, New] = JoinFailures.try_emplace(Who, Why[I]);
-        if (New)
+        JoinFailure &F = JoinFailures[Who];
+        if (F.Count++ == 0)
           Reports.push_back(Address + ": member " + Who + " cannot join: " + Why[I]);
-        It->second = Why[I];
+        F.Why = Why[I];
+        F.NextTry = Clock::now() +
+                    std::min<Clock::duration>(Opts.PollInterval * (1u << std::min(F.Count, 8u)),
+                                              MaxJoinBackoff);
         continue;
       }
       JoinFailures.erase(Who);

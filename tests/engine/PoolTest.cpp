@@ -15,15 +15,20 @@
 #include "Kernels.h"
 #include "Memref.h"
 #include "Procfs.h"
+#include "Sockets.h"
 #include "TempDir.h"
 #include "Text.h"
 #include "TraceReader.h"
 
+#include <atomic>
 #include <csignal>
 #include <fstream>
 #include <mutex>
+#include <poll.h>
 #include <set>
+#include <sys/socket.h>
 #include <thread>
+#include <unistd.h>
 
 using namespace catalyst::remote;
 using namespace catalyst::remote::test;
@@ -377,6 +382,43 @@ TEST_F(PoolTest, OpenWaitsForTheMinimumAndSaysWhoDidNotJoin) {
   auto R = reports();
   ASSERT_FALSE(R.empty());
   EXPECT_TRUE(mentions(R[0], "member " + Dead + " cannot join")) << R[0];
+}
+
+// A file an executor killed outright left behind points at an address
+// where nothing serves: the pool reports it once and tries it again less
+// and less often, not every poll.
+TEST_F(PoolTest, AStaleAnnouncementIsTriedLessAndLessOften) {
+  TempDir Dir;
+  start(1, {"--announce", Dir.dir()});
+  LoopbackSocket Stale(/*Listen=*/true);
+  std::ofstream(Dir.path("4711.0.1.addr")) << Stale.address() << "\n";
+  std::atomic<bool> Done{false};
+  std::atomic<int> Attempts{0};
+  std::thread Refuser([&] {
+    while (!Done) {
+      pollfd P{Stale.fd(), POLLIN, 0};
+      if (::poll(&P, 1, 20) == 1) {
+        int C = ::accept(Stale.fd(), nullptr, nullptr);
+        if (C >= 0) {
+          ++Attempts;
+          ::close(C);
+        }
+      }
+    }
+  });
+  auto P = open("pool:" + Dir.dir(), options(1)); // polls every 50 ms
+  ASSERT_TRUE(P);
+  auto Window = Clock::now() + 2s;
+  while (Clock::now() < Window)
+    std::this_thread::sleep_for(50ms);
+  Done = true;
+  Refuser.join();
+  EXPECT_GE(Attempts.load(), 2) << "tried again";
+  EXPECT_LE(Attempts.load(), 8) << "a poll every 50 ms for 2 s would be 40 attempts";
+  EXPECT_EQ(P->members(), 1u);
+  auto R = reports();
+  ASSERT_EQ(R.size(), 1u) << "reported once";
+  EXPECT_TRUE(mentions(R[0], "4711.0.1 (" + Stale.address() + ") cannot join")) << R[0];
 }
 
 TEST_F(PoolTest, BadPoolAddressesAreRefusedSayingWhy) {
