@@ -1,13 +1,14 @@
 //===- Member.h - One executor of a pool and its session --------*- C++ -*-===//
 //
 // A member is one announced executor and the session the pool opened to
-// it. The pool hands members to the threads that launch on them as
-// shared_ptrs, counting each use in Running while the member is healthy;
-// once a member is dropped (Gone) no new use starts, and the pool closes
-// its session when the last use ends, keeping its final counters.
+// it. The pool hands members to the threads that use them as shared_ptrs,
+// counting each use of the session in Holds (and each call placed on it in
+// Running, which placement reads). Once a member is dropped (Gone) no new
+// use starts, and the pool closes its session when the last use ends,
+// keeping its final counters.
 //
 // Thread safety: Name, Address, Order and Session are set at creation.
-// Running, Started, Shipped and WorkerDone are atomics any thread updates. Gone,
+// Holds, Running, Started, Shipped and WorkerDone are atomics any thread updates. Gone,
 // Dropped, Final and Released are the pool's: read and written under its
 // mutex. ShipMutex makes one thread at a time ship the pool's binaries.
 //
@@ -38,11 +39,12 @@ struct Member {
   const std::string Name, Address;
   const uint64_t Order; // joining order, among every member the pool had
 
-  // Valid until Released; only a thread counted in Running, or the pool
+  // Valid until Released; only a thread counted in Holds, or the pool
   // under its mutex, may use it.
   std::unique_ptr<Session> S;
 
-  std::atomic<uint64_t> Running{0}; // calls using the session now
+  std::atomic<uint64_t> Holds{0};   // threads using the session now
+  std::atomic<uint64_t> Running{0}; // calls placed here and not yet done
   std::atomic<uint64_t> Started{0}; // launches placed here so far
   std::mutex ShipMutex;
   std::atomic<size_t> Shipped{0}; // the pool's binaries sent, in order

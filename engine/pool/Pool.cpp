@@ -71,7 +71,7 @@ Error Pool::Impl::start() {
 static std::vector<MemberPtr> useAll(std::mutex &M, const std::vector<MemberPtr> &Members) {
   std::lock_guard<std::mutex> L(M);
   for (const MemberPtr &Mem : Members)
-    ++Mem->Running;
+    Pool::Impl::hold(*Mem);
   return Members;
 }
 
@@ -159,24 +159,43 @@ void Pool::Impl::forEachMember(function_ref<void(StringRef, StringRef, Session &
     release(Mem);
 }
 
-static void addMember(PoolStats &Out, const pool::Member &Mem, const SessionStats &S) {
-  Strategy Transfer = Mem.Released ? Strategy::Auto : Mem.S->strategy();
-  Out.Members.push_back(
-      {Mem.Name, Mem.Address, !Mem.Gone, Mem.Dropped, Mem.Running.load(), Transfer, S});
-  Out.Total += S.Total;
-}
-
+// Reads each member's session outside M: a session's stats wait for its
+// launch in flight.
 PoolStats Pool::Impl::stats() const {
+  struct Seen {
+    MemberPtr Mem;
+    bool Healthy, Released;
+    std::string Dropped;
+    SessionStats Final;
+  };
+  std::vector<Seen> All;
+  MemberPtr LastBy;
   PoolStats Out;
-  std::lock_guard<std::mutex> L(M);
-  Out.Launches = Launches;
-  Out.Retried = Retried;
-  Out.MembersLost = MembersLost;
-  Out.Last = Last;
-  for (const MemberPtr &Mem : Members)
-    addMember(Out, *Mem, Mem->S->stats());
-  for (const MemberPtr &Mem : Former)
-    addMember(Out, *Mem, Mem->Released ? Mem->Final : Mem->S->stats());
+  {
+    std::lock_guard<std::mutex> L(M);
+    Out.Launches = Launches;
+    Out.Retried = Retried;
+    Out.MembersLost = MembersLost;
+    LastBy = LastMember;
+    for (const MemberPtr &Mem : Members)
+      All.push_back({Mem, true, false, "", {}});
+    for (const MemberPtr &Mem : Former)
+      All.push_back({Mem, false, Mem->Released, Mem->Dropped, Mem->Final});
+    for (const Seen &S : All)
+      if (!S.Released)
+        ++S.Mem->Holds;
+  }
+  for (const Seen &S : All) {
+    SessionStats St = S.Released ? S.Final : S.Mem->S->stats();
+    Strategy Transfer = S.Released ? Strategy::Auto : S.Mem->S->strategy();
+    Out.Members.push_back(
+        {S.Mem->Name, S.Mem->Address, S.Healthy, S.Dropped, S.Mem->Running, Transfer, St});
+    Out.Total += St.Total;
+    if (S.Mem == LastBy)
+      Out.Last = St.Last;
+    if (!S.Released)
+      --S.Mem->Holds;
+  }
   return Out;
 }
 

@@ -85,7 +85,9 @@ public:
 
   // PoolLaunches.cpp
   llvm::Expected<MemberPtr> pick(llvm::ArrayRef<uint64_t> Tried, bool Oldest = false);
-  void release(const MemberPtr &Mem);
+  // Counts a call placed on Mem (hold() and Running); release() ends it.
+  static void hold(pool::Member &Mem);
+  static void release(const MemberPtr &Mem);
   llvm::Error catchUp(pool::Member &Mem);
   llvm::Error runOn(const MemberPtr &Mem, const LaunchCall &Call);
   llvm::Error afterFailure(const MemberPtr &Mem, llvm::Error Err, llvm::StringRef Entry,
@@ -134,7 +136,9 @@ private:
 
   // Counters, under M.
   uint64_t Launches = 0, Retried = 0, MembersLost = 0;
-  LaunchStats Last;
+  // Whose session ran the launch that finished last: stats() reads its
+  // Last, since reading a session's stats waits for its launch in flight.
+  MemberPtr LastMember;
 
   bool Closing = false; // under M
   std::thread Watcher;

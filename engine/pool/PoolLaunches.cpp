@@ -48,12 +48,18 @@ Expected<MemberPtr> Pool::Impl::pick(ArrayRef<uint64_t> Tried, bool Oldest) {
                      "to run on: " + (Tried.empty() ? "none" : "none besides those lost") +
                      " joined within " + std::to_string(Opts.Member.HandshakeTimeout.count()) +
                      " ms (the handshake timeout), from " + Source->describe());
-  ++Best->Running;
+  hold(*Best);
   return Best;
+}
+
+void Pool::Impl::hold(pool::Member &Mem) {
+  ++Mem.Holds;
+  ++Mem.Running;
 }
 
 void Pool::Impl::release(const MemberPtr &Mem) {
   --Mem->Running;
+  --Mem->Holds;
 }
 
 // Sends Mem what was sent to the pool and it has not had yet, in order.
@@ -79,11 +85,10 @@ Error Pool::Impl::catchUp(pool::Member &Mem) {
 Error Pool::Impl::runOn(const MemberPtr &Mem, const LaunchCall &Call) {
   ++Mem->Started;
   Error Err = Mem->S->launch(Call);
-  LaunchStats S = Mem->S->stats().Last;
   std::lock_guard<std::mutex> L(M);
   ++Launches;
   if (!Err)
-    Last = S;
+    LastMember = Mem;
   return Err;
 }
 
@@ -204,7 +209,7 @@ void Pool::Impl::work(MemberPtr Mem) {
       break;
     PoolJob Job = std::move(*Next);
     Queue.erase(Next);
-    ++Mem->Running;
+    hold(*Mem);
     L.unlock();
     Error Err = catchUp(*Mem);
     bool Retry = false;

@@ -195,7 +195,7 @@ void Pool::Impl::releaseUnused() {
   {
     std::lock_guard<std::mutex> L(M);
     for (const MemberPtr &Mem : Former)
-      if (!Mem->Released && Mem->Running == 0)
+      if (!Mem->Released && Mem->Holds == 0)
         Unused.push_back(Mem);
   }
   for (const MemberPtr &Mem : Unused) {

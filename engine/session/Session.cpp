@@ -188,7 +188,11 @@ public:
 
   // Launches share the session's slab, so they take turns.
   std::mutex LaunchMutex;
-  SessionStats Stats; // guarded by LaunchMutex, but for Transport, set by open
+  // Written at each launch's end under LaunchMutex and StatsMutex, read
+  // under StatsMutex alone, so that stats() never waits for a launch; but
+  // for Transport, set by open and read-only afterwards.
+  SessionStats Stats;
+  mutable std::mutex StatsMutex;
   std::unique_ptr<OutputForecast> Forecast; // used under LaunchMutex
 
   // Held across a send, so that two sends of one name cannot cross.
@@ -566,9 +570,12 @@ Error Session::Impl::launchMeasured(const LaunchCall &Call, HostOutputs &Outputs
   S.Phases.RewriteNs = nsSince(When.Rewrite);
   Forecast->end(Entry->getValue(), Outputs.bytes());
   S.OutputsReady = Outputs.readyTaken();
-  Stats.Launches++;
-  Stats.Last = S;
-  Stats.Total += S;
+  {
+    std::lock_guard<std::mutex> Counting(StatsMutex);
+    Stats.Launches++;
+    Stats.Last = S;
+    Stats.Total += S;
+  }
   if (Opts.Profile)
     printProfile(Call.Entry, strategyName(Chosen), Stats.Transport, S);
   return Error::success();
@@ -704,7 +711,7 @@ Error Session::ping() {
 }
 
 SessionStats Session::stats() const {
-  std::lock_guard<std::mutex> Lock(I->LaunchMutex);
+  std::lock_guard<std::mutex> Lock(I->StatsMutex);
   return I->Stats;
 }
 

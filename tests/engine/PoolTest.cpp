@@ -201,6 +201,34 @@ TEST_F(PoolTest, AsyncLaunchesRunOnFreeMembersAndEachAwaitGetsItsOwn) {
       << "a ticket awaited before is nothing to wait for";
 }
 
+// A long launch on one member holds up neither the pool's stats nor a
+// launch, which goes to the member that is free.
+TEST_F(PoolTest, ALongLaunchHoldsUpNeitherStatsNorOtherLaunches) {
+  auto P = openList(2);
+  ASSERT_TRUE(P);
+  TempDir Flags;
+  std::string Flag = Flags.path("running");
+  auto FlagArg = makeDenseInput<char>({int64_t(Flag.size() + 1)},
+                                      std::vector<char>(Flag.begin(), Flag.end() + 1));
+  Whose Long(3000, 1);
+  MemrefArg Args[] = {Long.in(), {FlagArg->D.data(), 1, 1}}, Outs[] = {Long.out()};
+  uint64_t T = P->launchAsync({remoteEntry("whose_flag"), "member.o", Args, Outs});
+  auto Deadline = Clock::now() + 10s;
+  while (readFile(Flag).find('\n') == std::string::npos && Clock::now() < Deadline)
+    std::this_thread::sleep_for(10ms);
+  auto Start = Clock::now();
+  PoolStats S = P->stats();
+  Whose Short(0, 2);
+  ASSERT_EQ(messageOf(P->launch(Short.call())), "");
+  EXPECT_LT(Clock::now() - Start, 1500ms) << "waited for the long launch";
+  EXPECT_EQ(S.Members.size(), 2u);
+  pid_t LongOn, ShortOn;
+  ASSERT_EQ(messageOf(P->await(T)), "");
+  ASSERT_TRUE(Long.ranOn(LongOn));
+  ASSERT_TRUE(Short.ranOn(ShortOn));
+  EXPECT_NE(LongOn, ShortOn);
+}
+
 // Members come and go with their announcements; one that joins late gets
 // the pool's objects before its first launch; one that stops is dropped
 // and reported once.

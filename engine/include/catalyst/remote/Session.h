@@ -63,6 +63,8 @@ public:
   // when the kernel makes the records (SessionOptions::Wire).
   std::string protection() const;
 
+  // The counters of the launches finished so far; never waits for one in
+  // flight.
   SessionStats stats() const;
 
   // What the executor offers, as it announced when the session opened.
