@@ -80,6 +80,7 @@ public:
   MemberPtr join(const pool::Announced &A, std::string &Why);
   bool drop(const MemberPtr &Mem, const std::string &Why);
   bool rejoin(const MemberPtr &Mem);
+  bool noteJoinFailure(const std::string &Who, const std::string &Why);
   void releaseUnused();
   void report(const std::string &Line);
 

@@ -34,6 +34,15 @@ void Pool::Impl::report(const std::string &Line) {
     errs() << "catalyst-remote: " << Line << "\n";
 }
 
+// Under M. True for the first failure since the announcement last joined.
+bool Pool::Impl::noteJoinFailure(const std::string &Who, const std::string &Why) {
+  JoinFailure &F = JoinFailures[Who];
+  F.Why = Why;
+  auto Wait = Opts.PollInterval * (1u << std::min(F.Count, 8u));
+  F.NextTry = Clock::now() + std::min<Clock::duration>(Wait, MaxJoinBackoff);
+  return F.Count++ == 0;
+}
+
 MemberPtr Pool::Impl::join(const pool::Announced &A, std::string &Why) {
   auto S = Session::open(A.Address, Opts.Member);
   if (!S) {
@@ -174,6 +183,9 @@ bool Pool::Impl::rejoin(const MemberPtr &Mem) {
     return Replaced;
   }
   if (!Fresh) {
+    // Its announcement may stay (a list, a file a killed executor left):
+    // joining it again waits, and the drop below is its one report.
+    noteJoinFailure(key({Mem->Name, Mem->Address}), Why);
     L.unlock();
     drop(Mem, "its connection ended and its executor takes no new session: " + Why);
     return false;

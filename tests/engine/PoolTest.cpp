@@ -412,6 +412,25 @@ TEST_F(PoolTest, OpenWaitsForTheMinimumAndSaysWhoDidNotJoin) {
   EXPECT_TRUE(mentions(R[0], "member " + Dead + " cannot join")) << R[0];
 }
 
+// An idle member whose executor dies is dropped, reported once (not again
+// each time its address fails to join), and the others carry on.
+TEST_F(PoolTest, AnIdleMemberThatDiesIsDroppedAndReportedOnce) {
+  auto P = openList(2);
+  ASSERT_TRUE(P);
+  std::string Dead = Execs[1]->address();
+  std::vector<pid_t> Connections = Execs[1]->connectionPids();
+  ::kill(Execs[1]->pid(), SIGKILL);
+  for (pid_t C : Connections)
+    ::kill(C, SIGKILL);
+  ASSERT_TRUE(waitForMembers(*P, 1));
+  std::this_thread::sleep_for(500ms); // ten polls, several joins tried
+  auto R = reports();
+  ASSERT_EQ(R.size(), 1u) << R.back();
+  EXPECT_TRUE(mentions(R[0], Dead + " dropped")) << R[0];
+  Whose W(0, 1);
+  EXPECT_EQ(messageOf(P->launch(W.call())), "");
+}
+
 // A file an executor killed outright left behind points at an address
 // where nothing serves: the pool reports it once and tries it again less
 // and less often, not every poll.
