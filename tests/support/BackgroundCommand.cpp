@@ -9,12 +9,34 @@
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
 
 namespace catalyst::remote::test {
+
+namespace {
+
+// In the forked child, before exec: only async-signal-safe calls. A group
+// of its own (the child's pid names it), so that signal() reaches what it
+// forks here and never the test. SIGTERM when the test's thread ends, so
+// that a test killed by its timeout leaves no daemon of its cluster
+// running; they end their steps and jobs in turn.
+[[noreturn]] void execChild(char *const *Argv, char *const *Envp, const char *Output,
+                            pid_t Parent) {
+  if (::setpgid(0, 0) != 0 || ::prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || ::getppid() != Parent)
+    ::_exit(127);
+  int In = ::open("/dev/null", O_RDONLY);
+  int Out = ::open(Output, O_WRONLY | O_CREAT | O_APPEND, 0600);
+  if (In < 0 || Out < 0 || ::dup2(In, STDIN_FILENO) < 0 || ::dup2(Out, STDOUT_FILENO) < 0 ||
+      ::dup2(Out, STDERR_FILENO) < 0)
+    ::_exit(127);
+  ::execve(Argv[0], Argv, Envp);
+  ::_exit(127);
+}
+
+} // namespace
 
 BackgroundCommand::~BackgroundCommand() {
   if (running())
@@ -27,27 +49,20 @@ BackgroundCommand::~BackgroundCommand() {
   if (Argv.empty() || running())
     return ::testing::AssertionFailure() << "nothing to start, or already started";
   OutputPath = Output;
-  posix_spawn_file_actions_t Actions;
-  posix_spawn_file_actions_init(&Actions);
-  posix_spawn_file_actions_addopen(&Actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&Actions, STDOUT_FILENO, OutputPath.c_str(),
-                                   O_WRONLY | O_CREAT | O_APPEND, 0600);
-  posix_spawn_file_actions_adddup2(&Actions, STDOUT_FILENO, STDERR_FILENO);
-  // A group of its own (the child's pid names it), so that signal() reaches
-  // what it forks here and never the test.
-  posix_spawnattr_t Attr;
-  posix_spawnattr_init(&Attr);
-  posix_spawnattr_setflags(&Attr, POSIX_SPAWN_SETPGROUP);
-  posix_spawnattr_setpgroup(&Attr, 0);
   std::vector<std::string> Args = Argv, EnvStrings = tools::environmentWith(Env);
   auto ArgPtrs = tools::pointersTo(Args), EnvPtrs = tools::pointersTo(EnvStrings);
-  int Rc = posix_spawn(&Pid, Argv[0].c_str(), &Actions, &Attr, ArgPtrs.data(), EnvPtrs.data());
-  posix_spawnattr_destroy(&Attr);
-  posix_spawn_file_actions_destroy(&Actions);
-  if (Rc != 0) {
+  pid_t Parent = ::getpid();
+  Pid = ::fork();
+  if (Pid == 0)
+    execChild(ArgPtrs.data(), EnvPtrs.data(), OutputPath.c_str(), Parent);
+  if (Pid < 0) {
     Pid = -1;
-    return ::testing::AssertionFailure() << "cannot start " << Argv[0] << ": " << std::strerror(Rc);
+    return ::testing::AssertionFailure()
+           << "cannot start " << Argv[0] << ": " << std::strerror(errno);
   }
+  // Also here, so that the group exists when start() returns, whichever of
+  // the two runs first; once the child has exec'd this fails, harmlessly.
+  ::setpgid(Pid, Pid);
   Reaped = false;
   return ::testing::AssertionSuccess();
 }

@@ -4,8 +4,9 @@
 // test that carries on meanwhile: in a process group of its own, so that a
 // signal reaches the launcher and whatever it forked on this machine but
 // not the test; with stdin closed and stdout and stderr appended to a file
-// the test can read. The destructor stops what is still running (SIGTERM
-// to the group, SIGKILL after a grace period) and reaps it.
+// the test can read; sent SIGTERM if the test's thread ends first (a test
+// killed by its timeout). The destructor stops what is still running
+// (SIGTERM to the group, SIGKILL after a grace period) and reaps it.
 //
 //   BackgroundCommand Run;
 //   ASSERT_TRUE(Run.start({"/usr/bin/mpirun", ...}, Dir.path("mpirun.out")));

@@ -102,6 +102,8 @@ std::string SlurmCluster::missingPackage() {
     return failure() << "no temporary folder for the cluster";
   if (auto R = prepare(); !R)
     return R;
+  if (auto R = startReaper(); !R)
+    return R;
   if (auto R = startMunge(); !R)
     return R;
   if (auto R = startSlurm(); !R)
@@ -183,6 +185,20 @@ std::string SlurmCluster::writeConfig() const {
   C << "PartitionName=" << Partition << " Nodes=" << NodeList
     << " Default=YES MaxTime=INFINITE State=UP\n";
   return C.str();
+}
+
+// A test killed by its timeout runs no destructor: its daemons get
+// SIGTERM (BackgroundCommand), but srun then cannot reach the controller
+// to end its step, and the step daemons and their tasks would run on. The
+// reaper, a shell that gets SIGTERM with them, kills every process that
+// carries the tag; it carries none itself.
+::testing::AssertionResult SlurmCluster::startReaper() {
+  const char *Script =
+      "trap 'for e in /proc/[0-9]*/environ; do"
+      " if grep -qzxF \"$1\" \"$e\" 2>/dev/null; then p=${e#/proc/}; kill -9 ${p%/environ};"
+      " fi; done; exit 0' TERM; while :; do sleep 1; done";
+  Reaper = std::make_unique<BackgroundCommand>();
+  return Reaper->start({"/bin/sh", "-c", Script, "reaper", Tag}, Dir.path("reaper.out"));
 }
 
 ::testing::AssertionResult SlurmCluster::startMunge() {
@@ -355,6 +371,12 @@ void SlurmCluster::stop() {
   killTagged();
   if (Munged && !Munged->stop(5s))
     std::fprintf(stderr, "SlurmCluster: munged needed SIGKILL\n");
+  // Nothing is left for it to kill, and SIGTERM would have it look.
+  if (Reaper) {
+    Reaper->signal(SIGKILL);
+    Reaper->wait(5s);
+  }
+  Reaper.reset();
   Nodes.clear();
   Controller.reset();
   Munged.reset();

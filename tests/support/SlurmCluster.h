@@ -19,8 +19,9 @@
 // down: jobs cancelled, daemons sent SIGTERM and, past a deadline,
 // SIGKILL, and then every process still carrying the cluster's tag in its
 // environment (step daemons, tasks: they outlive slurmd) killed, so that
-// nothing of the cluster outlives the test. Not thread-safe: one test
-// thread owns it.
+// nothing of the cluster outlives the test; a reaper process does the
+// same when the test is killed before its destructor runs. Not
+// thread-safe: one test thread owns it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -104,6 +105,7 @@ public:
 
 private:
   ::testing::AssertionResult prepare();
+  ::testing::AssertionResult startReaper();
   ::testing::AssertionResult startMunge();
   ::testing::AssertionResult startSlurm();
   ::testing::AssertionResult waitForIdleNodes();
@@ -116,7 +118,7 @@ private:
   TempDir Dir;
   std::string Tag;
   std::vector<std::string> ClientEnv;
-  std::unique_ptr<BackgroundCommand> Munged, Controller;
+  std::unique_ptr<BackgroundCommand> Reaper, Munged, Controller;
   std::vector<std::unique_ptr<BackgroundCommand>> Nodes;
   mutable unsigned Scripts = 0; // job scripts written, which names the next
 };
