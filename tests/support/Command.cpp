@@ -2,14 +2,15 @@
 
 #include "Command.h"
 
+#include "ChildEnvironment.h"
+
 #include <csignal>
+#include <cstdlib>
 #include <fcntl.h>
 #include <poll.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-extern char **environ;
 
 namespace catalyst::remote::test {
 
@@ -34,7 +35,8 @@ void readAll(int Fd, std::string &Out, Clock::time_point Deadline) {
 
 } // namespace
 
-CommandResult runCommand(const std::vector<std::string> &Argv, std::chrono::milliseconds Timeout) {
+CommandResult runCommand(const std::vector<std::string> &Argv, std::chrono::milliseconds Timeout,
+                         const std::vector<std::string> &Env) {
   CommandResult R;
   int Fds[2];
   if (Argv.empty() || ::pipe2(Fds, O_CLOEXEC) != 0)
@@ -44,12 +46,10 @@ CommandResult runCommand(const std::vector<std::string> &Argv, std::chrono::mill
   posix_spawn_file_actions_addopen(&Actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_adddup2(&Actions, Fds[1], STDOUT_FILENO);
   posix_spawn_file_actions_adddup2(&Actions, Fds[1], STDERR_FILENO);
-  std::vector<char *> Args;
-  for (const std::string &A : Argv)
-    Args.push_back(const_cast<char *>(A.c_str()));
-  Args.push_back(nullptr);
+  std::vector<std::string> ArgStrings = Argv, EnvStrings = tools::environmentWith(Env);
+  auto Args = tools::pointersTo(ArgStrings), Envp = tools::pointersTo(EnvStrings);
   pid_t Pid;
-  int Rc = posix_spawn(&Pid, Argv[0].c_str(), &Actions, nullptr, Args.data(), environ);
+  int Rc = posix_spawn(&Pid, Argv[0].c_str(), &Actions, nullptr, Args.data(), Envp.data());
   posix_spawn_file_actions_destroy(&Actions);
   ::close(Fds[1]);
   if (Rc != 0) {
@@ -71,6 +71,23 @@ CommandResult runCommand(const std::vector<std::string> &Argv, std::chrono::mill
   if (WIFEXITED(Status))
     R.ExitStatus = WEXITSTATUS(Status);
   return R;
+}
+
+std::string findProgram(const std::string &Name) {
+  std::string Path = std::getenv("PATH") ? std::getenv("PATH") : "";
+  Path += ":/usr/local/sbin:/usr/sbin:/sbin:/usr/local/bin:/usr/bin:/bin";
+  size_t Start = 0;
+  while (Start <= Path.size()) {
+    size_t End = Path.find(':', Start);
+    if (End == std::string::npos)
+      End = Path.size();
+    std::string Dir = Path.substr(Start, End - Start);
+    std::string Candidate = (Dir.empty() ? "." : Dir) + "/" + Name;
+    if (::access(Candidate.c_str(), X_OK) == 0)
+      return Candidate;
+    Start = End + 1;
+  }
+  return "";
 }
 
 } // namespace catalyst::remote::test

@@ -2,6 +2,7 @@
 
 #include "Procfs.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <dirent.h>
@@ -33,8 +34,8 @@ bool readStat(pid_t Pid, StatLine &Out) {
                            Foreground >> Flags >> Out.MinorFaults);
 }
 
-// Children of Parent (per /proc/<pid>/stat) whose state Keep accepts.
-template <typename Pred> std::vector<pid_t> childrenWhere(pid_t Parent, Pred Keep) {
+// Every process in /proc.
+std::vector<pid_t> allProcesses() {
   std::vector<pid_t> Pids;
   DIR *Proc = ::opendir("/proc");
   if (!Proc)
@@ -42,13 +43,21 @@ template <typename Pred> std::vector<pid_t> childrenWhere(pid_t Parent, Pred Kee
   while (dirent *E = ::readdir(Proc)) {
     char *End = nullptr;
     long Pid = std::strtol(E->d_name, &End, 10);
-    StatLine S;
-    if (*End || Pid <= 0 || !readStat(pid_t(Pid), S))
-      continue;
-    if (S.Parent == Parent && Keep(S.State))
+    if (!*End && Pid > 0)
       Pids.push_back(pid_t(Pid));
   }
   ::closedir(Proc);
+  return Pids;
+}
+
+// Children of Parent (per /proc/<pid>/stat) whose state Keep accepts.
+template <typename Pred> std::vector<pid_t> childrenWhere(pid_t Parent, Pred Keep) {
+  std::vector<pid_t> Pids;
+  for (pid_t Pid : allProcesses()) {
+    StatLine S;
+    if (readStat(Pid, S) && S.Parent == Parent && Keep(S.State))
+      Pids.push_back(Pid);
+  }
   return Pids;
 }
 
@@ -97,6 +106,11 @@ int64_t openFdCount(pid_t Pid) {
 
 int64_t threadCount(pid_t Pid) {
   return statusField(Pid, "Threads:");
+}
+
+pid_t parentOf(pid_t Pid) {
+  StatLine S;
+  return readStat(Pid, S) ? S.Parent : -1;
 }
 
 bool processAlive(pid_t Pid) {
@@ -164,6 +178,70 @@ bool waitUntilExited(pid_t Pid, std::chrono::milliseconds Timeout) {
       return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
+}
+
+namespace {
+
+// The entries of a NUL-separated list (a cmdline, an environ).
+std::vector<std::string> entriesOf(const std::string &File) {
+  std::string List = readFile(File);
+  std::vector<std::string> Entries;
+  for (size_t Start = 0; Start < List.size();) {
+    size_t End = std::min(List.find('\0', Start), List.size());
+    Entries.push_back(List.substr(Start, End - Start));
+    Start = End + 1;
+  }
+  return Entries;
+}
+
+bool listHolds(const std::string &File, const std::string &Entry) {
+  auto Entries = entriesOf(File);
+  return std::find(Entries.begin(), Entries.end(), Entry) != Entries.end();
+}
+
+// Live processes other than this one for which Keep(pid) holds.
+template <typename Pred> std::vector<pid_t> processesWhere(Pred Keep) {
+  std::vector<pid_t> Pids;
+  for (pid_t Pid : allProcesses())
+    if (Pid != ::getpid() && Keep(Pid) && processAlive(Pid))
+      Pids.push_back(Pid);
+  return Pids;
+}
+
+} // namespace
+
+std::vector<pid_t> processesRunning(const std::string &Exe, const std::string &Argument) {
+  return processesWhere([&](pid_t Pid) {
+    std::string Dir = "/proc/" + std::to_string(Pid);
+    char Link[4096];
+    ssize_t N = ::readlink((Dir + "/exe").c_str(), Link, sizeof(Link) - 1);
+    // A binary rebuilt while it runs reads "PATH (deleted)".
+    return N > 0 && std::string(Link, size_t(N)).rfind(Exe, 0) == 0 &&
+           listHolds(Dir + "/cmdline", Argument);
+  });
+}
+
+std::vector<pid_t> processesWithEnvironment(const std::string &Entry) {
+  return processesWhere(
+      [&](pid_t Pid) { return listHolds("/proc/" + std::to_string(Pid) + "/environ", Entry); });
+}
+
+std::string environmentOf(pid_t Pid, const std::string &Name) {
+  std::string Prefix = Name + "=";
+  for (const std::string &E : entriesOf("/proc/" + std::to_string(Pid) + "/environ"))
+    if (E.compare(0, Prefix.size(), Prefix) == 0)
+      return E.substr(Prefix.size());
+  return "";
+}
+
+bool waitUntil(const std::function<bool()> &Condition, std::chrono::milliseconds Timeout) {
+  auto Until = std::chrono::steady_clock::now() + Timeout;
+  while (!Condition()) {
+    if (std::chrono::steady_clock::now() > Until)
+      return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
 }
 
 bool waitForText(const std::string &Path, const std::string &What,

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <sys/types.h>
 #include <vector>
@@ -14,6 +15,9 @@ namespace catalyst::remote::test {
 // Live (not zombie) processes whose parent is Parent. Scans /proc, since
 // /proc/<pid>/task/<tid>/children needs a kernel option that may be off.
 std::vector<pid_t> childrenOf(pid_t Parent);
+
+// Pid's parent, or -1 when Pid is gone.
+pid_t parentOf(pid_t Pid);
 
 // True while Pid exists and is not a zombie.
 bool processAlive(pid_t Pid);
@@ -54,6 +58,22 @@ bool waitUntilExited(pid_t Pid, std::chrono::milliseconds Timeout);
 // another process writes after the event the test saw).
 bool waitForText(const std::string &Path, const std::string &What,
                  std::chrono::milliseconds Timeout);
+
+// Live processes running the binary at Exe (as /proc/<pid>/exe names it)
+// with Argument among their command-line arguments: the executors a test
+// started with a folder of its own in their arguments, and the connection
+// processes they forked, wherever a launcher put them in the process tree.
+std::vector<pid_t> processesRunning(const std::string &Exe, const std::string &Argument);
+
+// Live processes whose environment holds Entry ("NAME=VALUE") exactly.
+std::vector<pid_t> processesWithEnvironment(const std::string &Entry);
+
+// The value of Name in Pid's environment, or "" when unset or unreadable.
+std::string environmentOf(pid_t Pid, const std::string &Name);
+
+// Checks Condition every few milliseconds until it holds, for at most
+// Timeout; false if it never did.
+bool waitUntil(const std::function<bool()> &Condition, std::chrono::milliseconds Timeout);
 
 } // namespace catalyst::remote::test
 

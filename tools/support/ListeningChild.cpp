@@ -2,6 +2,8 @@
 
 #include "ListeningChild.h"
 
+#include "ChildEnvironment.h"
+
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -11,8 +13,6 @@
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-extern char **environ;
 
 namespace catalyst::remote::tools {
 
@@ -32,31 +32,6 @@ std::string describeExit(int Status) {
   if (WIFSIGNALED(Status))
     return std::string("was killed by ") + strsignal(WTERMSIG(Status));
   return "stopped";
-}
-
-// This process's environment with Extra's entries replacing or adding to it.
-std::vector<std::string> environment(const std::vector<std::string> &Extra) {
-  std::vector<std::string> Env;
-  for (char **E = environ; *E; ++E) {
-    std::string Entry = *E;
-    size_t Eq = Entry.find('=');
-    std::string Name = Entry.substr(0, Eq == std::string::npos ? Entry.size() : Eq + 1);
-    bool Replaced = false;
-    for (const std::string &X : Extra)
-      Replaced |= Eq != std::string::npos && X.compare(0, Name.size(), Name) == 0;
-    if (!Replaced)
-      Env.push_back(Entry);
-  }
-  Env.insert(Env.end(), Extra.begin(), Extra.end());
-  return Env;
-}
-
-std::vector<char *> pointersTo(std::vector<std::string> &Strings) {
-  std::vector<char *> Ptrs;
-  for (std::string &S : Strings)
-    Ptrs.push_back(S.data());
-  Ptrs.push_back(nullptr);
-  return Ptrs;
 }
 
 // A process starts on the CPUs of the thread that spawns it, so the calling
@@ -119,7 +94,7 @@ std::string spawn(const ChildSpec &Spec, int WriteFd, pid_t &Pid) {
   OnCpu Placed(Spec.Cpu);
   if (!Placed.Error.empty())
     return Placed.Error;
-  std::vector<std::string> Args = Spec.Argv, Env = environment(Spec.Env);
+  std::vector<std::string> Args = Spec.Argv, Env = environmentWith(Spec.Env);
   auto Argv = pointersTo(Args), Envp = pointersTo(Env);
   const char *StderrPath = Spec.StderrPath.empty() ? nullptr : Spec.StderrPath.c_str();
   pid_t Parent = ::getpid();

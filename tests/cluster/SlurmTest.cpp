@@ -1,0 +1,145 @@
+//===- SlurmTest.cpp - Executors started by Slurm --------------------------===//
+//
+// On a Slurm cluster of this machine (SlurmCluster.h), executors started
+// by srun, by an sbatch script and as a component of a heterogeneous job
+// announce themselves in a folder, serve sessions at the addresses they
+// announce, and leave neither a file nor a process once their job ends.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ClusterHarness.h"
+#include "Procfs.h"
+
+#include <csignal>
+
+using namespace catalyst::remote::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+// <job>.<step>.<rank>.addr for ranks 0..N-1 of one step of Job, whatever
+// Slurm numbered the step.
+::testing::AssertionResult namedByJobStepRank(const std::vector<std::string> &Names, unsigned Job,
+                                              size_t N) {
+  std::string Prefix = std::to_string(Job) + ".";
+  std::string Step = Names.empty() ? "" : Names[0].substr(0, Names[0].find('.', Prefix.size()));
+  std::vector<std::string> Expected;
+  for (size_t Rank = 0; Rank < N; ++Rank)
+    Expected.push_back(Step + "." + std::to_string(Rank) + ".addr");
+  if (Step.rfind(Prefix, 0) == 0 && Names == Expected)
+    return ::testing::AssertionSuccess();
+  auto R = ::testing::AssertionFailure()
+           << "not named <job>.<step>.<rank>.addr for job " << Job << ":";
+  for (const std::string &Name : Names)
+    R << " " << Name;
+  return R;
+}
+
+::testing::AssertionResult allServe(const std::string &Dir, const std::vector<std::string> &Names,
+                                    const std::string &TokenPath) {
+  for (const std::string &Name : Names)
+    if (auto R = servesSessions(announcedAddress(Dir, Name), TokenPath); !R)
+      return R << " (" << Name << ")";
+  return ::testing::AssertionSuccess();
+}
+
+// srun -n 4 as a job of its own: four announcements, one per rank; each
+// serves sessions; scancel ends them all and withdraws every file.
+TEST_F(SlurmTest, SrunStartsExecutorsThatEndWithTheirJob) {
+  BackgroundCommand Srun;
+  unsigned Job = 0;
+  ASSERT_TRUE(startExecutors(4, Srun, "srun4", Job));
+  std::vector<std::string> Names = announcements(announceDir());
+  EXPECT_TRUE(namedByJobStepRank(Names, Job, 4));
+  EXPECT_TRUE(allServe(announceDir(), Names, Token.path()));
+  EXPECT_EQ(Cluster.jobState(Job), "RUNNING");
+  ASSERT_EQ(Cluster.scancel(Job).ExitStatus, 0);
+  EXPECT_TRUE(waitUntilAllGone(announceDir()));
+  EXPECT_TRUE(Srun.wait(EndTimeout)) << "srun outlived its job";
+  EXPECT_TRUE(Cluster.waitForJobEnd(Job, EndTimeout));
+}
+
+// An sbatch script running srun: the same, and the job ends at scancel.
+TEST_F(SlurmTest, AnSbatchJobsExecutorsEndWithIt) {
+  std::string Command;
+  for (const std::string &A : executorCommand(announceDir(), Token.path()))
+    Command += " " + A;
+  unsigned Job = Cluster.sbatch("#!/bin/sh\n#SBATCH -n 4\nexec srun" + Command + "\n");
+  ASSERT_NE(Job, 0u);
+  std::vector<std::string> Names;
+  ASSERT_TRUE(waitForAnnouncements(announceDir(), 4, Names))
+      << readFile(Cluster.path("job-" + std::to_string(Job) + ".out"));
+  EXPECT_TRUE(namedByJobStepRank(Names, Job, 4));
+  EXPECT_TRUE(allServe(announceDir(), Names, Token.path()));
+  EXPECT_EQ(Cluster.jobState(Job), "RUNNING");
+  ASSERT_EQ(Cluster.scancel(Job).ExitStatus, 0);
+  EXPECT_TRUE(waitUntilAllGone(announceDir()));
+  EXPECT_TRUE(Cluster.waitForJobState(Job, {"CANCELLED"}, EndTimeout));
+}
+
+// A heterogeneous job: its first component runs the host program, which
+// finds the second component's four executors through their announcements
+// and checks a launch on each; the job ends with the host, and takes the
+// executors with it.
+TEST_F(SlurmTest, AHeterogeneousJobsHostReachesItsExecutors) {
+  std::string Command;
+  for (const std::string &A : executorCommand(announceDir(), Token.path()))
+    Command += " " + A;
+  std::string Script = "#!/bin/sh\n"
+                       "#SBATCH -n 1\n"
+                       "#SBATCH hetjob\n"
+                       "#SBATCH -n 4\n"
+                       "srun --het-group=1" +
+                       Command +
+                       " &\n"
+                       "CATALYST_REMOTE_TOKEN_FILE=" +
+                       Token.path() + " srun --het-group=0 " + CLUSTER_HOST_PATH + " " +
+                       announceDir() + " 4\n";
+  unsigned Job = Cluster.sbatch(Script);
+  ASSERT_NE(Job, 0u);
+  EXPECT_TRUE(Cluster.waitForJobEnd(Job, 60s));
+  std::string Output = readFile(Cluster.path("job-" + std::to_string(Job) + ".out"));
+  EXPECT_EQ(Cluster.jobState(Job), "COMPLETED") << Output;
+  EXPECT_NE(Output.find("host: 4 of 4 members right"), std::string::npos) << Output;
+  EXPECT_TRUE(waitUntilAllGone(announceDir()));
+}
+
+// srun --kill-on-bad-exit=0: a member that dies leaves the others serving.
+// One stopped by SIGTERM withdraws its announcement; one killed by SIGKILL
+// cannot, and its file stays, naming a dead address, even after the job:
+// hosts must drop members they cannot reach.
+TEST_F(SlurmTest, AMemberKilledMidRunLeavesTheOthersServing) {
+  BackgroundCommand Srun;
+  unsigned Job = 0;
+  ASSERT_TRUE(startExecutors(4, Srun, "kill4", Job, {"--kill-on-bad-exit=0"}));
+  std::vector<std::string> Names = announcements(announceDir());
+  ASSERT_EQ(Names.size(), 4u);
+  pid_t Stopped = executorWhere(announceDir(), "SLURM_PROCID", "2");
+  pid_t Killed = executorWhere(announceDir(), "SLURM_PROCID", "3");
+  ASSERT_GT(Stopped, 0);
+  ASSERT_GT(Killed, 0);
+
+  ASSERT_EQ(::kill(Stopped, SIGTERM), 0);
+  EXPECT_TRUE(waitUntilExited(Stopped, EndTimeout));
+  EXPECT_TRUE(waitUntil([&] { return announcements(announceDir()).size() == 3; }, EndTimeout))
+      << "a member stopped by SIGTERM withdraws its announcement";
+  EXPECT_TRUE(allServe(announceDir(), {Names[0], Names[1], Names[3]}, Token.path()));
+
+  std::string Dead = announcedAddress(announceDir(), Names[3]);
+  ASSERT_EQ(::kill(Killed, SIGKILL), 0);
+  EXPECT_TRUE(waitUntilExited(Killed, EndTimeout));
+  EXPECT_FALSE(servesSessions(Dead, Token.path())) << "nobody listens at a killed member's address";
+  EXPECT_TRUE(allServe(announceDir(), {Names[0], Names[1]}, Token.path()));
+  EXPECT_EQ(announcements(announceDir()), (std::vector<std::string>{Names[0], Names[1], Names[3]}))
+      << "a member killed by SIGKILL leaves its announcement behind";
+  EXPECT_TRUE(Srun.running()) << "srun --kill-on-bad-exit=0 keeps the step going";
+  EXPECT_EQ(Cluster.jobState(Job), "RUNNING");
+
+  ASSERT_EQ(Cluster.scancel(Job).ExitStatus, 0);
+  EXPECT_TRUE(Srun.wait(EndTimeout));
+  EXPECT_TRUE(waitUntil([&] { return executorsAnnouncingIn(announceDir()).empty(); }, EndTimeout));
+  EXPECT_EQ(announcements(announceDir()), std::vector<std::string>{Names[3]})
+      << "only the killed member's stale announcement outlives the job";
+}
+
+} // namespace
