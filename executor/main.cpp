@@ -59,6 +59,12 @@ const char *Usage =
     "                           holding the first --bind's address as hosts dial it;\n"
     "                           removed first thing when the executor stops\n"
     "  --idle-exit S            stop after S seconds without a session (default: never)\n"
+    "  --stop-grace S           on SIGTERM (SIGINT, SIGHUP) stop taking hosts at once, let\n"
+    "                           running launches finish and send their results for up\n"
+    "                           to S seconds, then kill what still runs (default 5: within\n"
+    "                           Catalyst's launcher's 10 s and Slurm's KillWait, 30 s by\n"
+    "                           default; Open MPI's mpirun SIGKILLs every rank 1 s after\n"
+    "                           SIGTERM whatever S is)\n"
     "  --wire tls|plain         what carries TCP sessions once the host proved itself:\n"
     "                           TLS 1.3 keyed by the token, or plain bytes (default tls\n"
     "                           with --token-file, else plain). Socket files and the\n"
@@ -152,6 +158,7 @@ const std::pair<StringRef, Setter> ValueOptions[] = {
        return !V.empty() && V != "pmix";
      }},
     {"--idle-exit", [](StringRef V, Args &A) { return parseSeconds(V, A.Serve.IdleExit); }},
+    {"--stop-grace", [](StringRef V, Args &A) { return parseSeconds(V, A.Serve.StopGrace); }},
     {"--wire",
      [](StringRef V, Args &A) {
        A.Wire = V.str();
