@@ -12,6 +12,7 @@
 #include "Announcement.h"
 #include "Assets.h"
 #include "Log.h"
+#include "PmixAnnouncement.h"
 #include "RefusalLog.h"
 
 #include "llvm/Support/raw_ostream.h"
@@ -706,6 +707,15 @@ void fitDescriptors(ServeOptions &Options) {
   S.Start = std::min(S.Start, Fits);
 }
 
+// In a directory or through PMIx, as --announce says.
+Error announceAsAsked(const ServeOptions &Options, const std::vector<Listener> &Listeners) {
+  if (Options.AnnouncePmix)
+    return announceThroughPmix(Listeners);
+  if (!Options.AnnounceDir.empty())
+    return announceIn(Options.AnnounceDir, Listeners);
+  return Error::success();
+}
+
 } // namespace
 
 int serve(std::vector<Listener> Listeners, const ServeOptions &Given) {
@@ -727,12 +737,12 @@ int serve(std::vector<Listener> Listeners, const ServeOptions &Given) {
   }
   // The sockets listen already: the file is there by the time the ready
   // line says so.
-  if (!Options.AnnounceDir.empty())
-    if (auto Err = announceIn(Options.AnnounceDir, Listeners)) {
-      LogLine() << "catalyst-remote-executor: " << toString(std::move(Err));
-      removeAssetRoot();
-      return 1;
-    }
+  if (auto Err = announceAsAsked(Options, Listeners)) {
+    LogLine() << "catalyst-remote-executor: " << toString(std::move(Err));
+    endPmixAnnouncement();
+    removeAssetRoot();
+    return 1;
+  }
   announce(Listeners);
   // An upstream-only executor has nothing to offer there.
   if (Options.LocalSocket && !Options.Connection.Services.UpstreamOnly)
@@ -774,6 +784,7 @@ int serve(std::vector<Listener> Listeners, const ServeOptions &Given) {
       }
   }
   withdrawAnnouncement();
+  endPmixAnnouncement();
   for (auto &S : Pending)
     ::close(S.Fd);
   Pending.clear();

@@ -54,6 +54,8 @@ struct ServeOptions {
   // Where to announce the address once listening (Announcement.h); empty:
   // nowhere.
   std::string AnnounceDir;
+  // Announce it through PMIx instead (PmixAnnouncement.h).
+  bool AnnouncePmix = false;
   // Stop once no session nor peer has been served for this long (zero:
   // never), as a stop signal would.
   std::chrono::milliseconds IdleExit{0};

@@ -58,6 +58,9 @@ const char *Usage =
     "                           Slurm's or MPI's variables, else <host>.<pid>.addr)\n"
     "                           holding the first --bind's address as hosts dial it;\n"
     "                           removed first thing when the executor stops\n"
+    "  --announce pmix          started by a PMIx launcher (mpirun, srun --mpi=pmix) in\n"
+    "                           the host's job: publish that address through PMIx\n"
+    "                           (key catalyst-remote.address) for pool:pmix\n"
     "  --idle-exit S            stop after S seconds without a session (default: never)\n"
     "  --stop-grace S           on SIGTERM (SIGINT, SIGHUP) stop taking hosts at once, let\n"
     "                           running launches finish and send their results for up\n"
@@ -154,8 +157,9 @@ const std::pair<StringRef, Setter> ValueOptions[] = {
      }},
     {"--announce",
      [](StringRef V, Args &A) {
-       A.Serve.AnnounceDir = V.str();
-       return !V.empty() && V != "pmix";
+       A.Serve.AnnouncePmix = V == "pmix";
+       A.Serve.AnnounceDir = A.Serve.AnnouncePmix ? "" : V.str();
+       return !V.empty();
      }},
     {"--idle-exit", [](StringRef V, Args &A) { return parseSeconds(V, A.Serve.IdleExit); }},
     {"--stop-grace", [](StringRef V, Args &A) { return parseSeconds(V, A.Serve.StopGrace); }},
