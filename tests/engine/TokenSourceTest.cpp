@@ -89,7 +89,9 @@ TEST(TokenSourceTest, TheOptionWinsThenTheFileVariable) {
 }
 
 CommandResult runExecutorWith(const std::vector<std::string> &Env) {
-  std::vector<std::string> Argv = {"/usr/bin/env"};
+  // Only Env's secret variables: none from the shell that runs the tests.
+  std::vector<std::string> Argv = {"/usr/bin/env", "-u", "CATALYST_REMOTE_TOKEN_FILE", "-u",
+                                   "CATALYST_REMOTE_TOKEN"};
   Argv.insert(Argv.end(), Env.begin(), Env.end());
   Argv.insert(Argv.end(), {executorPath(), "--bind", "127.0.0.1:0"});
   return runCommand(Argv);

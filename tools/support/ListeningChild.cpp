@@ -34,7 +34,8 @@ std::string describeExit(int Status) {
   return "stopped";
 }
 
-// This process's environment with Extra's entries replacing or adding to it.
+// This process's environment with Extra's NAME=VALUE entries replacing or
+// adding to it, and without the variables Extra names bare.
 std::vector<std::string> environment(const std::vector<std::string> &Extra) {
   std::vector<std::string> Env;
   for (char **E = environ; *E; ++E) {
@@ -43,11 +44,14 @@ std::vector<std::string> environment(const std::vector<std::string> &Extra) {
     std::string Name = Entry.substr(0, Eq == std::string::npos ? Entry.size() : Eq + 1);
     bool Replaced = false;
     for (const std::string &X : Extra)
-      Replaced |= Eq != std::string::npos && X.compare(0, Name.size(), Name) == 0;
+      Replaced |=
+          Eq != std::string::npos && (X.compare(0, Name.size(), Name) == 0 || X + "=" == Name);
     if (!Replaced)
       Env.push_back(Entry);
   }
-  Env.insert(Env.end(), Extra.begin(), Extra.end());
+  for (const std::string &X : Extra)
+    if (X.find('=') != std::string::npos)
+      Env.push_back(X);
   return Env;
 }
 
