@@ -55,12 +55,15 @@ Error setup(SimpleRemoteEPCServer::Setup &S, const ConnectionOptions &Options) {
 
 int ConnectionFd = -1;
 
-// SIGTERM (the executor stopping) ends the session like a hangup would, so
-// the runtime is finalized and the assets are removed on the way out; so
-// does SIGHUP (the ssh session the executor was started in closing).
+// SIGTERM (the executor stopping: its listener, or a cluster's launcher
+// ending the job) ends the session like a hangup would, so the runtime is
+// finalized and the assets are removed on the way out; so does SIGHUP (the
+// ssh session the executor was started in closing). A launch running then
+// finishes first and its result goes out: the listener kills what is
+// still running when its --stop-grace is over. A request that arrives in
+// the meantime may be served too, or find the session closed.
 void onTerminate(int) {
-  Heartbeat::noteStopping();
-  ::shutdown(ConnectionFd, SHUT_RDWR);
+  Heartbeat::stopWhenIdle(ConnectionFd);
 }
 
 void endOnTerminate(int Fd) {

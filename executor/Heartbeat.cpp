@@ -7,15 +7,30 @@
 
 #include <algorithm>
 #include <poll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 namespace catalyst::remote::executor {
 
 namespace {
 
-// Set from a signal handler: a lock-free atomic, initialized statically.
+// Set from a signal handler, read there too: lock-free atomics,
+// initialized statically. StopFd is the socket to shut down once no work
+// is in progress (Working), -1 until the connection is told to stop.
 std::atomic<bool> Stopping{false};
+std::atomic<int> StopFd{-1};
+std::atomic<unsigned> Working{0};
 static_assert(std::atomic<bool>::is_always_lock_free);
+static_assert(std::atomic<int>::is_always_lock_free);
+static_assert(std::atomic<unsigned>::is_always_lock_free);
+
+// Ends the session as a hangup would; whichever of the stop and the end of
+// the last work comes second gets here (both may: a second shutdown does
+// nothing).
+void shutDown(int Fd) {
+  if (Fd >= 0)
+    ::shutdown(Fd, SHUT_RDWR);
+}
 
 int64_t nowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -42,18 +57,23 @@ Heartbeat &Heartbeat::get() {
   return *H;
 }
 
-void Heartbeat::noteStopping() {
+// Sequentially consistent, as the count's changes in Busy: the stop sees
+// work in progress, or the work's end sees the stop, or both.
+void Heartbeat::stopWhenIdle(int Fd) {
   Stopping.store(true, std::memory_order_relaxed);
+  StopFd.store(Fd);
+  if (Working.load() == 0)
+    shutDown(Fd);
 }
 
 Heartbeat::Busy::Busy() {
-  Heartbeat &H = get();
-  if (H.Working.fetch_add(1, std::memory_order_acq_rel) == 0)
-    H.Since.store(nowNs(), std::memory_order_release);
+  if (Working.fetch_add(1) == 0)
+    get().Since.store(nowNs(), std::memory_order_release);
 }
 
 Heartbeat::Busy::~Busy() {
-  get().Working.fetch_sub(1, std::memory_order_acq_rel);
+  if (Working.fetch_sub(1) == 1)
+    shutDown(StopFd.load());
 }
 
 void Heartbeat::attach(wire::SocketTransport &T) {

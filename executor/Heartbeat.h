@@ -52,10 +52,14 @@ public:
   void stop();
 
   // The executor is stopping this connection (SIGTERM): a closed socket is
-  // then its own doing, not the host's. Safe in a signal handler.
-  static void noteStopping();
+  // then its own doing, not the host's. The work in progress finishes and
+  // its reply goes out; then, or now when nothing is in progress, Fd (the
+  // connection's socket) is shut down, which ends the session as a hangup
+  // would. Safe in a signal handler.
+  static void stopWhenIdle(int Fd);
 
-  // Marks work in progress for its lifetime, on any thread.
+  // Marks work in progress for its lifetime, on any thread. Work covers a
+  // request from its dispatch to its reply sent.
   class Busy {
   public:
     Busy();
@@ -75,8 +79,9 @@ private:
   // beating thread, which enable() starts after attach() and stop() joins
   // before clearing it.
   wire::SocketTransport *Transport = nullptr;
-  std::atomic<unsigned> Working{0};
-  std::atomic<int64_t> Since{0}; // steady-clock ns when Working last left 0
+  // Work in progress is counted outside the object (Heartbeat.cpp), where
+  // a signal handler may read it.
+  std::atomic<int64_t> Since{0}; // steady-clock ns when work last began
   std::mutex M;                  // guards Transport's changes, Beater and Stopped
   std::condition_variable Woken; // Stopped was set
   bool Stopped = false;

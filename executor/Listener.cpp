@@ -12,6 +12,7 @@
 #include "Announcement.h"
 #include "Assets.h"
 #include "Log.h"
+#include "PmixAnnouncement.h"
 #include "RefusalLog.h"
 
 #include "llvm/Support/raw_ostream.h"
@@ -237,11 +238,16 @@ std::string deathOf(const siginfo_t &End) {
          " while serving its session (as when a kernel calls exit() or _exit())";
 }
 
-std::string tooSlow() {
+// "1.5" for 1500 ms (raw_ostream would write a double as 1.500000e+00).
+std::string secondsText(std::chrono::milliseconds D) {
   char Seconds[32];
-  std::snprintf(Seconds, sizeof(Seconds), "%g", HandshakeTimeout.count() / 1000.0);
-  return std::string("nothing usable within the executor's handshake timeout of ") + Seconds +
-         " s (--handshake-timeout)";
+  std::snprintf(Seconds, sizeof(Seconds), "%g", D.count() / 1000.0);
+  return Seconds;
+}
+
+std::string tooSlow() {
+  return "nothing usable within the executor's handshake timeout of " +
+         secondsText(HandshakeTimeout) + " s (--handshake-timeout)";
 }
 
 // A process that died without ending its session could not tell its host
@@ -621,29 +627,25 @@ int msUntilNext(Clock::time_point Flush) {
 bool idleTooLong(Clock::time_point Since, std::chrono::milliseconds Limit) {
   if (Clock::now() - Since < Limit)
     return false;
-  LogLine() << "catalyst-remote-executor: no session for " << Limit.count() / 1000.0
+  LogLine() << "catalyst-remote-executor: no session for " << secondsText(Limit)
             << " s (--idle-exit): stopping";
   return true;
 }
 
-// How long connection processes get to end their sessions after SIGTERM
-// before they are killed (a kernel does not stop for it). Well under the
-// 10 s Catalyst's launcher gives the executor before it SIGKILLs it, which
-// would leave the asset directory behind.
-constexpr std::chrono::seconds StopGrace{5};
-
-void stopChildren() {
+// Connection processes get Grace (--stop-grace) to finish the launches
+// they are running and end their sessions after SIGTERM, then are killed
+// (a kernel does not stop for a signal).
+void stopChildren(std::chrono::milliseconds Grace) {
   for (auto &[Pid, C] : Children)
     ::kill(Pid, SIGTERM);
-  auto Deadline = std::chrono::steady_clock::now() + StopGrace;
+  auto Deadline = std::chrono::steady_clock::now() + Grace;
   while (!Children.empty() && std::chrono::steady_clock::now() < Deadline) {
     reapChildren();
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   for (auto &[Pid, C] : Children) {
     LogLine() << "catalyst-remote-executor: connection process " << Pid << " has not ended "
-              << StopGrace.count() << " s after SIGTERM (a running kernel does not stop for it): "
-              << "killing it";
+              << secondsText(Grace) << " s after SIGTERM (--stop-grace): killing it";
     ::kill(Pid, SIGKILL);
   }
   while (!Children.empty())
@@ -705,6 +707,15 @@ void fitDescriptors(ServeOptions &Options) {
   S.Start = std::min(S.Start, Fits);
 }
 
+// In a directory or through PMIx, as --announce says.
+Error announceAsAsked(const ServeOptions &Options, const std::vector<Listener> &Listeners) {
+  if (Options.AnnouncePmix)
+    return announceThroughPmix(Listeners);
+  if (!Options.AnnounceDir.empty())
+    return announceIn(Options.AnnounceDir, Listeners);
+  return Error::success();
+}
+
 } // namespace
 
 int serve(std::vector<Listener> Listeners, const ServeOptions &Given) {
@@ -726,12 +737,12 @@ int serve(std::vector<Listener> Listeners, const ServeOptions &Given) {
   }
   // The sockets listen already: the file is there by the time the ready
   // line says so.
-  if (!Options.AnnounceDir.empty())
-    if (auto Err = announceIn(Options.AnnounceDir, Listeners)) {
-      LogLine() << "catalyst-remote-executor: " << toString(std::move(Err));
-      removeAssetRoot();
-      return 1;
-    }
+  if (auto Err = announceAsAsked(Options, Listeners)) {
+    LogLine() << "catalyst-remote-executor: " << toString(std::move(Err));
+    endPmixAnnouncement();
+    removeAssetRoot();
+    return 1;
+  }
   announce(Listeners);
   // An upstream-only executor has nothing to offer there.
   if (Options.LocalSocket && !Options.Connection.Services.UpstreamOnly)
@@ -773,12 +784,13 @@ int serve(std::vector<Listener> Listeners, const ServeOptions &Given) {
       }
   }
   withdrawAnnouncement();
+  endPmixAnnouncement();
   for (auto &S : Pending)
     ::close(S.Fd);
   Pending.clear();
   for (auto &L : Listeners)
     ::close(L.Fd);
-  stopChildren();
+  stopChildren(Options.StopGrace);
   removeAssetRoot();
   return 0;
 }

@@ -3,7 +3,10 @@
 // The executor's main process only listens and forks: each connection is
 // served in its own child, so a crashing kernel ends only its own session.
 // SIGINT, SIGTERM and SIGHUP (an ssh session that started it closing) stop
-// the listeners and every connection still running, within a few seconds.
+// it: the announcement goes and the listening sockets close at once, so no
+// new host is served; the connection processes finish the launches they
+// run, send their results and end, and those still running after the stop
+// grace are killed.
 //
 //===----------------------------------------------------------------------===//
 
@@ -51,9 +54,16 @@ struct ServeOptions {
   // Where to announce the address once listening (Announcement.h); empty:
   // nowhere.
   std::string AnnounceDir;
+  // Announce it through PMIx instead (PmixAnnouncement.h).
+  bool AnnouncePmix = false;
   // Stop once no session nor peer has been served for this long (zero:
   // never), as a stop signal would.
   std::chrono::milliseconds IdleExit{0};
+  // On a stop, how long connection processes get to finish the launches
+  // they run and end, before they are killed. Within the 10 s Catalyst's
+  // launcher waits before it SIGKILLs the executor (which would leave the
+  // asset directory behind), and Slurm's default KillWait of 30 s.
+  std::chrono::milliseconds StopGrace{5000};
 };
 
 // Once it is ready to serve, prints on stdout, for each listener,

@@ -7,6 +7,7 @@
 #include "../engine/wire/Secret.h"
 #include "../engine/wire/TlsStream.h"
 #include "Listener.h"
+#include "TokenSource.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringRef.h"
@@ -46,13 +47,27 @@ const char *Usage =
     "                           serves only processes of this user\n"
     "  --token-file PATH        every host must prove it knows the secret in PATH (mode\n"
     "                           0600 or stricter), loopback included; the executor\n"
-    "                           proves it knows it too\n"
+    "                           proves it knows it too. Without it, the secret comes\n"
+    "                           from the environment as for hosts:\n"
+    "                           CATALYST_REMOTE_TOKEN_FILE=PATH (the same checks), else\n"
+    "                           CATALYST_REMOTE_TOKEN=SECRET (removed from the\n"
+    "                           environment at once); srun passes them on, mpirun\n"
+    "                           needs -x NAME. The log names the source used\n"
     "  --new-token PATH         write a fresh 256-bit secret to PATH (mode 0600) and exit\n"
     "  --announce DIR           once listening, write DIR/<job>.<step>.<rank>.addr (from\n"
     "                           Slurm's or MPI's variables, else <host>.<pid>.addr)\n"
     "                           holding the first --bind's address as hosts dial it;\n"
     "                           removed first thing when the executor stops\n"
+    "  --announce pmix          started by a PMIx launcher (mpirun, srun --mpi=pmix) in\n"
+    "                           the host's job: publish that address through PMIx\n"
+    "                           (key catalyst-remote.address) for pool:pmix\n"
     "  --idle-exit S            stop after S seconds without a session (default: never)\n"
+    "  --stop-grace S           on SIGTERM (SIGINT, SIGHUP) stop taking hosts at once, let\n"
+    "                           running launches finish and send their results for up\n"
+    "                           to S seconds, then kill what still runs (default 5: within\n"
+    "                           Catalyst's launcher's 10 s and Slurm's KillWait, 30 s by\n"
+    "                           default; Open MPI's mpirun SIGKILLs every rank 1 s after\n"
+    "                           SIGTERM whatever S is)\n"
     "  --wire tls|plain         what carries TCP sessions once the host proved itself:\n"
     "                           TLS 1.3 keyed by the token, or plain bytes (default tls\n"
     "                           with --token-file, else plain). Socket files and the\n"
@@ -89,6 +104,11 @@ struct Args {
   bool AllowUnauthenticated = false;
   ServeOptions Serve;
 };
+
+// Set once the secret is read (takeToken), before the checks that ask.
+bool hasToken(const Args &A) {
+  return !A.Serve.Connection.Secret.empty();
+}
 
 bool parseCount(StringRef Text, unsigned Max, unsigned &Out) {
   return !Text.getAsInteger(10, Out) && Out > 0 && Out <= Max;
@@ -137,10 +157,12 @@ const std::pair<StringRef, Setter> ValueOptions[] = {
      }},
     {"--announce",
      [](StringRef V, Args &A) {
-       A.Serve.AnnounceDir = V.str();
-       return !V.empty() && V != "pmix";
+       A.Serve.AnnouncePmix = V == "pmix";
+       A.Serve.AnnounceDir = A.Serve.AnnouncePmix ? "" : V.str();
+       return !V.empty();
      }},
     {"--idle-exit", [](StringRef V, Args &A) { return parseSeconds(V, A.Serve.IdleExit); }},
+    {"--stop-grace", [](StringRef V, Args &A) { return parseSeconds(V, A.Serve.StopGrace); }},
     {"--wire",
      [](StringRef V, Args &A) {
        A.Wire = V.str();
@@ -247,7 +269,7 @@ bool checkExposure(const std::vector<Listener> &Listeners, const Args &A) {
                   "elsewhere through ssh)\n";
         return false;
       }
-  if (!A.TokenFile.empty())
+  if (hasToken(A))
     return true;
   for (const Listener &L : Listeners) {
     if (isLoopback(L))
@@ -262,7 +284,8 @@ bool checkExposure(const std::vector<Listener> &Listeners, const Args &A) {
            << " without authentication: anyone who could reach it could run code as this "
               "user. Create a secret with 'catalyst-remote-executor --new-token PATH', start "
               "with --token-file PATH and give hosts the same file "
-              "(CATALYST_REMOTE_TOKEN_FILE=PATH); or pass --allow-unauthenticated to accept "
+              "(CATALYST_REMOTE_TOKEN_FILE=PATH, which the executor reads too); or pass "
+              "--allow-unauthenticated to accept "
               "the risk\n";
     return false;
   }
@@ -272,14 +295,14 @@ bool checkExposure(const std::vector<Listener> &Listeners, const Args &A) {
 // What carries TCP sessions: given, or TLS when a token keys it. Catalyst's
 // own host speaks plain EPC, so --upstream-only serves plain.
 bool wireMode(Args &A) {
-  bool Token = !A.TokenFile.empty();
+  bool Token = hasToken(A);
   bool Upstream = A.Serve.Connection.Services.UpstreamOnly;
   auto &Wire = A.Serve.Connection.Wire;
   Wire = A.Wire == "tls" || (A.Wire.empty() && Token && !Upstream) ? wire::WireMode::Tls
                                                                    : wire::WireMode::Plain;
   if (Wire == wire::WireMode::Tls && !Token) {
-    errs() << "catalyst-remote-executor: --wire tls needs --token-file: TLS is keyed by the "
-              "token\n";
+    errs() << "catalyst-remote-executor: --wire tls needs a token (--token-file, "
+              "CATALYST_REMOTE_TOKEN_FILE or CATALYST_REMOTE_TOKEN): TLS is keyed by it\n";
     return false;
   }
   if (Wire == wire::WireMode::Tls && Upstream) {
@@ -297,7 +320,7 @@ bool wireMode(Args &A) {
 
 // After authenticating, a plain session is anyone's who sits on its path.
 void warnPlainOverNetwork(const std::vector<Listener> &Listeners, const Args &A) {
-  if (A.TokenFile.empty() || A.Serve.Connection.Wire != wire::WireMode::Plain)
+  if (!hasToken(A) || A.Serve.Connection.Wire != wire::WireMode::Plain)
     return;
   for (const Listener &L : Listeners)
     if (!isLoopback(L) && !StringRef(L.Address).starts_with("unix:"))
@@ -310,7 +333,7 @@ void warnPlainOverNetwork(const std::vector<Listener> &Listeners, const Args &A)
 // whether a token is set.
 bool startupLimits(Args &A) {
   StartupLimits &L = A.Serve.Startups;
-  L = StartupLimits::defaultsFor(!A.TokenFile.empty());
+  L = StartupLimits::defaultsFor(hasToken(A));
   if (!A.MaxStartups.empty())
     if (auto Err = StartupLimits::parse(A.MaxStartups, L)) {
       errs() << "catalyst-remote-executor: " << toString(std::move(Err)) << "\n" << Usage;
@@ -321,21 +344,6 @@ bool startupLimits(Args &A) {
   return true;
 }
 
-// The executor takes its secret from --token-file only. One in its
-// environment (exported for a host started from the same shell) would
-// reach every kernel, through getenv and through /proc/PID/environ, which
-// shows the environment as the process started whatever unsetenv does;
-// and a kernel may read its listener's too. So the value is overwritten
-// where it lies, then the variable removed, before anything is forked.
-void forgetSecretInEnvironment() {
-  static constexpr char Name[] = "CATALYST_REMOTE_TOKEN";
-  constexpr size_t Len = sizeof(Name) - 1;
-  for (char **E = environ; *E; ++E)
-    if (std::strncmp(*E, Name, Len) == 0 && (*E)[Len] == '=')
-      ::OPENSSL_cleanse(*E + Len + 1, std::strlen(*E + Len + 1));
-  ::unsetenv(Name);
-}
-
 int newToken(StringRef Path) {
   if (auto Err = wire::writeNewTokenFile(Path)) {
     errs() << "catalyst-remote-executor: " << toString(std::move(Err)) << "\n";
@@ -344,6 +352,31 @@ int newToken(StringRef Path) {
   std::printf("catalyst-remote-executor: wrote a new secret to %s (mode 0600)\n",
               Path.str().c_str());
   return 0;
+}
+
+// Reads the secret from where TokenSource.h says and says which source
+// that was (never the secret); false, after saying why, when it cannot.
+bool takeToken(Args &A, EnvironmentSecret FromEnv) {
+  auto Token = chooseToken(A.TokenFile, std::move(FromEnv));
+  if (!Token) {
+    errs() << "catalyst-remote-executor: " << toString(Token.takeError()) << "\n";
+    return false;
+  }
+  if (Token->Origin.empty())
+    return true;
+  errs() << "catalyst-remote-executor: hosts must prove they know the secret from " << Token->Origin
+         << "\n";
+  if (unsigned Bits = wire::secretBitsAtMost(Token->Secret.reveal()); Bits < wire::StrongSecretBits)
+    errs() << "catalyst-remote-executor: warning: the secret in " << Token->Where << " has at most "
+           << Bits << " bits, fewer than " << wire::StrongSecretBits
+           << ": one recorded handshake lets it be guessed offline "
+              "(--new-token PATH writes a 256-bit one)\n";
+  A.Serve.Connection.Secret = std::move(Token->Secret);
+  if (auto Err = wire::prepareCrypto()) {
+    errs() << "catalyst-remote-executor: " << toString(std::move(Err)) << "\n";
+    return false;
+  }
+  return true;
 }
 
 void removeSocketFiles(const std::vector<Listener> &Listeners) {
@@ -368,29 +401,16 @@ bool listenAll(const std::vector<std::string> &Binds, std::vector<Listener> &Lis
 } // namespace
 
 int main(int Argc, char **Argv) {
-  forgetSecretInEnvironment();
+  // Before anything else: a secret in the environment must not outlive
+  // this line there (TokenSource.h).
+  EnvironmentSecret EnvSecret = takeSecretFromEnvironment();
   Args A;
   if (!parse(Argc, Argv, A))
     return 2;
   if (!A.NewToken.empty())
     return newToken(A.NewToken);
-  if (!A.TokenFile.empty()) {
-    auto Secret = wire::readTokenFile(A.TokenFile);
-    if (!Secret) {
-      errs() << "catalyst-remote-executor: " << toString(Secret.takeError()) << "\n";
-      return 2;
-    }
-    if (unsigned Bits = wire::secretBitsAtMost(Secret->reveal()); Bits < wire::StrongSecretBits)
-      errs() << "catalyst-remote-executor: warning: the secret in " << A.TokenFile
-             << " has at most " << Bits << " bits, fewer than " << wire::StrongSecretBits
-             << ": one recorded handshake lets it be guessed offline "
-                "(--new-token PATH writes a 256-bit one)\n";
-    A.Serve.Connection.Secret = std::move(*Secret);
-    if (auto Err = wire::prepareCrypto()) {
-      errs() << "catalyst-remote-executor: " << toString(std::move(Err)) << "\n";
-      return 1;
-    }
-  }
+  if (!takeToken(A, std::move(EnvSecret)))
+    return 2;
   if (!startupLimits(A) || !wireMode(A))
     return 2;
   if (!loadPlugins(A.Plugins))

@@ -1,4 +1,8 @@
 //===- PmixUnavailable.cpp - pool:pmix in a build without PMIx ------------===//
+//
+// Built in place of PmixSource.cpp where pkg-config found no pmix.
+//
+//===----------------------------------------------------------------------===//
 
 #include "MemberSource.h"
 

@@ -81,4 +81,18 @@ TEST(AnnouncementTest, AnUnusableDirectoryStopsTheExecutorSayingWhy) {
   EXPECT_TRUE(mentions(R.Output, "No such file or directory")) << R.Output;
 }
 
+// Outside a PMIx job there is nobody to tell: the executor says so and
+// does not start (in a build without PMIx, it says that instead).
+TEST(AnnouncementTest, AnnouncingThroughPmixOutsideAPmixJobStopsTheExecutor) {
+  CommandResult R = runCommand({"/usr/bin/env", "-u", "PMIX_NAMESPACE", "-u", "PMIX_RANK", "-u",
+                                "PMIX_SERVER_URI41", executorPath(), "--bind", "127.0.0.1:0",
+                                "--announce", "pmix"});
+  EXPECT_EQ(R.ExitStatus, 1) << R.Output;
+  EXPECT_TRUE(mentions(R.Output, "--announce pmix: this executor was ")) << R.Output;
+  EXPECT_TRUE(mentions(R.Output, "not started by a PMIx launcher") ||
+              mentions(R.Output, "built without PMIx (Debian: libpmix-dev)"))
+      << R.Output;
+  EXPECT_FALSE(mentions(R.Output, "listening on")) << R.Output;
+}
+
 } // namespace

@@ -1,9 +1,10 @@
 //===- SecretHidingTest.cpp - Kernels do not find the executor's secret ---===//
 //
-// An executor takes its secret from --token-file; one started with the
-// secret in its environment as well (CATALYST_REMOTE_TOKEN, exported for a
-// host in the same shell) removes it, value wiped, before it forks a
-// connection process. A kernel looks where any kernel could: getenv, its
+// An executor started with the secret in its environment
+// (CATALYST_REMOTE_TOKEN, exported for a host in the same shell, or for the
+// whole job by a cluster's launcher) removes it, value wiped, before it
+// forks a connection process: whether it takes its secret from there or
+// from --token-file. A kernel looks where any kernel could: getenv, its
 // process's /proc environ and cmdline, and its listener's.
 //
 //===----------------------------------------------------------------------===//
@@ -51,16 +52,27 @@ void expectHidden(const std::vector<int64_t> &Found) {
                            << Places[I];
 }
 
-TEST(SecretHidingTest, AKernelDoesNotFindTheSecretTheExecutorWasStartedWith) {
-  TokenFile Token;
-  ExecutorOptions EO;
-  EO.Args = {"--token-file", Token.path()};
-  EO.Env = {"CATALYST_REMOTE_TOKEN=" + Token.secret()};
+// An executor started with EO and Token's secret in its environment
+// hides it from kernels.
+void expectHiddenIn(ExecutorOptions EO, const TokenFile &Token) {
+  EO.Env.push_back("CATALYST_REMOTE_TOKEN=" + Token.secret());
   ExecutorProcess Exec;
   ASSERT_TRUE(Exec.start(EO));
   SessionOptions O;
   O.Secret = SecretBytes::copyOf(Token.secret());
   expectHidden(probe(Exec, O, Token.secret()));
+}
+
+TEST(SecretHidingTest, AKernelDoesNotFindTheSecretTheExecutorWasStartedWith) {
+  TokenFile Token;
+  ExecutorOptions EO;
+  EO.Args = {"--token-file", Token.path()};
+  expectHiddenIn(EO, Token);
+}
+
+TEST(SecretHidingTest, AKernelDoesNotFindTheSecretTheExecutorTookFromItsEnvironment) {
+  TokenFile Token;
+  expectHiddenIn({}, Token);
 }
 
 // The probe sees what is there: a marker in the environment of an

@@ -52,7 +52,11 @@ ExecutorProcess::~ExecutorProcess() {
     SocketDir = std::make_unique<TempDir>();
     Bind = "unix:" + SocketDir->path("executor.sock");
   }
-  tools::ChildSpec Spec{commandLine(Options, Bind), Options.Env, -1, StartTimeout};
+  // A secret exported in the shell that runs the tests (for a host) would
+  // guard every executor: each gets only what its test gives it.
+  std::vector<std::string> Env = {"CATALYST_REMOTE_TOKEN_FILE", "CATALYST_REMOTE_TOKEN"};
+  Env.insert(Env.end(), Options.Env.begin(), Options.Env.end());
+  tools::ChildSpec Spec{commandLine(Options, Bind), Env, -1, StartTimeout};
   Spec.StderrPath = Options.LogPath;
   Child = tools::ListeningChild::start(Spec, Error);
   if (!Child)

@@ -25,7 +25,9 @@ namespace catalyst::remote::test {
 struct ExecutorOptions {
   bool UpstreamOnly = false;
   std::vector<std::string> Plugins;
-  // Extra NAME=VALUE entries added to the executor's environment.
+  // Extra NAME=VALUE entries added to the executor's environment. The
+  // secret variables of the test's own environment (CATALYST_REMOTE_TOKEN,
+  // CATALYST_REMOTE_TOKEN_FILE) are not passed on: only these.
   std::vector<std::string> Env;
   // Extra command-line arguments, e.g. {"--max-message", "1"}.
   std::vector<std::string> Args = {};

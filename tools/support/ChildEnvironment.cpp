@@ -14,11 +14,14 @@ std::vector<std::string> environmentWith(const std::vector<std::string> &Extra) 
     std::string Name = Entry.substr(0, Eq == std::string::npos ? Entry.size() : Eq + 1);
     bool Replaced = false;
     for (const std::string &X : Extra)
-      Replaced |= Eq != std::string::npos && X.compare(0, Name.size(), Name) == 0;
+      Replaced |=
+          Eq != std::string::npos && (X.compare(0, Name.size(), Name) == 0 || X + "=" == Name);
     if (!Replaced)
       Env.push_back(Entry);
   }
-  Env.insert(Env.end(), Extra.begin(), Extra.end());
+  for (const std::string &X : Extra)
+    if (X.find('=') != std::string::npos)
+      Env.push_back(X);
   return Env;
 }
 

@@ -19,7 +19,7 @@
 namespace catalyst::remote::tools {
 
 // This process's environment with Extra's NAME=VALUE entries replacing or
-// adding to it.
+// adding to it, and without the variables Extra names bare (NAME).
 std::vector<std::string> environmentWith(const std::vector<std::string> &Extra);
 
 // Strings as the null-terminated array execve and posix_spawn take; valid

@@ -25,7 +25,8 @@ namespace catalyst::remote::tools {
 struct ChildSpec {
   // Argv[0] is the binary's path.
   std::vector<std::string> Argv;
-  // NAME=VALUE entries replacing or adding to this process's environment.
+  // NAME=VALUE entries replacing or adding to this process's environment;
+  // a bare NAME removes that variable.
   std::vector<std::string> Env = {};
   // The CPU the child runs on from its first instruction (-1: wherever the
   // calling thread may run). Pinning later would miss threads it starts at
