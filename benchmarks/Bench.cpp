@@ -4,8 +4,8 @@
 // exchanges of the same bytes with a peer process (and, for launches in
 // shared memory, raw Unix-socket exchanges and the memory-copy limit),
 // a kernel's launches against the same kernel run locally, launches fanned
-// out to several executors, and what launches cost in resident memory on
-// the host and on the executor.
+// out to several executors and spread over a pool of them, and what launches cost in resident
+// memory on the host and on the executor.
 //
 // Usage:
 //   catalyst-remote-bench [--quick|--same-host|--full] [BENCHMARK_FLAGS...]
@@ -28,6 +28,10 @@
 //   CATALYST_REMOTE_RAW_PEER  host:port of a raw peer to measure the raw
 //                             baselines against, instead of one forked on
 //                             127.0.0.1
+//   CATALYST_REMOTE_MEMBER_PIDS, CATALYST_REMOTE_RELAY_PIDS  pids of the
+//                             executors CATALYST_REMOTE_ADDRESS lists and of
+//                             the delay relays before them, in the same
+//                             order, for the pool rows' CPU figures
 //   CATALYST_REMOTE_LINK      a name for the link, kept in the results'
 //                             context as "link"
 //   CATALYST_REMOTE_BENCH_PIN split (default), same or none: see Pinning.h
@@ -436,6 +440,7 @@ int main(int argc, char **argv) {
   registerAuthBenchmarks(Env);
   registerTraceBenchmarks(Env);
   registerWireBenchmarks(Env);
+  registerPoolBenchmarks(Env);
   registerPackBenchmarks();
   registerGrpcBenchmarks();
   if (Listing) {

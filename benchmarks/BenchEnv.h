@@ -112,6 +112,7 @@ void registerMemoryBenchmarks(BenchEnv &Env);
 void registerAuthBenchmarks(BenchEnv &Env);
 void registerTraceBenchmarks(BenchEnv &Env);
 void registerWireBenchmarks(BenchEnv &Env);
+void registerPoolBenchmarks(BenchEnv &Env);
 void registerPackBenchmarks();
 // Seconds to open a session with O and close it again.
 llvm::Expected<double> openClose(const std::string &Address, const SessionOptions &O);

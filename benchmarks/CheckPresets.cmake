@@ -1,7 +1,7 @@
 # The presets are written twice, as code and in TransferBench.cpp's header,
 # where tools and people read them. This keeps the two the same, checks
-# that each preset selects something, and that every launch, fan-out and
-# kernel benchmark is named as the tools that read the results expect.
+# that each preset selects something, and that every launch, fan-out,
+# kernel and pool benchmark is named as the tools that read the results expect.
 #
 #   cmake -DBENCH=catalyst-remote-bench -DSOURCE=TransferBench.cpp -P CheckPresets.cmake
 cmake_minimum_required(VERSION 3.20)
@@ -9,6 +9,7 @@ cmake_minimum_required(VERSION 3.20)
 set(launch_name "^launch/(naive|batched|zerocopy|shm)/[0-9]+(B|KiB|MiB|GiB)/[0-9]+in/rank(1/into|1|3/strided)/")
 set(fanout_name "^fanout/zerocopy/[0-9]+(B|KiB|MiB|GiB)/[0-9]+exec/")
 set(kernel_name "^kernel/scale/[0-9]+(B|KiB|MiB|GiB)/(tcp|shm)/")
+set(pool_name "^pool/(tiny/[0-9]+members/depth[0-9]+|[0-9]+(B|KiB|MiB|GiB)/[0-9]+members)/")
 
 function(check_names preset_flag)
   execute_process(COMMAND ${BENCH} --benchmark_list_tests ${preset_flag}
@@ -25,7 +26,8 @@ function(check_names preset_flag)
   foreach(name IN LISTS names)
     if((name MATCHES "^launch/" AND NOT name MATCHES "${launch_name}") OR
        (name MATCHES "^fanout/" AND NOT name MATCHES "${fanout_name}") OR
-       (name MATCHES "^kernel/" AND NOT name MATCHES "${kernel_name}"))
+       (name MATCHES "^kernel/" AND NOT name MATCHES "${kernel_name}") OR
+       (name MATCHES "^pool/" AND NOT name MATCHES "${pool_name}"))
       message(FATAL_ERROR "badly named benchmark: ${name}")
     endif()
   endforeach()

@@ -35,6 +35,7 @@
 //            (WireBench.cpp)
 //   trace/launch/8B/<strategy>  (TraceBench.cpp)
 //   pack/transposed/<size>  (PackBench.cpp)
+//   pool/tiny/<N>members/depth<D>, pool/16MiB/<N>members  (PoolBench.cpp)
 //
 // Presets, for --benchmark_filter (catalyst-remote-bench --list-presets
 // prints them; --quick, --same-host and --full select them, and without a
@@ -45,20 +46,21 @@
 //            64 inputs, strided and into a lent buffer, zerocopy 256MiB;
 //            shm at 8B, 16MiB and 256MiB; fan-out at 1MiB; the executor's
 //            RSS over 1000 launches; what authentication, TLS and traces
-//            cost
-//     ^(launch/(naive|batched|zerocopy)/(8B|1MiB|16MiB)/1in/rank1|launch/(naive|batched|zerocopy)/64KiB/(16in/rank1|1in/rank3/strided)|launch/zerocopy/16MiB/(64in/rank1|1in/rank3/strided|1in/rank1/into)|launch/zerocopy/256MiB/1in/rank1|launch/shm/(8B|16MiB|256MiB)/1in/rank1|fanout/zerocopy/1MiB/[124]exec|memory/executor_rss/zerocopy_scale_1MiB|auth/open|auth/launch/8B|liveness/launch/8B|trace/launch/8B/zerocopy|wire/zerocopy/(8B|1MiB|256MiB)|wire/open|wire/openssl/aes-128-gcm/16KiB)/iterations
+//            cost; pools of 1, 2 and 4 members, tiny at depth 8 and 16MiB
+//     ^(launch/(naive|batched|zerocopy)/(8B|1MiB|16MiB)/1in/rank1|launch/(naive|batched|zerocopy)/64KiB/(16in/rank1|1in/rank3/strided)|launch/zerocopy/16MiB/(64in/rank1|1in/rank3/strided|1in/rank1/into)|launch/zerocopy/256MiB/1in/rank1|launch/shm/(8B|16MiB|256MiB)/1in/rank1|fanout/zerocopy/1MiB/[124]exec|memory/executor_rss/zerocopy_scale_1MiB|auth/open|auth/launch/8B|liveness/launch/8B|trace/launch/8B/zerocopy|wire/zerocopy/(8B|1MiB|256MiB)|wire/open|wire/openssl/aes-128-gcm/16KiB|pool/tiny/[124]members/depth8|pool/16MiB/[124]members)/iterations
 //   default  (2.5-3.5 min)  everything over TCP up to 256MiB, naive capped
 //            at 16MiB, fan-out at 1MiB and 64MiB, the raw, memory, gRPC,
 //            authentication, TLS and trace benchmarks, the scale kernel at
-//            256MiB over TCP against its local run
-//     ^(launch/(batched|zerocopy)/(8B|4KiB|64KiB|1MiB|16MiB|256MiB)/|launch/naive/(8B|4KiB|64KiB|1MiB|16MiB)/|raw/fresh_output/|fanout/zerocopy/(1MiB|64MiB)/|memory/|grpc/|auth/|liveness/|trace/|wire/|kernel/scale/256MiB/tcp/)
+//            256MiB over TCP against its local run, the pools as in quick
+//     ^(launch/(batched|zerocopy)/(8B|4KiB|64KiB|1MiB|16MiB|256MiB)/|launch/naive/(8B|4KiB|64KiB|1MiB|16MiB)/|raw/fresh_output/|fanout/zerocopy/(1MiB|64MiB)/|memory/|grpc/|auth/|liveness/|trace/|wire/|kernel/scale/256MiB/tcp/|pool/tiny/[0-9]+members/depth8/|pool/16MiB/)
 //   same-host  (about 1 min)  shm, every shape up to 256MiB, with its
 //            three references, the scale kernel at 256MiB in shared
 //            memory against its local run (tools/bench's same-host link),
 //            and the packer on the transposed view against a memcpy
 //     ^(launch/shm/(8B|4KiB|64KiB|1MiB|16MiB|256MiB)/|kernel/scale/256MiB/shm/|pack/)
 //   full     (about 20 min, estimated from its parts)  every benchmark
-//            registered: naive at 256MiB, 1GiB, fan-out at 16MiB and 256MiB
+//            registered: naive at 256MiB, 1GiB, fan-out at 16MiB and 256MiB,
+//            pools at depth 1
 //     .
 //
 //===----------------------------------------------------------------------===//
@@ -79,17 +81,18 @@ namespace catalyst::remote::bench {
 namespace {
 
 constexpr Preset Presets[] = {
-    {"quick",
-     "^(launch/(naive|batched|zerocopy)/(8B|1MiB|16MiB)/1in/rank1|"
-     "launch/(naive|batched|zerocopy)/64KiB/(16in/rank1|1in/rank3/strided)|"
-     "launch/zerocopy/16MiB/(64in/rank1|1in/rank3/strided|1in/rank1/into)|"
-     "launch/zerocopy/256MiB/1in/rank1|launch/shm/(8B|16MiB|256MiB)/1in/rank1|"
-     "fanout/zerocopy/1MiB/[124]exec|memory/executor_rss/zerocopy_scale_1MiB|auth/open|"
-     "auth/launch/8B|liveness/launch/8B|trace/launch/8B/zerocopy|"
-     "wire/zerocopy/(8B|1MiB|256MiB)|wire/open|wire/openssl/aes-128-gcm/16KiB)/iterations"},
+    {"quick", "^(launch/(naive|batched|zerocopy)/(8B|1MiB|16MiB)/1in/rank1|"
+              "launch/(naive|batched|zerocopy)/64KiB/(16in/rank1|1in/rank3/strided)|"
+              "launch/zerocopy/16MiB/(64in/rank1|1in/rank3/strided|1in/rank1/into)|"
+              "launch/zerocopy/256MiB/1in/rank1|launch/shm/(8B|16MiB|256MiB)/1in/rank1|"
+              "fanout/zerocopy/1MiB/[124]exec|memory/executor_rss/zerocopy_scale_1MiB|auth/open|"
+              "auth/launch/8B|liveness/launch/8B|trace/launch/8B/zerocopy|"
+              "wire/zerocopy/(8B|1MiB|256MiB)|wire/open|wire/openssl/aes-128-gcm/16KiB|"
+              "pool/tiny/[124]members/depth8|pool/16MiB/[124]members)/iterations"},
     {"default", "^(launch/(batched|zerocopy)/(8B|4KiB|64KiB|1MiB|16MiB|256MiB)/|launch/naive/"
                 "(8B|4KiB|64KiB|1MiB|16MiB)/|raw/fresh_output/|fanout/zerocopy/(1MiB|64MiB)/|"
-                "memory/|grpc/|auth/|liveness/|trace/|wire/|kernel/scale/256MiB/tcp/)"},
+                "memory/|grpc/|auth/|liveness/|trace/|wire/|kernel/scale/256MiB/tcp/|"
+                "pool/tiny/[0-9]+members/depth8/|pool/16MiB/)"},
     {"same-host",
      "^(launch/shm/(8B|4KiB|64KiB|1MiB|16MiB|256MiB)/|kernel/scale/256MiB/shm/|pack/)"},
     {"full", "."},
