@@ -69,6 +69,48 @@ std::string announcedAddress(const std::string &Dir, const std::string &Name) {
   return R;
 }
 
+::testing::AssertionResult poolLaunchesRight(Pool &P, size_t Launches, size_t &Used) {
+  if (auto Err = P.sendBinary(kernelObject("concat"), BinaryFormat::Object))
+    return ::testing::AssertionFailure() << llvm::toString(std::move(Err));
+  std::mt19937_64 Rng(42);
+  struct Launch {
+    std::vector<std::unique_ptr<Input>> Ins;
+    std::vector<MemrefArg> Args;
+    Desc Out{1, 1};
+    MemrefArg Outs[1] = {{Out.data(), 1, 1}};
+    ~Launch() { std::free(Out.allocated()); }
+  };
+  std::vector<std::unique_ptr<Launch>> All;
+  std::vector<uint64_t> Tickets;
+  for (size_t I = 0; I < Launches; ++I) {
+    auto L = std::make_unique<Launch>();
+    L->Ins = byteInputs({int64_t(I), 1000, int64_t(4096 + I)}, Rng);
+    for (const auto &In : L->Ins)
+      L->Args.push_back({In->D.data(), 1, 1});
+    Tickets.push_back(P.launchAsync({remoteEntry("concat_3"), "concat.o", L->Args, L->Outs}));
+    All.push_back(std::move(L));
+  }
+  for (size_t I = 0; I < Launches; ++I) {
+    if (auto Err = P.await(Tickets[I]))
+      return ::testing::AssertionFailure()
+             << "launch " << I << ": " << llvm::toString(std::move(Err));
+    std::vector<void *> Av;
+    for (const auto &In : All[I]->Ins)
+      Av.push_back(In->D.data());
+    Desc Local(1, 1);
+    hostEntry("concat", "concat_3")(Local.data(), Av.data());
+    bool Same = Local.values() == All[I]->Out.values();
+    std::free(Local.allocated());
+    if (!Same)
+      return ::testing::AssertionFailure()
+             << "launch " << I << ": output differs from the local kernel's";
+  }
+  Used = 0;
+  for (const PoolMemberStats &M : P.stats().Members)
+    Used += M.Healthy && M.Session.Launches > 0;
+  return ::testing::AssertionSuccess();
+}
+
 std::vector<pid_t> executorsAnnouncingIn(const std::string &Dir) {
   return processesRunning(executorPath(), Dir);
 }

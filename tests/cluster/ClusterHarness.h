@@ -24,6 +24,7 @@
 #include "BackgroundCommand.h"
 #include "SlurmCluster.h"
 #include "TokenFile.h"
+#include "catalyst/remote/Pool.h"
 
 #include <chrono>
 #include <gtest/gtest.h>
@@ -59,6 +60,11 @@ std::string announcedAddress(const std::string &Dir, const std::string &Name);
 // Opens a TCP session with the secret in TokenPath, pings, ships concat.o
 // and checks a concat launch against the local kernel.
 ::testing::AssertionResult servesSessions(const std::string &Address, const std::string &TokenPath);
+
+// Sends concat.o to P and runs Launches concat launches on it at once
+// (asynchronous), each compared with the local kernel; Used gets how many
+// members ran some.
+::testing::AssertionResult poolLaunchesRight(Pool &P, size_t Launches, size_t &Used);
 
 // Live executor processes (listeners and the connection processes they
 // forked) started with --announce Dir.

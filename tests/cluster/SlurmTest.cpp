@@ -78,9 +78,9 @@ TEST_F(SlurmTest, AnSbatchJobsExecutorsEndWithIt) {
 }
 
 // A heterogeneous job: its first component runs the host program, which
-// finds the second component's four executors through their announcements
-// and checks a launch on each; the job ends with the host, and takes the
-// executors with it.
+// opens the pool of the second component's four executors (pool:DIR) and
+// runs launches across them, each checked; the job ends with the host, and
+// takes the executors with it.
 TEST_F(SlurmTest, AHeterogeneousJobsHostReachesItsExecutors) {
   std::string Command;
   for (const std::string &A : executorCommand(announceDir(), Token.path()))
@@ -93,14 +93,15 @@ TEST_F(SlurmTest, AHeterogeneousJobsHostReachesItsExecutors) {
                        Command +
                        " &\n"
                        "CATALYST_REMOTE_TOKEN_FILE=" +
-                       Token.path() + " srun --het-group=0 " + CLUSTER_HOST_PATH + " " +
-                       announceDir() + " 4\n";
+                       Token.path() + " srun --het-group=0 " + CLUSTER_HOST_PATH +
+                       " pool:" + announceDir() + " 4 32\n";
   unsigned Job = Cluster.sbatch(Script);
   ASSERT_NE(Job, 0u);
   EXPECT_TRUE(Cluster.waitForJobEnd(Job, 60s));
   std::string Output = readFile(Cluster.path("job-" + std::to_string(Job) + ".out"));
   EXPECT_EQ(Cluster.jobState(Job), "COMPLETED") << Output;
-  EXPECT_NE(Output.find("host: 4 of 4 members right"), std::string::npos) << Output;
+  EXPECT_NE(Output.find("host: every launch right; 4 of 4 members ran launches"), std::string::npos)
+      << Output;
   EXPECT_TRUE(waitUntilAllGone(announceDir()));
 }
 
