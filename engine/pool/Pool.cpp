@@ -206,7 +206,7 @@ Error Pool::Impl::close() {
   if (Closing)
     return Error::success();
   Closing = true;
-  Changed.notify_all();
+  wakeAll();
   while (!Pending.empty()) {
     Changed.wait_for(L, Opts.PollInterval);
     L.unlock();
@@ -223,7 +223,7 @@ Error Pool::Impl::close() {
     Mem->Gone = true;
   Former.insert(Former.end(), Members.begin(), Members.end());
   Members.clear();
-  Changed.notify_all();
+  wakeAll();
   L.unlock();
   for (const MemberPtr &Mem : All)
     if (Mem->Worker.joinable())

@@ -108,7 +108,17 @@ private:
   std::unique_ptr<pool::MemberSource> Source; // the watcher's (start()'s before it runs)
 
   mutable std::mutex M;
-  std::condition_variable Changed; // members, jobs, results or Closing changed
+  // Members, results or Closing changed: what pick(), await() and close()
+  // wait for.
+  std::condition_variable Changed;
+  // A launch was queued: what idle workers wait for. A fresh launch wakes
+  // one (any worker may take it); one queued again after a loss, whose
+  // member may not take it, wakes all; so do membership and Closing.
+  std::condition_variable WorkQueued;
+  void wakeAll() {
+    Changed.notify_all();
+    WorkQueued.notify_all();
+  }
 
   std::vector<MemberPtr> Members; // healthy, in joining order; under M
   std::vector<MemberPtr> Former;  // dropped, newest last; under M

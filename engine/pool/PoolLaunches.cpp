@@ -167,7 +167,7 @@ uint64_t Pool::Impl::launchAsync(const LaunchCall &Call) {
     for (const MemberPtr &Mem : Members)
       startWorker(Mem);
   }
-  Changed.notify_all();
+  WorkQueued.notify_one();
   return Ticket;
 }
 
@@ -198,7 +198,7 @@ void Pool::Impl::work(MemberPtr Mem) {
   std::unique_lock<std::mutex> L(M);
   for (;;) {
     auto Next = Queue.end();
-    Changed.wait(L, [&] {
+    WorkQueued.wait(L, [&] {
       if (Mem->Gone || (Closing && Queue.empty()))
         return true;
       Next = llvm::find_if(
@@ -229,11 +229,12 @@ void Pool::Impl::work(MemberPtr Mem) {
       Job.Tried.push_back(Mem->Order);
       Job.Since = Clock::now();
       Queue.push_front(std::move(Job));
+      WorkQueued.notify_all();
     } else {
       Pending.erase(Job.Ticket);
       Finished.emplace(Job.Ticket, std::move(Err));
+      Changed.notify_all();
     }
-    Changed.notify_all();
   }
   Mem->WorkerDone = true;
 }

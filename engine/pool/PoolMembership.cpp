@@ -126,7 +126,7 @@ void Pool::Impl::refresh() {
       if (AsyncStarted)
         startWorker(Joined[I]);
     }
-    Changed.notify_all();
+    wakeAll();
   }
   for (const std::string &R : Reports)
     report(R);
@@ -158,7 +158,7 @@ bool Pool::Impl::drop(const MemberPtr &Mem, const std::string &Why) {
     llvm::erase(Members, Mem);
     Former.push_back(Mem);
     ++MembersLost;
-    Changed.notify_all();
+    wakeAll();
   }
   report(Address + ": member " + Mem->label() + " dropped: " + Why);
   return true;
@@ -196,7 +196,7 @@ bool Pool::Impl::rejoin(const MemberPtr &Mem) {
   Former.push_back(Mem);
   if (AsyncStarted)
     startWorker(Fresh);
-  Changed.notify_all();
+  wakeAll();
   return true;
 }
 
