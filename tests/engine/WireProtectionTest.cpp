@@ -129,7 +129,7 @@ TEST(WireProtection, AMismatchFailsOnBothEndsNamingBoth) {
 TEST(WireProtection, TlsNeedsAToken) {
   CommandResult R = runCommand({executorPath(), "--bind", "127.0.0.1:0", "--wire", "tls"});
   EXPECT_EQ(R.ExitStatus, 2);
-  EXPECT_TRUE(mentions(R.Output, "--wire tls needs --token-file")) << R.Output;
+  EXPECT_TRUE(mentions(R.Output, "--wire tls needs a token (--token-file")) << R.Output;
   ExecutorProcess Exec;
   ASSERT_TRUE(Exec.start());
   SessionOptions O;

@@ -3,12 +3,14 @@
 #include "SlurmCluster.h"
 
 #include "Procfs.h"
-#include "Sockets.h"
 
 #include <csignal>
 #include <fstream>
+#include <netinet/in.h>
 #include <openssl/rand.h>
+#include <random>
 #include <sstream>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -50,17 +52,48 @@ std::string unsearchableParent(const std::string &Path) {
   return "";
 }
 
-// Loopback TCP ports free now, held until the configuration names them so
-// that no two are the same; the daemons bind them moments later.
+// The kernel's range for the local ports of outgoing connections
+// (ip_local_port_range): a daemon's port chosen inside it may be taken by
+// any connection made before the daemon binds it, the tests' own included.
+std::pair<int, int> ephemeralRange() {
+  int Low = 32768, High = 60999;
+  std::ifstream("/proc/sys/net/ipv4/ip_local_port_range") >> Low >> High;
+  return {Low, High};
+}
+
+// A socket bound to 127.0.0.1:Port, or -1 when the port is taken.
+int bindLoopback(int Port) {
+  int Fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in A{};
+  A.sin_family = AF_INET;
+  A.sin_port = htons(uint16_t(Port));
+  A.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (Fd >= 0 && ::bind(Fd, reinterpret_cast<sockaddr *>(&A), sizeof(A)) == 0)
+    return Fd;
+  if (Fd >= 0)
+    ::close(Fd);
+  return -1;
+}
+
+// N loopback TCP ports free now, below the ephemeral range where it leaves
+// room (else inside it), each held until all are chosen so that no two are
+// the same; the daemons bind them moments later.
 std::vector<std::string> freePorts(unsigned N) {
-  std::vector<std::unique_ptr<LoopbackSocket>> Held;
+  auto [Low, High] = ephemeralRange();
+  int From = Low > 12000 ? 10000 : High + 1, To = Low > 12000 ? Low - 1 : 65535;
+  std::mt19937 Rng(std::random_device{}());
+  std::vector<int> Held;
   std::vector<std::string> Ports;
-  for (unsigned I = 0; I < N; ++I) {
-    Held.push_back(std::make_unique<LoopbackSocket>(false));
-    std::string A = Held.back()->address();
-    Ports.push_back(A.substr(A.rfind(':') + 1));
+  for (int Tries = 0; Ports.size() < N && Tries < 1000; ++Tries) {
+    int Port = std::uniform_int_distribution<int>(From, To)(Rng);
+    if (int Fd = bindLoopback(Port); Fd >= 0) {
+      Held.push_back(Fd);
+      Ports.push_back(std::to_string(Port));
+    }
   }
-  return Ports;
+  for (int Fd : Held)
+    ::close(Fd);
+  return Ports.size() == N ? Ports : std::vector<std::string>{};
 }
 
 std::string hostName() {
@@ -106,9 +139,20 @@ std::string SlurmCluster::missingPackage() {
     return R;
   if (auto R = startMunge(); !R)
     return R;
-  if (auto R = startSlurm(); !R)
-    return R;
-  return waitForIdleNodes();
+  // A port another process took between choosing and binding it stops a
+  // daemon: try again on other ports.
+  ::testing::AssertionResult R = ::testing::AssertionFailure();
+  for (int Attempt = 1; Attempt <= 3; ++Attempt) {
+    R = startSlurm();
+    if (R)
+      R = waitForIdleNodes();
+    if (R)
+      return R;
+    std::fprintf(stderr, "SlurmCluster: attempt %d to start Slurm failed: %s\n", Attempt,
+                 R.message());
+    stopSlurm();
+  }
+  return R;
 }
 
 ::testing::AssertionResult SlurmCluster::prepare() {
@@ -134,9 +178,6 @@ std::string SlurmCluster::missingPackage() {
       !writeFile(Dir.path("munge/key"), std::string(reinterpret_cast<char *>(Key), sizeof(Key)),
                  0400))
     return failure() << "cannot write munge's key " << Dir.path("munge/key");
-  std::string Config = writeConfig();
-  if (Config.empty() || !writeFile(Dir.path("slurm.conf"), Config, 0644))
-    return failure() << "cannot write " << Dir.path("slurm.conf") << " (or find free ports)";
   return ::testing::AssertionSuccess();
 }
 
@@ -222,6 +263,9 @@ std::string SlurmCluster::writeConfig() const {
 
 ::testing::AssertionResult SlurmCluster::startSlurm() {
   std::string Conf = Dir.path("slurm.conf");
+  std::string Config = writeConfig();
+  if (Config.empty() || !writeFile(Conf, Config, 0644))
+    return failure() << "cannot write " << Conf << " (or find free ports)";
   std::vector<std::string> Env = ClientEnv;
   Controller = std::make_unique<BackgroundCommand>();
   // -i: no state from an earlier run (there is none: a fresh folder).
@@ -243,6 +287,8 @@ std::string SlurmCluster::writeConfig() const {
 ::testing::AssertionResult SlurmCluster::waitForIdleNodes() {
   std::string Last;
   auto AllIdle = [&] {
+    if (!Controller->running())
+      return true; // said below
     CommandResult R = run("sinfo", {"-h", "-N", "-o", "%N %t"});
     Last = R.Output;
     std::istringstream Lines(R.Output);
@@ -252,7 +298,7 @@ std::string SlurmCluster::writeConfig() const {
       Idle += State == "idle";
     return R.ExitStatus == 0 && Idle == Opts.Nodes;
   };
-  if (waitUntil(AllIdle, Opts.StartTimeout))
+  if (waitUntil(AllIdle, Opts.StartTimeout) && Controller->running())
     return ::testing::AssertionSuccess();
   return failure() << "the cluster's " << Opts.Nodes << " nodes were not idle within "
                    << Opts.StartTimeout.count() << " ms; sinfo says:\n"
@@ -361,13 +407,7 @@ void SlurmCluster::stop() {
     if (!Drained)
       std::fprintf(stderr, "SlurmCluster: jobs still queued at teardown\n");
   }
-  for (auto &N : Nodes)
-    N->signal(SIGTERM);
-  for (auto &N : Nodes)
-    if (!N->stop(5s))
-      std::fprintf(stderr, "SlurmCluster: slurmd needed SIGKILL\n");
-  if (Controller && !Controller->stop(10s))
-    std::fprintf(stderr, "SlurmCluster: slurmctld needed SIGKILL\n");
+  stopSlurm();
   killTagged();
   if (Munged && !Munged->stop(5s))
     std::fprintf(stderr, "SlurmCluster: munged needed SIGKILL\n");
@@ -377,9 +417,19 @@ void SlurmCluster::stop() {
     Reaper->wait(5s);
   }
   Reaper.reset();
+  Munged.reset();
+}
+
+void SlurmCluster::stopSlurm() {
+  for (auto &N : Nodes)
+    N->signal(SIGTERM);
+  for (auto &N : Nodes)
+    if (!N->stop(5s))
+      std::fprintf(stderr, "SlurmCluster: slurmd needed SIGKILL\n");
+  if (Controller && !Controller->stop(10s))
+    std::fprintf(stderr, "SlurmCluster: slurmctld needed SIGKILL\n");
   Nodes.clear();
   Controller.reset();
-  Munged.reset();
 }
 
 // Step daemons outlive slurmd, and what they run outlives them: all carry

@@ -107,8 +107,10 @@ private:
   ::testing::AssertionResult prepare();
   ::testing::AssertionResult startReaper();
   ::testing::AssertionResult startMunge();
+  // Writes slurm.conf with fresh ports and starts slurmctld and slurmd.
   ::testing::AssertionResult startSlurm();
   ::testing::AssertionResult waitForIdleNodes();
+  void stopSlurm();
   std::string writeConfig() const;
   std::string daemonLogs() const;
   void stop();
