@@ -90,6 +90,7 @@ public:
   static void hold(pool::Member &Mem);
   static void release(const MemberPtr &Mem);
   llvm::Error catchUp(pool::Member &Mem);
+  bool caughtUp(const MemberPtr &Mem);
   llvm::Error runOn(const MemberPtr &Mem, const LaunchCall &Call);
   llvm::Error afterFailure(const MemberPtr &Mem, llvm::Error Err, llvm::StringRef Entry,
                            bool &Retry);

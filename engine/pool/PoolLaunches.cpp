@@ -82,6 +82,20 @@ Error Pool::Impl::catchUp(pool::Member &Mem) {
   }
 }
 
+// Whether Mem has every file sent to the pool, catching it up if not. A
+// member that cannot take them never ran the launch, which goes elsewhere:
+// the member is replaced by a new session when only its connection ended,
+// else dropped.
+bool Pool::Impl::caughtUp(const MemberPtr &Mem) {
+  Error Err = catchUp(*Mem);
+  if (!Err)
+    return true;
+  std::string Why = toString(std::move(Err));
+  if (Mem->S->connected() || !rejoin(Mem))
+    drop(Mem, "it cannot take a file sent to the pool: " + Why);
+  return false;
+}
+
 Error Pool::Impl::runOn(const MemberPtr &Mem, const LaunchCall &Call) {
   ++Mem->Started;
   Error Err = Mem->S->launch(Call);
@@ -118,15 +132,7 @@ Error Pool::Impl::launch(const LaunchCall &Call) {
     auto Mem = pick(Tried);
     if (!Mem)
       return Mem.takeError();
-    // A member that cannot take the pool's files never ran the launch:
-    // it goes, and the launch is placed elsewhere.
-    if (Error Err = catchUp(**Mem)) {
-      std::string Why = toString(std::move(Err));
-      if (!(*Mem)->S->connected() && rejoin(*Mem)) {
-        release(*Mem);
-        continue;
-      }
-      drop(*Mem, "it cannot take a file sent to the pool: " + Why);
+    if (!caughtUp(*Mem)) {
       Tried.push_back((*Mem)->Order);
       release(*Mem);
       continue;
@@ -211,17 +217,10 @@ void Pool::Impl::work(MemberPtr Mem) {
     Queue.erase(Next);
     hold(*Mem);
     L.unlock();
-    Error Err = catchUp(*Mem);
-    bool Retry = false;
-    if (Err) {
-      // Never ran: it goes back to the queue, as in launch().
-      std::string Why = toString(std::move(Err));
-      Retry = true;
-      if (Mem->S->connected() || !rejoin(Mem))
-        drop(Mem, "it cannot take a file sent to the pool: " + Why);
-    } else if ((Err = runOn(Mem, Job.call()))) {
+    Error Err = Error::success();
+    bool Retry = !caughtUp(Mem);
+    if (!Retry && (Err = runOn(Mem, Job.call())))
       Err = afterFailure(Mem, std::move(Err), Job.Entry, Retry);
-    }
     release(Mem);
     L.lock();
     if (Retry) {
