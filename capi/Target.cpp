@@ -2,30 +2,40 @@
 
 #include "Target.h"
 
+#include "catalyst/remote/StatsJson.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
 using namespace llvm;
 
 namespace catalyst::remote::capi {
 
 Expected<std::shared_ptr<Target>> Target::open(StringRef Address, const OutputAllocator &Outputs) {
-  auto T = std::make_shared<Target>();
+  PoolOptions Base;
+  Base.Member.Outputs = Outputs;
   if (Pool::isPoolAddress(Address)) {
-    PoolOptions Base;
-    Base.Member.Outputs = Outputs;
     auto Opts = poolOptionsFromEnvironment(std::move(Base));
     if (!Opts)
       return Opts.takeError();
-    auto P = Pool::open(Address, *Opts);
+    return open(Address, *Opts);
+  }
+  auto Member = optionsFromEnvironment(std::move(Base.Member));
+  if (!Member)
+    return Member.takeError();
+  Base.Member = std::move(*Member);
+  return open(Address, Base);
+}
+
+Expected<std::shared_ptr<Target>> Target::open(StringRef Address, const PoolOptions &Opts) {
+  auto T = std::make_shared<Target>();
+  if (Pool::isPoolAddress(Address)) {
+    auto P = Pool::open(Address, Opts);
     if (!P)
       return P.takeError();
     T->Many = std::move(*P);
     return T;
   }
-  SessionOptions Base;
-  Base.Outputs = Outputs;
-  auto Opts = optionsFromEnvironment(std::move(Base));
-  if (!Opts)
-    return Opts.takeError();
-  auto S = Session::open(Address, *Opts);
+  auto S = Session::open(Address, Opts.Member);
   if (!S)
     return S.takeError();
   T->One = std::move(*S);
@@ -96,6 +106,22 @@ TargetStats Target::stats() const {
   Out.Transport = common(
       P.Members, [](const PoolMemberStats &M) { return transportName(M.Session.Transport); });
   return Out;
+}
+
+std::string Target::describe() const {
+  json::Object Out{{"address", address()}, {"connected", connected()}};
+  if (One) {
+    Out.try_emplace("kind", "session");
+    Out.try_emplace("strategy", strategyName(One->strategy()));
+    Out.try_emplace("transport", transportName(One->transport()));
+    Out.try_emplace("protection", One->protection());
+    Out.try_emplace("executor", executorJson(One->executor()));
+    Out.try_emplace("stats", sessionStatsJson(One->stats()));
+  } else {
+    Out.try_emplace("kind", "pool");
+    Out.try_emplace("stats", poolStatsJson(Many->stats()));
+  }
+  return formatv("{0}", json::Value(std::move(Out))).str();
 }
 
 } // namespace catalyst::remote::capi

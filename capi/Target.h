@@ -34,6 +34,9 @@ public:
   // both with Outputs.
   static llvm::Expected<std::shared_ptr<Target>> open(llvm::StringRef Address,
                                                       const OutputAllocator &Outputs);
+  // Opens with Opts: the whole of it for a pool, Opts.Member for a session.
+  static llvm::Expected<std::shared_ptr<Target>> open(llvm::StringRef Address,
+                                                      const PoolOptions &Opts);
 
   llvm::StringRef address() const;
   bool connected() const;
@@ -43,6 +46,9 @@ public:
   uint64_t launchAsync(const LaunchCall &Call);
   llvm::Error await(uint64_t Ticket);
   TargetStats stats() const;
+  // A JSON object: kind ("session" or "pool"), address, connected, and
+  // stats; a session's strategy, transport, protection and executor too.
+  std::string describe() const;
   llvm::Error close();
 
 private:

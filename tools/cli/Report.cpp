@@ -2,6 +2,8 @@
 
 #include "Report.h"
 
+#include "catalyst/remote/StatsJson.h"
+
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -61,44 +63,15 @@ double bytesPerSecond(const RunReport &R) {
   return R.Launch.MedianNs > 0 ? R.PayloadBytes * 1e9 / R.Launch.MedianNs : 0;
 }
 
-json::Object launchStats(const LaunchStats &S) {
-  const PhaseTimes &P = S.Phases;
-  auto Ns = [](uint64_t V) { return int64_t(V); };
-  return json::Object{{"round_trips", int64_t(S.RoundTrips)},
-                      {"messages", int64_t(S.Messages)},
-                      {"bytes_sent", int64_t(S.BytesSent)},
-                      {"bytes_received", int64_t(S.BytesReceived)},
-                      {"host_copy_bytes", int64_t(S.HostCopyBytes)},
-                      {"executor_copy_bytes", int64_t(S.ExecutorCopyBytes)},
-                      {"phases_ns", json::Object{{"plan", Ns(P.PlanNs)},
-                                                 {"send", Ns(P.SendNs)},
-                                                 {"copy_in", Ns(P.CopyInNs)},
-                                                 {"kernel", Ns(P.KernelNs)},
-                                                 {"copy_out", Ns(P.CopyOutNs)},
-                                                 {"receive", Ns(P.ReceiveNs)},
-                                                 {"rewrite", Ns(P.RewriteNs)}}}};
-}
-
 void printPingJson(const PingReport &R, raw_ostream &OS) {
-  const ExecutorInfo &E = R.Executor;
-  json::Value Version = E.Version.empty() ? json::Value(nullptr) : json::Value(E.Version);
-  json::Array Strategies;
-  for (const std::string &S : strategyNames(E.Strategies))
-    Strategies.push_back(S);
-  json::Array Extensions;
-  for (const std::string &X : extensions(E))
-    Extensions.push_back(X);
-  OS << formatv("{0}\n", json::Value(json::Object{{"address", R.Address},
-                                                  {"version", std::move(Version)},
-                                                  {"protocol", int64_t(E.Protocol)},
-                                                  {"strategies", std::move(Strategies)},
-                                                  {"strategy", strategyName(R.Chosen)},
-                                                  {"extensions", std::move(Extensions)},
-                                                  {"authenticated", E.Authenticated},
-                                                  {"transport", R.Transport},
-                                                  {"protection", R.Protection},
-                                                  {"connect_ns", whole(R.ConnectNs)},
-                                                  {"round_trip_ns", summary(R.RoundTrip)}}));
+  json::Object Out = executorJson(R.Executor);
+  Out.try_emplace("address", R.Address);
+  Out.try_emplace("strategy", strategyName(R.Chosen));
+  Out.try_emplace("transport", R.Transport);
+  Out.try_emplace("protection", R.Protection);
+  Out.try_emplace("connect_ns", whole(R.ConnectNs));
+  Out.try_emplace("round_trip_ns", summary(R.RoundTrip));
+  OS << formatv("{0}\n", json::Value(std::move(Out)));
 }
 
 void printRunJson(const RunReport &R, raw_ostream &OS) {
@@ -117,7 +90,7 @@ void printRunJson(const RunReport &R, raw_ostream &OS) {
                                                   {"launch_ns", summary(R.Launch)},
                                                   {"payload_bytes", int64_t(R.PayloadBytes)},
                                                   {"bytes_per_s", whole(bytesPerSecond(R))},
-                                                  {"last_launch", launchStats(R.Last)}}));
+                                                  {"last_launch", launchStatsJson(R.Last)}}));
 }
 
 } // namespace

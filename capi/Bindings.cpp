@@ -1,0 +1,205 @@
+//===- Bindings.cpp - The C ABI for language bindings ---------------------===//
+//
+// RemoteBindings.h's functions: Calls.h's work, each failure returned as
+// its kind with the message left in this thread's last error.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Calls.h"
+#include "catalyst/remote/Failure.h"
+#include "catalyst/remote/RemoteBindings.h"
+
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdlib>
+#include <cstring>
+
+using namespace catalyst::remote;
+using namespace catalyst::remote::capi;
+using llvm::Error;
+using llvm::Expected;
+using llvm::StringRef;
+
+namespace {
+
+int32_t statusOf(Error Err) {
+  if (!Err)
+    return CATALYST_REMOTE_OK;
+  FailureReport R = reportFailure(std::move(Err));
+  setLastError(std::move(R.Message));
+  return static_cast<int32_t>(R.Kind);
+}
+
+Error badOption(StringRef Option, const llvm::Twine &Why) {
+  return makeFailure(FailureKind::BadArgument, "open: option '" + Option + "' " + Why);
+}
+
+// A whole number from 0 to Max.
+Expected<uint64_t> number(StringRef Option, StringRef Value, uint64_t Max) {
+  uint64_t N;
+  if (Value.getAsInteger(10, N) || N > Max)
+    return badOption(Option, "is not a whole number from 0 to " + llvm::Twine(Max));
+  return N;
+}
+
+Expected<bool> flag(StringRef Option, StringRef Value) {
+  if (Value != "0" && Value != "1")
+    return badOption(Option, "is 0 or 1");
+  return Value == "1";
+}
+
+Expected<std::chrono::milliseconds> millis(StringRef Option, StringRef Value) {
+  auto N = number(Option, Value, uint64_t(1) << 40);
+  if (!N)
+    return N.takeError();
+  return std::chrono::milliseconds(*N);
+}
+
+// Assigns what Parse makes of Value to Out.
+template <typename T, typename Fn> Error assign(T &Out, Fn Parse) {
+  auto V = Parse();
+  if (!V)
+    return V.takeError();
+  Out = std::move(*V);
+  return Error::success();
+}
+
+Error applySessionOption(StringRef Name, StringRef Value, StringRef Option, SessionOptions &S) {
+  if (Name == "token") {
+    S.Secret = SecretBytes::copyOf(Value);
+    return Error::success();
+  }
+  if (Name == "token_file")
+    return assign(S.Secret, [&] { return readTokenFile(Value); });
+  if (Name == "strategy")
+    return assign(S.Transfer, [&] { return parseStrategy(Value); });
+  if (Name == "transport")
+    return assign(S.Transport, [&] { return parseTransport(Value); });
+  if (Name == "wire")
+    return assign(S.Wire, [&] { return parseWire(Value); });
+  if (Name == "handshake_timeout_ms")
+    return assign(S.HandshakeTimeout, [&] { return millis(Option, Value); });
+  if (Name == "liveness_ms")
+    return assign(S.LivenessTimeout, [&] { return millis(Option, Value); });
+  if (Name == "launch_timeout_ms")
+    return assign(S.LaunchTimeout, [&] { return millis(Option, Value); });
+  if (Name == "max_output_mib") {
+    auto N = number(Option, Value, uint64_t(1) << 30);
+    if (N)
+      S.MaxOutputBytes = *N << 20;
+    return N.takeError();
+  }
+  if (Name == "profile")
+    return assign(S.Profile, [&] { return flag(Option, Value); });
+  if (Name == "trace") {
+    S.TracePath = Value.str();
+    return Error::success();
+  }
+  return badOption(Option, "is not one this library knows (token, token_file, strategy, "
+                           "transport, wire, handshake_timeout_ms, liveness_ms, "
+                           "launch_timeout_ms, max_output_mib, profile, trace, pool_min, "
+                           "pool_retry)");
+}
+
+Error applyOption(StringRef Option, PoolOptions &Opts) {
+  auto [Name, Value] = Option.split('=');
+  if (Name.size() == Option.size())
+    return badOption(Option, "is not name=value");
+  if (Name == "pool_min") {
+    auto N = number(Option, Value, 100000);
+    if (N && *N == 0)
+      return badOption(Option, "asks for no members; a pool needs at least 1");
+    if (N)
+      Opts.MinMembers = *N;
+    return N.takeError();
+  }
+  if (Name == "pool_retry")
+    return assign(Opts.RetryOnMemberLoss, [&] { return flag(Option, Value); });
+  return applySessionOption(Name, Value, Option, Opts.Member);
+}
+
+// The environment's options, then the caller's over them; outputs in
+// malloc'ed buffers, which a binding frees with free().
+Expected<PoolOptions> bindingOptions(const char *Addr, const char *const *Options, size_t N) {
+  PoolOptions Opts;
+  Opts.Member.Outputs = {std::malloc, std::free};
+  auto Member = optionsFromEnvironment(std::move(Opts.Member));
+  if (!Member)
+    return withContext("open", Member.takeError());
+  Opts.Member = std::move(*Member);
+  if (Addr && Pool::isPoolAddress(Addr)) {
+    auto Pooled = poolOptionsFromEnvironment(std::move(Opts));
+    if (!Pooled)
+      return withContext("open", Pooled.takeError());
+    Opts = std::move(*Pooled);
+  }
+  if (N && !Options)
+    return makeFailure(FailureKind::BadArgument,
+                       "open: " + llvm::Twine(N) + " options but a null options array");
+  for (size_t I = 0; I < N; ++I) {
+    if (!Options[I])
+      return makeFailure(FailureKind::BadArgument, "open: option " + llvm::Twine(I) + " is null");
+    if (auto Err = applyOption(Options[I], Opts))
+      return Err;
+  }
+  return Opts;
+}
+
+} // namespace
+
+#define CATALYST_REMOTE_BINDING extern "C" __attribute__((visibility("default")))
+
+CATALYST_REMOTE_BINDING int32_t catalyst_remote_open(const char *addr, const char *const *options,
+                                                     size_t num_options, int64_t *handle) {
+  if (!handle)
+    return statusOf(makeFailure(FailureKind::BadArgument, "open: null handle output"));
+  *handle = 0;
+  auto Opts = bindingOptions(addr, options, num_options);
+  if (!Opts)
+    return statusOf(Opts.takeError());
+  auto Opened = openOwn(addr, *Opts);
+  if (!Opened)
+    return statusOf(Opened.takeError());
+  *handle = *Opened;
+  return CATALYST_REMOTE_OK;
+}
+
+CATALYST_REMOTE_BINDING int32_t catalyst_remote_send_binary(int64_t handle, const char *path,
+                                                            uint32_t format) {
+  return statusOf(sendBinary(handle, path, format));
+}
+
+CATALYST_REMOTE_BINDING int32_t catalyst_remote_launch(
+    int64_t handle, const char *entry_symbol, const char *object, size_t num_inputs,
+    void *const *input_descs, const size_t *input_ranks, const size_t *input_elem_sizes,
+    size_t num_outputs, void *const *output_descs, const size_t *output_ranks,
+    const size_t *output_elem_sizes) {
+  CLaunch C{entry_symbol,     object,      num_inputs,   input_descs,  input_ranks,
+            input_elem_sizes, num_outputs, output_descs, output_ranks, output_elem_sizes};
+  return statusOf(runLaunch(handle, C, "launch"));
+}
+
+CATALYST_REMOTE_BINDING int32_t catalyst_remote_call_wrapper(int64_t handle, const char *symbol,
+                                                             const char *args_buf, size_t args_size,
+                                                             void **out_buf, size_t *out_size) {
+  return statusOf(callWrapper(handle, symbol, args_buf, args_size, out_buf, out_size));
+}
+
+CATALYST_REMOTE_BINDING int32_t catalyst_remote_describe(int64_t handle, char **json) {
+  if (!json)
+    return statusOf(makeFailure(FailureKind::BadArgument, "describe: null output"));
+  *json = nullptr;
+  auto Text = describeTarget(handle);
+  if (!Text)
+    return statusOf(Text.takeError());
+  char *Out = static_cast<char *>(std::malloc(Text->size() + 1));
+  if (!Out)
+    return statusOf(makeFailure(FailureKind::Other, "describe: out of memory"));
+  std::memcpy(Out, Text->c_str(), Text->size() + 1);
+  *json = Out;
+  return CATALYST_REMOTE_OK;
+}
+
+CATALYST_REMOTE_BINDING int32_t catalyst_remote_close(int64_t handle) {
+  return statusOf(closeTarget(handle));
+}
