@@ -1,0 +1,179 @@
+//===- Memrefs.cpp - NumPy arrays as memref descriptors -------------------===//
+
+#include "Memrefs.h"
+
+#include "Errors.h"
+#include "catalyst/remote/RemoteBindings.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+namespace catalyst::remote::python {
+
+namespace {
+
+std::string ordinal(const char *What, size_t Index) {
+  return std::string(What) + " " + std::to_string(Index);
+}
+
+[[noreturn]] void badInput(size_t Index, const std::string &Why) {
+  raise(CATALYST_REMOTE_BAD_ARGUMENT, ordinal("input", Index) + " " + Why);
+}
+
+bool littleEndian() {
+  const uint16_t One = 1;
+  unsigned char First;
+  std::memcpy(&First, &One, 1);
+  return First == 1;
+}
+
+size_t wordsFor(size_t Rank) {
+  return 3 + 2 * Rank;
+}
+
+// Types whose elements are plain bytes a kernel can read: numbers, bools,
+// and fixed-size records of them (no Python objects, no byte order that
+// is not this machine's).
+void checkElementType(const py::dtype &T, size_t Index, const char *What) {
+  if (T.kind() == 'O' || T.attr("hasobject").cast<bool>())
+    throw py::type_error(ordinal(What, Index) + " holds Python objects (dtype " +
+                         std::string(py::str(py::handle(T))) + "), which have no memref layout");
+  char Order = T.attr("byteorder").cast<std::string>()[0];
+  if ((Order == '>' && littleEndian()) || (Order == '<' && !littleEndian()))
+    raise(CATALYST_REMOTE_BAD_ARGUMENT,
+          ordinal(What, Index) + " has byte order '" + std::string(1, Order) +
+              "', not this machine's (convert it with .astype(its dtype's "
+              ".newbyteorder('=')))");
+  if (T.itemsize() <= 0)
+    raise(CATALYST_REMOTE_BAD_ARGUMENT, ordinal(What, Index) + " has elements of size 0 (dtype " +
+                                            std::string(py::str(py::handle(T))) + ")");
+}
+
+} // namespace
+
+OutputKind parseOutputKind(py::handle Spec, size_t Index) {
+  py::tuple Pair;
+  if (!py::isinstance<py::tuple>(Spec) || (Pair = Spec.cast<py::tuple>()).size() != 2)
+    throw py::type_error(ordinal("output", Index) + " must be a (dtype, rank) pair, not " +
+                         std::string(py::repr(Spec)));
+  OutputKind K;
+  try {
+    K.Type = py::dtype::from_args(Pair[0]);
+  } catch (py::error_already_set &E) {
+    throw py::type_error(ordinal("output", Index) + ": " + std::string(py::repr(Pair[0])) +
+                         " is not a NumPy dtype (" + E.what() + ")");
+  }
+  checkElementType(K.Type, Index, "output");
+  if (!py::isinstance<py::int_>(Pair[1]) || Pair[1].cast<long long>() < 0 ||
+      Pair[1].cast<long long>() > static_cast<long long>(MaxRank))
+    raise(CATALYST_REMOTE_BAD_ARGUMENT,
+          ordinal("output", Index) + ": rank " + std::string(py::repr(Pair[1])) +
+              " is not a whole number from 0 to " + std::to_string(MaxRank));
+  K.Rank = Pair[1].cast<size_t>();
+  return K;
+}
+
+Descriptors::Descriptors() = default;
+
+Descriptors::~Descriptors() {
+  if (!Taken)
+    freeOutputs();
+}
+
+void Descriptors::addInput(py::handle Object, size_t Index) {
+  if (!py::isinstance<py::array>(Object))
+    throw py::type_error(ordinal("input", Index) + " is a " +
+                         std::string(py::str(Object.get_type().attr("__name__"))) +
+                         ", not a NumPy array (pass numpy.asarray(...) of it)");
+  auto Array = py::reinterpret_borrow<py::array>(Object);
+  py::dtype T = Array.dtype();
+  checkElementType(T, Index, "input");
+  size_t Rank = static_cast<size_t>(Array.ndim());
+  if (Rank > MaxRank)
+    badInput(Index, "has rank " + std::to_string(Rank) + ", more than a memref's " +
+                        std::to_string(MaxRank));
+  auto Elem = static_cast<ssize_t>(T.itemsize());
+  auto Data = reinterpret_cast<uintptr_t>(Array.data());
+  if (Array.size() > 0 && Data % std::min<uintptr_t>(Elem, alignof(std::max_align_t)) != 0)
+    badInput(Index, "is not aligned to its elements (pass numpy.ascontiguousarray(...) of it)");
+  size_t At = Words.size();
+  Words.resize(At + wordsFor(Rank));
+  int64_t *W = Words.data() + At;
+  W[0] = W[1] = static_cast<int64_t>(Data);
+  W[2] = 0;
+  for (size_t D = 0; D < Rank; ++D) {
+    ssize_t Stride = Array.strides(D);
+    if (Stride % Elem != 0)
+      badInput(Index, "has a stride of " + std::to_string(Stride) + " bytes in dimension " +
+                          std::to_string(D) + ", not a whole number of its " +
+                          std::to_string(Elem) +
+                          "-byte elements (pass numpy.ascontiguousarray(...) of it)");
+    W[3 + D] = Array.shape(D);
+    W[3 + Rank + D] = Stride / Elem;
+  }
+  InputOffsets.push_back(At);
+  InputRanks.push_back(Rank);
+  InputSizes.push_back(static_cast<size_t>(Elem));
+}
+
+void Descriptors::addOutput(const OutputKind &Kind) {
+  size_t At = Words.size();
+  Words.resize(At + wordsFor(Kind.Rank));
+  OutputOffsets.push_back(At);
+  OutputRanks.push_back(Kind.Rank);
+  OutputSizes.push_back(static_cast<size_t>(Kind.Type.itemsize()));
+  OutputTypes.push_back(Kind.Type);
+}
+
+void Descriptors::seal() {
+  InputPtrs.clear();
+  OutputPtrs.clear();
+  for (size_t At : InputOffsets)
+    InputPtrs.push_back(Words.data() + At);
+  for (size_t At : OutputOffsets)
+    OutputPtrs.push_back(Words.data() + At);
+}
+
+void Descriptors::freeOutputs() {
+  for (size_t At : OutputOffsets) {
+    std::free(reinterpret_cast<void *>(Words[At]));
+    Words[At] = 0;
+  }
+}
+
+// Output I's descriptor as an array over its buffer, which Owner frees.
+py::array Descriptors::outputArray(size_t I, py::handle Owner) {
+  const int64_t *W = Words.data() + OutputOffsets[I];
+  size_t Rank = OutputRanks[I];
+  auto Elem = static_cast<ssize_t>(OutputSizes[I]);
+  std::vector<ssize_t> Shape(Rank), Strides(Rank);
+  for (size_t D = 0; D < Rank; ++D) {
+    if (W[3 + D] < 0)
+      raise(CATALYST_REMOTE_OTHER, ordinal("output", I) + " came back with size " +
+                                       std::to_string(W[3 + D]) + " in dimension " +
+                                       std::to_string(D));
+    Shape[D] = W[3 + D];
+    Strides[D] = W[3 + Rank + D] * Elem;
+  }
+  auto *Base = reinterpret_cast<char *>(W[1]) + W[2] * Elem;
+  return py::array(OutputTypes[I], Shape, Strides, Base, Owner);
+}
+
+py::tuple Descriptors::takeOutputs() {
+  // Each buffer gets its owner first, so that whatever fails below frees
+  // every buffer exactly once: through its capsule, or freeOutputs.
+  std::vector<py::capsule> Owners;
+  for (size_t At : OutputOffsets) {
+    void *Allocated = reinterpret_cast<void *>(Words[At]);
+    Owners.emplace_back(Allocated, [](void *P) { std::free(P); });
+    Words[At] = 0;
+  }
+  Taken = true;
+  py::tuple Out(OutputOffsets.size());
+  for (size_t I = 0; I < OutputOffsets.size(); ++I)
+    Out[I] = outputArray(I, Owners[I]);
+  return Out;
+}
+
+} // namespace catalyst::remote::python

@@ -1,0 +1,97 @@
+//===- Memrefs.h - NumPy arrays as memref descriptors -----------*- C++ -*-===//
+//
+// A launch's inputs are NumPy arrays, described to the library in place:
+// the descriptor points at the array's own memory, so nothing is copied
+// before the transfer. Its outputs come back as descriptors of buffers the
+// library malloc'ed, and leave as NumPy arrays that own those buffers (a
+// capsule frees each once, when its last array dies).
+//
+// Usage:
+//   Descriptors D;
+//   D.addInput(Array, Index);            // throws what names a bad input
+//   D.addOutput(OutputKind);
+//   D.seal();
+//   ... catalyst_remote_launch(..., D.inputs(), ..., D.outputs(), ...) ...
+//   py::tuple Results = D.takeOutputs(); // or D.freeOutputs() after a failure
+//
+// Thread safety: one Descriptors per launch, built and read with the GIL
+// held; the library reads and writes it with the GIL released, while the
+// arrays it points into are kept alive by the caller.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CATALYST_REMOTE_PYTHON_MEMREFS_H
+#define CATALYST_REMOTE_PYTHON_MEMREFS_H
+
+#include <cstddef>
+#include <cstdint>
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <vector>
+
+namespace catalyst::remote::python {
+
+namespace py = pybind11;
+
+// The rank a memref may have (the wire's limit).
+inline constexpr size_t MaxRank = 16;
+
+// What one output is: its element type and rank. Parsed once (a prepared
+// launch keeps them) since building a dtype costs more than a tiny launch's
+// bookkeeping.
+struct OutputKind {
+  py::dtype Type;
+  size_t Rank = 0;
+};
+
+// Parses ("float64", 2), (np.float64, 2) or (np.dtype(...), 2); throws
+// ValueError naming output Index and what is wrong.
+OutputKind parseOutputKind(py::handle Spec, size_t Index);
+
+class Descriptors {
+public:
+  Descriptors();
+  ~Descriptors();
+  Descriptors(const Descriptors &) = delete;
+  Descriptors &operator=(const Descriptors &) = delete;
+
+  // Throws TypeError or ValueError naming input Index when Array cannot be
+  // a memref as it is (not an ndarray, byte-swapped, unaligned, an object
+  // dtype, strides that are not a whole number of elements).
+  void addInput(py::handle Array, size_t Index);
+  void addOutput(const OutputKind &Kind);
+  // Points the arrays below at the descriptors, once all are added.
+  void seal();
+
+  size_t numInputs() const { return InputRanks.size(); }
+  size_t numOutputs() const { return OutputRanks.size(); }
+  void *const *inputs() { return InputPtrs.data(); }
+  const size_t *inputRanks() const { return InputRanks.data(); }
+  const size_t *inputElemSizes() const { return InputSizes.data(); }
+  void *const *outputs() { return OutputPtrs.data(); }
+  const size_t *outputRanks() const { return OutputRanks.data(); }
+  const size_t *outputElemSizes() const { return OutputSizes.data(); }
+
+  // The outputs a successful launch wrote, as arrays owning their buffers.
+  // Throws RuntimeError for a descriptor that is not what was asked for
+  // (its buffers are freed).
+  py::tuple takeOutputs();
+
+private:
+  void freeOutputs();
+  py::array outputArray(size_t I, py::handle Owner);
+
+  // Every descriptor's int64 words, inputs' then outputs', each
+  // {allocated, aligned, offset, sizes[rank], strides[rank]}; seal()
+  // takes pointers into it once it stops growing.
+  std::vector<int64_t> Words;
+  std::vector<size_t> InputOffsets, OutputOffsets;
+  std::vector<void *> InputPtrs, OutputPtrs;
+  std::vector<size_t> InputRanks, InputSizes, OutputRanks, OutputSizes;
+  std::vector<py::dtype> OutputTypes;
+  bool Taken = false;
+};
+
+} // namespace catalyst::remote::python
+
+#endif

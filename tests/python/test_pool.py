@@ -1,0 +1,67 @@
+"""Pools from Python: launches spread over members, map() in order,
+launch_async overlapping across members, per-member stats."""
+
+import os
+import time
+
+import numpy as np
+import pytest
+
+import catalyst_remote as cr
+
+from test_session import PREFIX, expected_map, sample
+
+
+@pytest.fixture
+def four(start_executor):
+    return [start_executor() for _ in range(4)]
+
+
+def test_map_over_a_listed_pool(four, kernels):
+    address = "pool:" + ",".join(e.address for e in four)
+    with cr.Pool(address, min_members=4) as pool:
+        pool.send_binary(os.path.join(kernels, "map.o"))
+        inputs = [sample("float64", (16, 3), seed) for seed in range(40)]
+        results = pool.map(f"{PREFIX}map_r2_e8", "map.o", inputs, outputs=[("float64", 2)])
+        members = pool.members()
+    assert [r[0].tobytes() for r in results] == [expected_map(x).tobytes() for x in inputs]
+    assert len(members) == 4
+    assert sum(m["launches"] for m in members) == 40
+    assert all(m["launches"] > 0 for m in members), members
+
+
+def test_async_launches_overlap_across_members(four, kernels):
+    address = "pool:" + ",".join(e.address for e in four)
+    with cr.Pool(address, min_members=4) as pool:
+        pool.send_binary(os.path.join(kernels, "sleepy.o"))
+        ms = np.array([500], dtype=np.int64)
+        start = time.monotonic()
+        futures = [pool.launch_async(f"{PREFIX}sleepy", "sleepy.o", ms, outputs=[("int64", 1)])
+                   for _ in range(4)]
+        results = [f.result(timeout=30) for f in futures]
+        took = time.monotonic() - start
+    assert [r[0][0] for r in results] == [500] * 4
+    assert took < 1.5, f"four 500 ms launches on four members took {took:.2f} s"
+
+
+def test_pool_of_an_announcement_directory(start_executor, kernels, tmp_path):
+    for _ in range(2):
+        start_executor("--announce", str(tmp_path))
+    with cr.Pool(f"pool:{tmp_path}", min_members=2) as pool:
+        pool.send_binary(os.path.join(kernels, "map.o"))
+        x = sample("int16", (7,))
+        (out,) = pool.launch(f"{PREFIX}map_r1_e2", "map.o", x, outputs=[("int16", 1)])
+        assert out.tobytes() == expected_map(x).tobytes()
+        assert len(pool.members()) == 2
+
+
+def test_too_few_members(executor):
+    with pytest.raises(cr.Timeout, match="1 of the 2 members needed"):
+        cr.Pool(f"pool:{executor.address}", min_members=2, handshake_timeout_ms=1000)
+
+
+def test_a_pool_address_is_required():
+    with pytest.raises(cr.BadArgument, match="starts with 'pool:'"):
+        cr.Pool("127.0.0.1:1")
+    with pytest.raises(TypeError, match="unknown options"):
+        cr.Pool("pool:127.0.0.1:1", tokn="x")

@@ -1,0 +1,213 @@
+"""Sessions on NumPy arrays: every dtype and layout against NumPy's own
+computation of the same kernel, outputs that own their buffers, async
+launches that overlap the caller, prepared launches, stats and info."""
+
+import gc
+import os
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import catalyst_remote as cr
+
+PREFIX = "_catalyst_pyface_"
+DTYPES = [
+    "bool", "int8", "uint8", "int16", "uint16", "float16", "int32", "uint32", "float32",
+    "int64", "uint64", "float64", "complex64", "complex128",
+]
+MULTIPLIER = {1: 3, 2: 5, 4: 7, 8: 11, 16: 13}
+
+
+def expected_map(x):
+    """map.c's kernel in NumPy: element i (row-major) of the dense output
+    is in[i] * k + i over the element's bytes as an unsigned integer."""
+    size = x.dtype.itemsize
+    flat = np.ascontiguousarray(x).reshape(-1)
+    n = flat.size
+    i = np.arange(n, dtype=np.uint64)
+    if size <= 8:
+        u = np.dtype(f"uint{8 * size}")
+        bits = flat.view(u).astype(np.uint64)
+        out = (bits * np.uint64(MULTIPLIER[size]) + i).astype(u)
+        return out.view(x.dtype).reshape(x.shape)
+    halves = flat.view(np.uint64).reshape(n, 2)  # little-endian: low, high
+    out = np.empty((n, 2), dtype=np.uint64)
+    for k in range(n):
+        value = int(halves[k, 0]) | int(halves[k, 1]) << 64
+        value = (value * 13 + (int(i[k]) << 64 | int(i[k]))) % (1 << 128)
+        out[k] = (value & (2**64 - 1), value >> 64)
+    return out.reshape(-1).view(x.dtype).reshape(x.shape)
+
+
+def sample(dtype, shape, seed=1):
+    rng = np.random.default_rng(seed)
+    raw = rng.integers(0, 256, size=int(np.prod(shape)) * np.dtype(dtype).itemsize, dtype=np.uint8)
+    return raw.view(dtype).reshape(shape)
+
+
+def layouts(dtype):
+    """(name, array) of every layout a caller can hand in."""
+    base = sample(dtype, (6, 8))
+    return [
+        ("contiguous", base),
+        ("fortran", np.asfortranarray(base)),
+        ("transposed", base.T),
+        ("strided", base[::2, 1::3]),
+        ("negative", base[::-1, ::-2]),
+        ("broadcast", np.broadcast_to(base[0], (3, 8))),
+        ("zero-size", base[:0]),
+        ("rank0", np.array(base[2, 3])),
+        ("rank1", base[1]),
+        ("rank4", sample(dtype, (2, 3, 2, 2))),
+    ]
+
+
+@pytest.fixture
+def session(executor, kernels):
+    with cr.Session(executor.address) as s:
+        s.send_binary(os.path.join(kernels, "map.o"))
+        yield s
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_every_dtype_and_layout_matches_numpy(session, dtype):
+    for name, x in layouts(dtype):
+        entry = f"{PREFIX}map_r{x.ndim}_e{x.dtype.itemsize}"
+        (out,) = session.launch(entry, "map.o", x, outputs=[(dtype, x.ndim)])
+        assert out.dtype == x.dtype, name
+        assert out.shape == x.shape, name
+        want = expected_map(x)
+        assert out.tobytes() == want.tobytes(), f"{dtype} {name}"
+
+
+def test_inputs_are_not_copied_or_changed(session):
+    x = np.arange(1000, dtype=np.int64)
+    before = x.copy()
+    x.setflags(write=False)
+    (out,) = session.launch(f"{PREFIX}map_r1_e8", "map.o", x, outputs=[("int64", 1)])
+    assert np.array_equal(x, before)
+    assert np.array_equal(out, expected_map(before))
+
+
+def resident_bytes():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def test_outputs_own_their_buffers(session):
+    """A view keeps the buffer alive after its array is gone (a 32 MiB
+    buffer freed early is unmapped: reading it would crash), and every
+    buffer is freed once its last array dies (40 launches of 32 MiB leave
+    no more than a few resident)."""
+    x = np.arange(4 << 20, dtype=np.float64)
+    want = expected_map(x)
+    (out,) = session.launch(f"{PREFIX}map_r1_e8", "map.o", x, outputs=[("float64", 1)])
+    assert out.flags.writeable and out.base is not None
+    view = out[-1000:]
+    del out
+    gc.collect()
+    assert view.tobytes() == want[-1000:].tobytes()
+    del view
+    before = resident_bytes()
+    for _ in range(40):
+        (out,) = session.launch(f"{PREFIX}map_r1_e8", "map.o", x, outputs=[("float64", 1)])
+        del out
+    grew = resident_bytes() - before
+    assert grew < 256 << 20, f"40 launches of 32 MiB outputs left {grew >> 20} MiB resident"
+
+
+def test_prepared_launch_runs_again_and_again(session):
+    call = session.prepare(f"{PREFIX}map_r2_e4", "map.o", outputs=[("float32", 2)])
+    for seed in range(20):
+        x = sample("float32", (5, 7), seed)
+        (out,) = call(x)
+        assert out.tobytes() == expected_map(x).tobytes()
+    assert session.stats()["launches"] == 20
+
+
+def test_stats_and_info(session):
+    x = np.zeros(16, dtype=np.int32)
+    session.launch(f"{PREFIX}map_r1_e4", "map.o", x, outputs=[("int32", 1)])
+    stats = session.stats()
+    assert stats["launches"] == 1
+    assert stats["last"]["round_trips"] >= 1
+    assert stats["total"]["bytes_sent"] > 0
+    info = session.info()
+    assert info["kind"] == "session"
+    assert info["strategy"] in ("zerocopy", "batched", "naive")
+    assert info["transport"] in ("tcp", "shm")
+    assert info["executor"]["protocol"] > 0
+
+
+@pytest.mark.parametrize("strategy,transport", [
+    ("naive", "tcp"), ("batched", "tcp"), ("zerocopy", "tcp"), ("zerocopy", "shm")])
+def test_strategies_and_transports(executor, kernels, strategy, transport):
+    x = sample("float64", (9, 4))[::-1]
+    with cr.Session(executor.address, strategy=strategy, transport=transport) as s:
+        s.send_binary(os.path.join(kernels, "map.o"))
+        (out,) = s.launch(f"{PREFIX}map_r2_e8", "map.o", x, outputs=[("float64", 2)])
+        assert s.info()["strategy"] == strategy
+        assert s.info()["transport"] == transport
+    assert out.tobytes() == expected_map(x).tobytes()
+
+
+def test_launch_async_overlaps_the_caller(executor, kernels):
+    with cr.Session(executor.address) as s:
+        s.send_binary(os.path.join(kernels, "sleepy.o"))
+        ms = np.array([400], dtype=np.int64)
+        start = time.monotonic()
+        future = s.launch_async(f"{PREFIX}sleepy", "sleepy.o", ms, outputs=[("int64", 1)])
+        submitted = time.monotonic() - start
+        assert not future.done()
+        (out,) = future.result(timeout=30)
+        waited = time.monotonic() - start
+    assert out[0] == 400
+    # The call returned long before the kernel's 400 ms were up.
+    assert submitted < 0.2 < 0.4 <= waited
+
+
+def test_launches_on_two_sessions_overlap_from_threads(start_executor, kernels):
+    """The GIL is released while a launch waits: two 500 ms kernels on two
+    sessions, from two threads, take about 500 ms, not 1000."""
+    addresses = [start_executor().address, start_executor().address]
+    sessions = [cr.Session(a) for a in addresses]
+    for s in sessions:
+        s.send_binary(os.path.join(kernels, "sleepy.o"))
+    ms = np.array([500], dtype=np.int64)
+    results = []
+
+    def run(s):
+        results.append(s.launch(f"{PREFIX}sleepy", "sleepy.o", ms, outputs=[("int64", 1)]))
+
+    start = time.monotonic()
+    threads = [threading.Thread(target=run, args=(s,)) for s in sessions]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    took = time.monotonic() - start
+    for s in sessions:
+        s.close()
+    assert len(results) == 2
+    assert took < 0.9, f"two 500 ms launches on two sessions took {took:.2f} s: not overlapped"
+
+
+def test_call_wrapper(start_executor, plugin):
+    e = start_executor("--plugin", plugin)
+    with cr.Session(e.address) as s:
+        assert s.call_wrapper("test_plugin_echo_reverse", b"abcdef") == b"fedcba"
+        assert s.call_wrapper("test_plugin_three_bytes") == b"xyz"
+
+
+def test_assets_and_close_twice(executor, kernels, tmp_path):
+    asset = tmp_path / "table.bin"
+    asset.write_bytes(b"\x01\x02\x03")
+    s = cr.Session(executor.address)
+    s.send_binary(asset, kind="asset")
+    s.close()
+    s.close()
+    assert s.closed
+    with pytest.raises(cr.SessionClosed):
+        s.stats()
