@@ -65,3 +65,31 @@ def test_a_pool_address_is_required():
         cr.Pool("127.0.0.1:1")
     with pytest.raises(TypeError, match="unknown options"):
         cr.Pool("pool:127.0.0.1:1", tokn="x")
+
+
+def test_map_shows_progress_when_asked(four, kernels, capsys):
+    address = "pool:" + ",".join(e.address for e in four)
+    with cr.Pool(address, min_members=4) as pool:
+        pool.send_binary(os.path.join(kernels, "map.o"))
+        inputs = [sample("int8", (3,), seed) for seed in range(12)]
+        pool.map(f"{PREFIX}map_r1_e1", "map.o", inputs, outputs=[("int8", 1)])
+        assert capsys.readouterr().err == "", "progress shown without being asked for"
+        pool.map(f"{PREFIX}map_r1_e1", "map.o", inputs, outputs=[("int8", 1)], progress=True)
+        shown = capsys.readouterr().err
+    assert "12/12" in shown, shown
+
+
+def test_progress_line_without_tqdm():
+    import io
+
+    from catalyst_remote import _progress
+
+    out = io.StringIO()
+    with _progress.bar(3, "sweep", True, stream=out) as bar:
+        for _ in range(3):
+            bar.advance()
+    assert out.getvalue() == "\rsweep: 0/3\rsweep: 1/3\rsweep: 2/3\rsweep: 3/3\n"
+    out = io.StringIO()
+    with _progress.elapsed("long launch", stream=out, every=0.01):
+        time.sleep(0.05)
+    assert out.getvalue().startswith("\rlong launch: ") and out.getvalue().endswith(" s\n")
