@@ -31,35 +31,46 @@ int32_t statusOf(Error Err) {
 }
 
 Error badOption(StringRef Option, const llvm::Twine &Why) {
-  return makeFailure(FailureKind::BadArgument, "open: option '" + Option + "' " + Why);
+  return makeFailure(FailureKind::BadArgument, "open: option '" + Option + "': " + Why);
 }
 
-// A whole number from 0 to Max.
-Expected<uint64_t> number(StringRef Option, StringRef Value, uint64_t Max) {
+// Err, from reading Option's value, as the caller's failure: its kind kept
+// (a refused token file is an authentication failure), else a bad argument.
+Error inOption(StringRef Option, Error Err) {
+  FailureReport R = reportFailure(std::move(Err));
+  FailureKind Kind = R.Kind == FailureKind::Other ? FailureKind::BadArgument : R.Kind;
+  return makeFailure(Kind, "open: option '" + Option + "': " + R.Message);
+}
+
+Error notNumber(uint64_t Max) {
+  return makeFailure(FailureKind::BadArgument, "not a whole number from 0 to " + llvm::Twine(Max));
+}
+
+Expected<uint64_t> number(StringRef Value, uint64_t Max) {
   uint64_t N;
   if (Value.getAsInteger(10, N) || N > Max)
-    return badOption(Option, "is not a whole number from 0 to " + llvm::Twine(Max));
+    return notNumber(Max);
   return N;
 }
 
-Expected<bool> flag(StringRef Option, StringRef Value) {
+Expected<bool> flag(StringRef Value) {
   if (Value != "0" && Value != "1")
-    return badOption(Option, "is 0 or 1");
+    return makeFailure(FailureKind::BadArgument, "not 0 or 1");
   return Value == "1";
 }
 
-Expected<std::chrono::milliseconds> millis(StringRef Option, StringRef Value) {
-  auto N = number(Option, Value, uint64_t(1) << 40);
+Expected<std::chrono::milliseconds> millis(StringRef Value) {
+  auto N = number(Value, uint64_t(1) << 40);
   if (!N)
     return N.takeError();
   return std::chrono::milliseconds(*N);
 }
 
-// Assigns what Parse makes of Value to Out.
-template <typename T, typename Fn> Error assign(T &Out, Fn Parse) {
+// Assigns what Parse makes of Option's value to Out.
+template <typename T, typename Fn> Error assign(T &Out, StringRef Option, Fn Parse) {
   auto V = Parse();
   if (!V)
-    return V.takeError();
+    return inOption(Option, V.takeError());
   Out = std::move(*V);
   return Error::success();
 }
@@ -70,32 +81,33 @@ Error applySessionOption(StringRef Name, StringRef Value, StringRef Option, Sess
     return Error::success();
   }
   if (Name == "token_file")
-    return assign(S.Secret, [&] { return readTokenFile(Value); });
+    return assign(S.Secret, Option, [&] { return readTokenFile(Value); });
   if (Name == "strategy")
-    return assign(S.Transfer, [&] { return parseStrategy(Value); });
+    return assign(S.Transfer, Option, [&] { return parseStrategy(Value); });
   if (Name == "transport")
-    return assign(S.Transport, [&] { return parseTransport(Value); });
+    return assign(S.Transport, Option, [&] { return parseTransport(Value); });
   if (Name == "wire")
-    return assign(S.Wire, [&] { return parseWire(Value); });
+    return assign(S.Wire, Option, [&] { return parseWire(Value); });
   if (Name == "handshake_timeout_ms")
-    return assign(S.HandshakeTimeout, [&] { return millis(Option, Value); });
+    return assign(S.HandshakeTimeout, Option, [&] { return millis(Value); });
   if (Name == "liveness_ms")
-    return assign(S.LivenessTimeout, [&] { return millis(Option, Value); });
+    return assign(S.LivenessTimeout, Option, [&] { return millis(Value); });
   if (Name == "launch_timeout_ms")
-    return assign(S.LaunchTimeout, [&] { return millis(Option, Value); });
+    return assign(S.LaunchTimeout, Option, [&] { return millis(Value); });
   if (Name == "max_output_mib") {
-    auto N = number(Option, Value, uint64_t(1) << 30);
-    if (N)
-      S.MaxOutputBytes = *N << 20;
-    return N.takeError();
+    uint64_t MiB = 0;
+    if (auto Err = assign(MiB, Option, [&] { return number(Value, uint64_t(1) << 30); }))
+      return Err;
+    S.MaxOutputBytes = MiB << 20;
+    return Error::success();
   }
   if (Name == "profile")
-    return assign(S.Profile, [&] { return flag(Option, Value); });
+    return assign(S.Profile, Option, [&] { return flag(Value); });
   if (Name == "trace") {
     S.TracePath = Value.str();
     return Error::success();
   }
-  return badOption(Option, "is not one this library knows (token, token_file, strategy, "
+  return badOption(Option, "not one this library knows (token, token_file, strategy, "
                            "transport, wire, handshake_timeout_ms, liveness_ms, "
                            "launch_timeout_ms, max_output_mib, profile, trace, pool_min, "
                            "pool_retry)");
@@ -104,17 +116,16 @@ Error applySessionOption(StringRef Name, StringRef Value, StringRef Option, Sess
 Error applyOption(StringRef Option, PoolOptions &Opts) {
   auto [Name, Value] = Option.split('=');
   if (Name.size() == Option.size())
-    return badOption(Option, "is not name=value");
+    return badOption(Option, "not name=value");
   if (Name == "pool_min") {
-    auto N = number(Option, Value, 100000);
-    if (N && *N == 0)
-      return badOption(Option, "asks for no members; a pool needs at least 1");
-    if (N)
-      Opts.MinMembers = *N;
-    return N.takeError();
+    if (auto Err = assign(Opts.MinMembers, Option, [&] { return number(Value, 100000); }))
+      return Err;
+    if (Opts.MinMembers == 0)
+      return badOption(Option, "a pool needs at least 1 member");
+    return Error::success();
   }
   if (Name == "pool_retry")
-    return assign(Opts.RetryOnMemberLoss, [&] { return flag(Option, Value); });
+    return assign(Opts.RetryOnMemberLoss, Option, [&] { return flag(Value); });
   return applySessionOption(Name, Value, Option, Opts.Member);
 }
 

@@ -61,6 +61,11 @@ public:
     return Handle;
   }
 
+  bool issued(int64_t Handle) {
+    std::lock_guard<std::mutex> Lock(M);
+    return Handle > 0 && Handle < NextHandle;
+  }
+
   std::shared_ptr<Target> find(int64_t Handle) {
     std::lock_guard<std::mutex> Lock(M);
     auto It = Sessions.find(Handle);
@@ -76,9 +81,15 @@ public:
   }
 };
 
+// A handle issued before and no longer live was closed: a caller racing
+// its own close() hears that, not that its handle is bad.
 Expected<std::shared_ptr<Target>> sessionFor(int64_t Handle, const char *Call) {
-  if (auto S = Registry::get().find(Handle))
+  auto &R = Registry::get();
+  if (auto S = R.find(Handle))
     return S;
+  if (R.issued(Handle))
+    return callError(Call, "session handle " + std::to_string(Handle) + " was closed",
+                     FailureKind::Closed);
   return callError(Call, "unknown session handle " + std::to_string(Handle));
 }
 

@@ -45,7 +45,8 @@ struct OutputKind {
 };
 
 // Parses ("float64", 2), (np.float64, 2) or (np.dtype(...), 2); throws
-// ValueError naming output Index and what is wrong.
+// TypeError (not such a pair) or BadArgument naming output Index and what
+// is wrong.
 OutputKind parseOutputKind(py::handle Spec, size_t Index);
 
 class Descriptors {
@@ -55,7 +56,7 @@ public:
   Descriptors(const Descriptors &) = delete;
   Descriptors &operator=(const Descriptors &) = delete;
 
-  // Throws TypeError or ValueError naming input Index when Array cannot be
+  // Throws TypeError or BadArgument naming input Index when Array cannot be
   // a memref as it is (not an ndarray, byte-swapped, unaligned, an object
   // dtype, strides that are not a whole number of elements).
   void addInput(py::handle Array, size_t Index);
