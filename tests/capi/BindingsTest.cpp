@@ -76,20 +76,14 @@ TEST_F(BindingsTest, LaunchesReturnTheirStatus) {
   auto In = makeInput(Layout::Dense, {4, 3}, 8, Rng);
   Outputs Out({{2, 8}});
   InputList Ins = inputsOf({In.get()});
-  std::vector<void *> InDescs;
-  std::vector<size_t> InRanks, InSizes;
-  for (Desc *D : Ins) {
-    InDescs.push_back(D->data());
-    InRanks.push_back(D->rank());
-    InSizes.push_back(D->elemSize());
-  }
+  InputArrays Arrays(Ins);
   auto OutDescs = Out.descs();
   auto OutRanks = Out.ranks();
   auto OutSizes = Out.elemSizes();
   std::string Entry = remoteEntry(rankSizeEntry("map", 2, 8));
-  EXPECT_EQ(catalyst_remote_launch(H, Entry.c_str(), "map.o", 1, InDescs.data(), InRanks.data(),
-                                   InSizes.data(), 1, OutDescs.data(), OutRanks.data(),
-                                   OutSizes.data()),
+  EXPECT_EQ(catalyst_remote_launch(H, Entry.c_str(), "map.o", 1, Arrays.Descs.data(),
+                                   Arrays.Ranks.data(), Arrays.Sizes.data(), 1, OutDescs.data(),
+                                   OutRanks.data(), OutSizes.data()),
             CATALYST_REMOTE_OK)
       << lastError();
   Outputs Local({{2, 8}});

@@ -90,22 +90,13 @@ std::vector<size_t> Outputs::elemSizes() const {
   return V;
 }
 
-namespace {
-
-// A launch's inputs as the C ABI takes them: descriptors, ranks, sizes.
-struct InputArrays {
-  std::vector<void *> Descs;
-  std::vector<size_t> Ranks, Sizes;
-  explicit InputArrays(const InputList &Inputs) {
-    for (Desc *D : Inputs) {
-      Descs.push_back(D->data());
-      Ranks.push_back(D->rank());
-      Sizes.push_back(D->elemSize());
-    }
+InputArrays::InputArrays(const InputList &Inputs) {
+  for (Desc *D : Inputs) {
+    Descs.push_back(D->data());
+    Ranks.push_back(D->rank());
+    Sizes.push_back(D->elemSize());
   }
-};
-
-} // namespace
+}
 
 bool launchRemote(int64_t Session, const std::string &Entry, const std::string &Object,
                   const InputList &Inputs, Outputs &Out, const std::vector<LentBuffer> &Into) {

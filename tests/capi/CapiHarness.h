@@ -67,6 +67,13 @@ private:
 
 using InputList = std::vector<Desc *>;
 
+// The three arrays the C ABI takes for a launch's inputs.
+struct InputArrays {
+  explicit InputArrays(const InputList &Inputs);
+  std::vector<void *> Descs;
+  std::vector<size_t> Ranks, Sizes;
+};
+
 // A caller buffer lent to receive one output (launch_into).
 struct LentBuffer {
   void *Data;

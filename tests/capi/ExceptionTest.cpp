@@ -47,21 +47,15 @@ using Clock = std::chrono::steady_clock;
 std::optional<std::string> runProgram(const std::string &Addr, const std::string &Kernel,
                                       const std::string &Entry, const InputList &Inputs,
                                       Outputs &Out) {
-  std::vector<void *> InDescs;
-  std::vector<size_t> InRanks, InSizes;
-  for (Desc *D : Inputs) {
-    InDescs.push_back(D->data());
-    InRanks.push_back(D->rank());
-    InSizes.push_back(D->elemSize());
-  }
+  InputArrays In(Inputs);
   auto OutDescs = Out.descs();
   auto OutRanks = Out.ranks();
   auto OutSizes = Out.elemSizes();
   try {
     catalyst_test_program(Addr.c_str(), kernelObject(Kernel).c_str(), remoteEntry(Entry).c_str(),
-                          int64_t(InDescs.size()), InDescs.data(), InRanks.data(), InSizes.data(),
-                          int64_t(OutDescs.size()), OutDescs.data(), OutRanks.data(),
-                          OutSizes.data());
+                          int64_t(In.Descs.size()), In.Descs.data(), In.Ranks.data(),
+                          In.Sizes.data(), int64_t(OutDescs.size()), OutDescs.data(),
+                          OutRanks.data(), OutSizes.data());
     return std::nullopt;
   } catch (const std::exception &E) {
     return std::string(E.what());
