@@ -32,8 +32,9 @@ enum class Strategy { Auto, Naive, Batched, ZeroCopy };
 // both. Auto: what the executor says, which its proof covers (no relay
 // can change it): TLS over TCP with a token unless it was started with
 // --wire plain; plain without a secret and over socket files and the
-// local socket, which are always plain (the kernel checks the peer's
-// user).
+// local socket, which are always plain: no network lies between, and on a
+// socket file both ends check the peer's user (SO_PEERCRED); on the local
+// socket the host checks that the listener that made the offer serves it.
 enum class WireProtection { Auto, Plain, Tls };
 
 // Reads a token file (as the executor's --token-file): its bytes, without
