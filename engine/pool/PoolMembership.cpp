@@ -218,6 +218,10 @@ void Pool::Impl::releaseUnused() {
   }
   std::lock_guard<std::mutex> L(M);
   for (const MemberPtr &Mem : Unused) {
+    // stats() may have taken a hold since the member was picked: its
+    // session, closed, stays until a later pass finds it unused.
+    if (Mem->Holds != 0)
+      continue;
     Mem->Final = Mem->S->stats();
     Mem->Released = true;
     Mem->S.reset();

@@ -170,6 +170,9 @@ public:
   std::unique_ptr<SessionTrace> Trace; // null when not tracing; outlives the connection
   OpenMarks Opening;                   // written by open only
   ExecutorInfo Info;
+  // The transport's protection, kept so that reading it never touches a
+  // transport close() may be tearing down.
+  std::string Protection = "plain";
 
   // The connection and what works over it, from open until close, which
   // tears them down holding Life exclusively; every call that uses them
@@ -211,6 +214,8 @@ Error Session::Impl::open() {
   }
   Opening.Start = PhaseClock::now();
   Error Err = connect();
+  if (!Err && Transport)
+    Protection = Transport->protection();
   if (Trace)
     Trace->opened(Opening, Chosen, messageOf(Err));
   return Err;
@@ -685,7 +690,7 @@ TransportKind Session::transport() const {
 }
 
 std::string Session::protection() const {
-  return I->Transport ? I->Transport->protection() : std::string("plain");
+  return I->Protection;
 }
 
 const ExecutorInfo &Session::executor() const {

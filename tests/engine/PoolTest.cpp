@@ -264,6 +264,36 @@ TEST_F(PoolTest, MembersFollowTheDirectoryAndLateJoinersGetThePoolsObjects) {
   EXPECT_FALSE(S.Members[1].Healthy);
 }
 
+// Reading stats holds each member's session while the watcher releases
+// the sessions of dropped members: a member dropped and released while a
+// stats() call reads it must stay whole until the call lets go (a crash,
+// or a race under TSan, when the watcher freed it under the reader).
+TEST_F(PoolTest, StatsReadWhileDroppedMembersAreReleased) {
+  TempDir Dir;
+  start(1, {"--announce", Dir.dir()});
+  auto P = open("pool:" + Dir.dir(), options(1));
+  ASSERT_TRUE(P);
+  std::atomic<bool> Done{false};
+  std::atomic<uint64_t> Reads{0};
+  std::thread Reader([&] {
+    while (!Done) {
+      PoolStats S = P->stats();
+      Reads += S.Members.size() > 0;
+    }
+  });
+  for (int Round = 0; Round < 8; ++Round) {
+    ExecutorProcess *E = startOne({"--announce", Dir.dir()});
+    ASSERT_NE(E, nullptr);
+    ASSERT_TRUE(waitForMembers(*P, 2)) << "round " << Round;
+    EXPECT_TRUE(E->stop());
+    ASSERT_TRUE(waitForMembers(*P, 1)) << "round " << Round;
+  }
+  Done = true;
+  Reader.join();
+  EXPECT_GT(Reads.load(), 0u);
+  EXPECT_EQ(P->stats().MembersLost, 8u);
+}
+
 // A test's view of a launch that runs on some member while the test kills
 // that member outright (its listener and its connection processes), as a
 // node that goes down.

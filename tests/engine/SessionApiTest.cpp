@@ -98,6 +98,26 @@ TEST_F(SessionApiTest, FourThreadsEachWithTheirOwnSession) {
   EXPECT_EQ(Good.load(), Threads);
 }
 
+// What protects a session is fixed when it opens: reading it from one
+// thread while another closes the session must not touch the transport
+// close() tears down (a use after free, or a race under TSan).
+TEST_F(SessionApiTest, ProtectionIsReadableWhileAnotherThreadCloses) {
+  for (int Round = 0; Round < 20; ++Round) {
+    auto S = openOrFail(Exec.address());
+    ASSERT_TRUE(S);
+    std::string First = S->protection();
+    std::atomic<bool> Stop{false};
+    std::thread Reader([&] {
+      while (!Stop)
+        EXPECT_EQ(S->protection(), First);
+    });
+    EXPECT_EQ(llvm::toString(S->close()), "");
+    Stop = true;
+    Reader.join();
+    EXPECT_EQ(S->protection(), First);
+  }
+}
+
 TEST_F(SessionApiTest, EachConnectionHasItsOwnProcessAndAssetDirectory) {
   // An executor whose temporary directory holds nothing else, so that its
   // private root is the one entry there.
