@@ -15,6 +15,12 @@ Executor starts one here (and works where catalyst.Executor does).
 
 from . import errors
 from .errors import *  # noqa: F401,F403 - the exception classes, listed in errors.__all__
+from .executor import Executor
 from .session import Pool, Session
 
-__all__ = ["Session", "Pool", *errors.__all__]
+__all__ = [
+    "Session",
+    "Pool",
+    "Executor",
+    *errors.__all__,
+]
