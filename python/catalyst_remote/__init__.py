@@ -10,11 +10,22 @@ machines, on NumPy arrays.
                         outputs=[("float64", 1)])
 
 Session talks to one executor, Pool to many behind one "pool:" address,
-Executor starts one here (and works where catalyst.Executor does).
+Executor starts one here (and works where catalyst.Executor does),
+mpirun_pool and srun_pool start a pool's executors with a cluster's launcher.
 """
 
 from . import errors
 from .errors import *  # noqa: F401,F403 - the exception classes, listed in errors.__all__
+from .cluster import LaunchedPool, mpirun_pool, srun_pool
+from .executor import Executor
 from .session import Pool, Session
 
-__all__ = ["Session", "Pool", *errors.__all__]
+__all__ = [
+    "Session",
+    "Pool",
+    "Executor",
+    "LaunchedPool",
+    "mpirun_pool",
+    "srun_pool",
+    *errors.__all__,
+]

@@ -17,17 +17,23 @@ def four(start_executor):
     return [start_executor() for _ in range(4)]
 
 
+def check_map_sweep(pool, kernels, members):
+    """map() of the map kernel over 40 inputs: every result right, and
+    every one of the pool's `members` members used."""
+    pool.send_binary(os.path.join(kernels, "map.o"))
+    inputs = [sample("float64", (16, 3), seed) for seed in range(40)]
+    results = pool.map(f"{PREFIX}map_r2_e8", "map.o", inputs, outputs=[("float64", 2)])
+    stats = pool.members()
+    assert [r[0].tobytes() for r in results] == [expected_map(x).tobytes() for x in inputs]
+    assert len(stats) == members
+    assert sum(m["launches"] for m in stats) == 40
+    assert all(m["launches"] > 0 for m in stats), stats
+
+
 def test_map_over_a_listed_pool(four, kernels):
     address = "pool:" + ",".join(e.address for e in four)
     with cr.Pool(address, min_members=4) as pool:
-        pool.send_binary(os.path.join(kernels, "map.o"))
-        inputs = [sample("float64", (16, 3), seed) for seed in range(40)]
-        results = pool.map(f"{PREFIX}map_r2_e8", "map.o", inputs, outputs=[("float64", 2)])
-        members = pool.members()
-    assert [r[0].tobytes() for r in results] == [expected_map(x).tobytes() for x in inputs]
-    assert len(members) == 4
-    assert sum(m["launches"] for m in members) == 40
-    assert all(m["launches"] > 0 for m in members), members
+        check_map_sweep(pool, kernels, 4)
 
 
 def test_async_launches_overlap_across_members(four, kernels):

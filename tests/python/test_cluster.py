@@ -1,0 +1,121 @@
+"""Pools whose executors a cluster's launcher starts: four members under
+Open MPI's mpirun from Python, every one used, and nothing left once the
+pool is closed; the launcher's failures; srun's command line."""
+
+import os
+import shutil
+import subprocess
+
+import pytest
+
+import catalyst_remote as cr
+from catalyst_remote import cluster
+
+from test_executor import alive
+from test_pool import check_map_sweep
+from test_session import PREFIX, expected_map, sample
+
+needs_mpirun = pytest.mark.skipif(
+    shutil.which("mpirun") is None,
+    reason="Open MPI's mpirun is not installed: needs the Debian package openmpi-bin",
+)
+
+
+def processes_naming(text):
+    """The live processes whose command line contains `text`."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                if text.encode() in f.read():
+                    found.append(int(entry))
+        except OSError:  # ended while we looked
+            continue
+    return found
+
+
+def announcements(directory):
+    if not os.path.isdir(directory):
+        return []
+    return [f for f in os.listdir(directory) if f.endswith(".addr")]
+
+
+@needs_mpirun
+def test_map_over_a_pool_mpirun_started(executor_bin, kernels):
+    pool = cr.mpirun_pool(4, executor_bin=executor_bin, ready_timeout=60)
+    directory = pool.announce_dir
+    with pool:
+        assert isinstance(pool, cr.Pool)
+        assert len(announcements(directory)) == 4
+        # mpirun, four executors and their connection processes (the pool's sessions).
+        assert len(processes_naming(directory)) >= 5
+        check_map_sweep(pool, kernels, 4)
+    assert processes_naming(directory) == [], "an executor or mpirun outlived close()"
+    assert not os.path.exists(directory)
+    pool.close()  # twice is harmless
+
+
+@needs_mpirun
+def test_a_token_binds_beyond_loopback(executor_bin, kernels, tmp_path):
+    """With token_file the members listen on every address, announce this
+    machine's name, and the pool proves the secret mpirun passed on (-x)."""
+    token = tmp_path / "token"
+    subprocess.run([executor_bin, "--new-token", str(token)], check=True, timeout=30)
+    with cr.mpirun_pool(2, executor_bin=executor_bin, token_file=token,
+                        announce_dir=tmp_path) as pool:
+        directory = pool.announce_dir
+        assert os.path.dirname(directory) == str(tmp_path)
+        for name in announcements(directory):
+            with open(os.path.join(directory, name)) as f:
+                assert not f.read().startswith("127."), name
+        pool.send_binary(os.path.join(kernels, "map.o"))
+        x = sample("int32", (9,))
+        (out,) = pool.launch(f"{PREFIX}map_r1_e4", "map.o", x, outputs=[("int32", 1)])
+        assert out.tobytes() == expected_map(x).tobytes()
+    assert processes_naming(directory) == []
+
+
+@needs_mpirun
+def test_launcher_that_ends_early_is_reported(executor_bin, tmp_path):
+    with pytest.raises(cr.Error, match=r"(?s)mpirun exited with status \d+ when 0 of the 2.*"
+                                       r"no-such-option"):
+        cr.mpirun_pool(2, executor_bin=executor_bin, executor_args=["--no-such-option"],
+                       announce_dir=tmp_path)
+    assert os.listdir(tmp_path) == [], "the announcement directory was left"
+
+
+@needs_mpirun
+def test_members_that_never_announce_time_out(tmp_path):
+    script, pids = tmp_path / "silent-executor", tmp_path / "pids"
+    script.write_text(f"#!/bin/sh\necho $$ >> {pids}\necho warming up\nexec sleep 600\n")
+    script.chmod(0o755)
+    with pytest.raises(cr.Timeout, match=r"(?s)0 of the 2 executors announced.*"
+                                         r"ready_timeout=5 s.*warming up"):
+        cr.mpirun_pool(2, executor_bin=str(script), ready_timeout=5)
+    started = [int(p) for p in pids.read_text().split()]
+    assert len(started) == 2
+    assert not any(alive(p) for p in started), "a member outlived the failed start"
+
+
+def test_a_missing_launcher_names_its_package():
+    with pytest.raises(cr.Error, match="mpirun='no-such-mpirun'.*openmpi-bin"):
+        cr.mpirun_pool(2, mpirun="no-such-mpirun")
+    with pytest.raises(cr.Error, match="srun='no-such-srun'.*slurm-client"):
+        cr.srun_pool(2, srun="no-such-srun")
+
+
+def test_a_pool_needs_members():
+    for n in (0, -1, 2.0, True):
+        with pytest.raises(cr.BadArgument, match="positive int"):
+            cr.srun_pool(n)
+
+
+def test_srun_command_line(executor_bin):
+    launcher = cluster._srun_argv("/usr/bin/srun", 8, ["--overlap"])
+    executor = cluster._executor_argv(executor_bin, "0.0.0.0", "/shared/pool", ["--workers", 2])
+    assert launcher + executor == [
+        "/usr/bin/srun", "-n", "8", "--kill-on-bad-exit=0", "--overlap",
+        executor_bin, "--bind", "0.0.0.0:0", "--announce", "/shared/pool", "--workers", "2",
+    ]

@@ -1,0 +1,264 @@
+"""Executor: a real catalyst-remote-executor started and stopped from
+Python, leaving no process behind; what Catalyst's backline and code
+written for catalyst.Executor ask of it; its errors."""
+
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import catalyst_remote as cr
+
+from test_session import PREFIX, expected_map, sample
+
+REMOTE_ONLY = [
+    ("host", "node7"),
+    ("user", "me"),
+    ("workspace", "~/ws"),
+    ("deploy", ["build/"]),
+    ("sudo", True),
+    ("sudo_password", "secret"),
+]
+
+
+def alive(pid):
+    """Whether pid is a process that has not ended (a zombie has)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            state = f.read().rpartition(")")[2].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"
+
+
+def children(pid):
+    with open(f"/proc/{pid}/task/{pid}/children") as f:
+        return [int(p) for p in f.read().split()]
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def launch_map(session, kernels):
+    session.send_binary(os.path.join(kernels, "map.o"))
+    x = sample("float64", (6, 5))
+    (out,) = session.launch(f"{PREFIX}map_r2_e8", "map.o", x, outputs=[("float64", 2)])
+    assert out.tobytes() == expected_map(x).tobytes()
+
+
+@pytest.fixture
+def make(executor_bin):
+    """Executor(...) with the build's executor; every one stopped at the end."""
+    made = []
+
+    def build(*args, **kwargs):
+        kwargs.setdefault("executor_bin", executor_bin)
+        ex = cr.Executor(*args, **kwargs)
+        made.append(ex)
+        return ex
+
+    yield build
+    for ex in made:
+        ex.stop()
+
+
+def test_stop_leaves_no_process(make, kernels):
+    ex = make().launch()
+    pid = ex.pid
+    s = ex.session()
+    launch_map(s, kernels)
+    connections = children(pid)
+    assert len(connections) == 1, connections
+    ex.stop()
+    assert not alive(pid), "the executor outlived stop()"
+    assert not any(alive(c) for c in connections), "a connection process outlived stop()"
+    with pytest.raises(cr.Error):
+        launch_map(s, kernels)
+    s.close()
+    assert ex.pid is None
+
+
+def test_context_manager_launches_and_stops(make, kernels):
+    ex = make()
+    with pytest.raises(RuntimeError, match="not launched"):
+        ex.address
+    with ex as entered:
+        assert entered is ex
+        pid = ex.pid
+        host, _, port = ex.address.rpartition(":")
+        assert host == "127.0.0.1" and int(port) > 0
+        with cr.Session(ex.address) as s:
+            launch_map(s, kernels)
+    assert not alive(pid)
+    with pytest.raises(RuntimeError, match="not launched"):
+        ex.address
+
+
+def test_launch_and_stop_are_idempotent(make):
+    ex = make()
+    assert ex.launch() is ex
+    pid = ex.pid
+    assert ex.launch() is ex and ex.pid == pid
+    ex.stop()
+    ex.stop()
+    assert not alive(pid)
+
+
+def test_stopped_at_exit(executor_bin):
+    """An executor nobody stopped ends with the interpreter that started it."""
+    code = textwrap.dedent(f"""
+        import catalyst_remote as cr
+        ex = cr.Executor(executor_bin={executor_bin!r}).launch()
+        print(ex.pid, flush=True)
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    pid = int(done.stdout.split()[0])
+    assert not alive(pid), "the executor outlived the interpreter"
+
+
+def test_pinned_port_resolves_before_launch(make, kernels):
+    port = free_port()
+    ex = make(port=port)
+    assert ex.resolve() is ex
+    assert ex.address == f"127.0.0.1:{port}"
+    assert ex.pid is None  # committed, not started
+    ex.launch()
+    assert ex.address == f"127.0.0.1:{port}"
+    with ex.session() as s:
+        launch_map(s, kernels)
+
+
+def test_unpinned_port_resolves_only_by_launching(make):
+    ex = make()
+    assert ex.resolve() is None
+    with pytest.raises(RuntimeError):
+        ex.address
+
+
+def test_port_in_use_is_a_clear_error(make):
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        ex = make(port=port)
+        with pytest.raises(cr.Error, match=f"port {port} on 127.0.0.1 is already in use.*port="):
+            ex.launch()
+    assert ex.pid is None
+    with pytest.raises(RuntimeError):
+        ex.address
+
+
+@pytest.mark.parametrize("name,value", REMOTE_ONLY)
+def test_remote_parameters_are_refused(name, value):
+    with pytest.raises(ValueError, match=rf"Executor\({name}=.*address="):
+        cr.Executor(**{name: value})
+
+
+def test_attach_mode_carries_the_address(make, kernels):
+    running = make().launch()
+    attached = cr.Executor(running.address)
+    with pytest.raises(RuntimeError, match="not launched"):
+        attached.address
+    assert attached.launch() is attached
+    assert attached.address == running.address
+    assert attached.pid is None
+    assert attached.triple == running.triple  # loopback: this machine
+    with attached.session() as s:
+        launch_map(s, kernels)
+    attached.stop()
+    assert alive(running.pid), "stopping an attached executor ended the real one"
+    assert cr.Executor("node7:7000").triple is None
+    assert cr.Executor("node7:7000").resolve().address == "node7:7000"
+
+
+def test_plugins_are_loaded(make, plugin):
+    with make(plugins=[plugin]) as ex, ex.session() as s:
+        assert s.call_wrapper("test_plugin_three_bytes") == b"xyz"
+
+
+def test_token_file_and_extra_arguments(make, executor_bin, kernels, tmp_path):
+    token, other = tmp_path / "token", tmp_path / "other"
+    for path in (token, other):
+        subprocess.run([executor_bin, "--new-token", str(path)], check=True, timeout=30)
+    with make(token_file=token, args=["--workers", "2"]) as ex:
+        with ex.session() as s:
+            launch_map(s, kernels)
+        with pytest.raises(cr.Error, match="secret"):
+            cr.Session(ex.address, token_file=other)
+
+
+def test_what_catalysts_backline_asks(make):
+    ex = make(name="controller")
+    assert all(hasattr(type(ex), m) for m in ("address", "launch"))
+    assert ex.host is None
+    assert isinstance(ex.triple, str) and ex.triple.count("-") >= 2
+    assert make(triple="aarch64-unknown-linux-gnu").triple == "aarch64-unknown-linux-gnu"
+    assert cr.executor.machine_triple("Linux", "x86_64") == "x86_64-unknown-linux-gnu"
+    assert cr.executor.machine_triple("Darwin", "arm64") == "arm64-apple-darwin"
+    assert cr.executor.machine_triple("Linux", "riscv64") is None
+    assert "controller" in repr(ex)
+
+
+def test_default_executor_is_the_packages(monkeypatch, kernels):
+    """Without executor_bin or CATALYST_REMOTE_EXECUTOR, the executor the
+    package names relative to itself (_paths.py) is run."""
+    monkeypatch.delenv("CATALYST_REMOTE_EXECUTOR", raising=False)
+    with cr.Executor() as ex, ex.session() as s:
+        launch_map(s, kernels)
+
+
+def test_environment_variable_names_the_executor(monkeypatch, tmp_path):
+    monkeypatch.setenv("CATALYST_REMOTE_EXECUTOR", str(tmp_path / "no-such-executor"))
+    with pytest.raises(cr.Error, match="could not start executor.*no-such-executor"):
+        cr.Executor().launch()
+
+
+def test_executor_that_exits_early_shows_its_output(make):
+    ex = make(args=["--no-such-option"])
+    with pytest.raises(cr.Error, match=r"(?s)exited with status \d+ before listening.*no-such"):
+        ex.launch()
+
+
+def test_executor_that_never_listens_times_out_and_is_killed(make, tmp_path):
+    script = tmp_path / "silent-executor"
+    pid_file = tmp_path / "pid"
+    script.write_text(f"#!/bin/sh\necho $$ > {pid_file}\necho warming up >&2\nexec sleep 600\n")
+    script.chmod(0o755)
+    ex = make(executor_bin=str(script), ready_timeout=3.0)
+    with pytest.raises(cr.Timeout, match="(?s)ready_timeout=3.0 s.*warming up"):
+        ex.launch()
+    pid = int(pid_file.read_text())
+    assert not alive(pid)
+
+
+def test_environment_reaches_the_executor(make, tmp_path):
+    script = tmp_path / "env-executor"
+    script.write_text('#!/bin/sh\necho "seen $SEEN"\nexit 3\n')
+    script.chmod(0o755)
+    ex = make(executor_bin=str(script), env={"SEEN": "$HOME/x"})
+    with pytest.raises(cr.Error, match=f"seen {os.environ['HOME']}/x"):
+        ex.launch()
+
+
+def test_verbose_copies_the_output(make, capfd):
+    with make(verbose=2, name="chatty"):
+        pass
+    assert "[chatty] Listening on 127.0.0.1:" in capfd.readouterr().err
+
+
+def test_bad_arguments():
+    with pytest.raises(cr.BadArgument, match="port"):
+        cr.Executor(port=70000)
+    with pytest.raises(cr.BadArgument, match="bind"):
+        cr.Executor(bind="")
+    with pytest.raises(cr.BadArgument, match="address"):
+        cr.Executor(address="")
+
