@@ -33,8 +33,9 @@ namespace catalyst::remote::python {
 
 namespace py = pybind11;
 
-// The rank a memref may have (the wire's limit).
-inline constexpr size_t MaxRank = 16;
+// The most dimensions an array here may have: NumPy's (NPY_MAXDIMS, 32),
+// below the wire's 64 (engine/wire/MemrefLayout.h).
+inline constexpr size_t MaxRank = 32;
 
 // What one output is: its element type and rank. Parsed once (a prepared
 // launch keeps them) since building a dtype costs more than a tiny launch's
