@@ -23,8 +23,9 @@ sample, the first place rotating, so that all see the same machine:
 The row keeps each way's median launch time (capi_us, session_us,
 prepared_us), Python's ratios to the C ABI (session_over_capi,
 prepared_over_capi) and the CPU time the calling process spent per launch
-(capi_cpu_us, ...: every thread's, so what the caller pays even where the
-machine is busy).
+(capi_cpu_us, ...: every thread's; it includes the library's spin while it
+waits for the executor, which yields between looks, so it grows when the
+executor is slow to answer).
 
 Memory: in fresh processes, taking turns, the resident set after a 4 KiB
 launch and the peak resident set around one launch of 256 MiB each way, read
@@ -291,8 +292,8 @@ def measure_size(np, session, prepared, capi, size, samples, per_sample):
 
 def launch_row(size, times, cpu, samples, per_sample):
     us = {way: statistics.median(ns) / 1e3 for way, ns in times.items()}
-    # The calling process's CPU time per launch: what each way costs the
-    # caller, whatever else the machine is doing.
+    # The calling process's CPU time per launch, the library's spin while
+    # it waits included (see the module's description).
     cpu_us = {way + "_cpu_us": ns / 1e3 / len(times[way]) for way, ns in cpu.items()}
     return make_row("python/launch/%s" % size_label(size), us["prepared"], samples * per_sample,
                     bytes=size, samples=samples, launches_per_sample=per_sample,
