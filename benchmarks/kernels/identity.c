@@ -11,15 +11,7 @@
  *
 \*===----------------------------------------------------------------------===*/
 
-#include <stdint.h>
-
-struct MemrefR1 {
-  void *allocated;
-  void *aligned;
-  int64_t offset;
-  int64_t sizes[1];
-  int64_t strides[1];
-};
+#include "memref_r1.h"
 
 void identity(void *rv, void *av) {
   *(struct MemrefR1 *)rv = *((struct MemrefR1 *const *)av)[0];
