@@ -57,6 +57,9 @@ class _Target:
         self._async_workers = async_workers
         self._async = None
         self._async_lock = threading.Lock()
+        # launch()'s prepared launches by (entry, obj, outputs), so that
+        # launching the same kernel again costs a lookup, not a parse.
+        self._prepared = {}
 
     @property
     def address(self):
@@ -88,7 +91,7 @@ class _Target:
         the shipped object `obj` on `inputs`; returns a tuple of arrays, one
         per (dtype, rank) in `outputs`. progress=True shows the time it has
         taken so far while it runs."""
-        call = self.prepare(entry, obj, outputs)
+        call = self._prepared_for(entry, obj, outputs)
         if not progress:
             return call(*inputs)
         with _progress.elapsed(f"{entry} on {self._address}"):
@@ -97,7 +100,7 @@ class _Target:
     def launch_async(self, entry, obj, *inputs, outputs=()):
         """launch() in the background: returns a concurrent.futures.Future
         of its result. The inputs must not change until it is done."""
-        call = self.prepare(entry, obj, outputs)
+        call = self._prepared_for(entry, obj, outputs)
         return self._executor().submit(call, *inputs)
 
     def call_wrapper(self, symbol, data=b""):
@@ -128,6 +131,19 @@ class _Target:
 
     def __exit__(self, *exc):
         self.close()
+
+    def _prepared_for(self, entry, obj, outputs):
+        try:
+            key = (entry, obj, tuple(outputs))
+            call = self._prepared.get(key)
+        except TypeError:  # an output kind that cannot be a key (a list)
+            return self.prepare(entry, obj, outputs)
+        if call is None:
+            call = self.prepare(entry, obj, outputs)
+            if len(self._prepared) >= 64:
+                self._prepared.clear()
+            self._prepared[key] = call
+        return call
 
     def _executor(self):
         with self._async_lock:

@@ -30,14 +30,25 @@ std::atomic<int64_t> Running{0};
 int Wake[2] = {-1, -1};
 std::once_flag WatcherStarted;
 
-void onSigint(int) {
+// Python's own SIGINT handler (or whoever's was installed before ours),
+// which ours calls on: Python then raises KeyboardInterrupt as it would
+// have. Written only by the main thread while ours is not installed.
+struct sigaction Chained {};
+
+void onSigint(int Signal, siginfo_t *Info, void *Context) {
   int Saved = errno;
-  Tripped.store(true);
-  char Byte = 1;
-  // Nothing to do on failure: the pipe is full only when a wakeup is
-  // already pending, and the flag above is what the call checks.
-  [[maybe_unused]] ssize_t N = ::write(Wake[1], &Byte, 1);
+  if (Running.load()) {
+    Tripped.store(true);
+    char Byte = 1;
+    // Nothing to do on failure: the pipe is full only when a wakeup is
+    // already pending, and the flag above is what the call checks.
+    [[maybe_unused]] ssize_t N = ::write(Wake[1], &Byte, 1);
+  }
   errno = Saved;
+  if (Chained.sa_flags & SA_SIGINFO)
+    Chained.sa_sigaction(Signal, Info, Context);
+  else if (Chained.sa_handler != SIG_IGN && Chained.sa_handler != SIG_DFL)
+    Chained.sa_handler(Signal);
 }
 
 // Closes the running call's target when SIGINT arrives. Lives as long as
@@ -70,12 +81,27 @@ bool startWatcher() {
   return Ok && Wake[0] >= 0;
 }
 
-// Whether SIGINT goes to a handler of Python's (not SIG_IGN, not SIG_DFL).
-bool pythonHandlesSigint() {
+// Makes sure ours handles SIGINT, chaining to the handler it finds there;
+// false when SIGINT is ignored or left to its default action (then Python
+// would not raise KeyboardInterrupt either). One system call once ours is
+// in place: a launch's only cost here.
+bool ensureInstalled() {
   struct sigaction Now {};
   if (::sigaction(SIGINT, nullptr, &Now) != 0)
     return false;
-  return !(Now.sa_flags & SA_SIGINFO) && Now.sa_handler != SIG_IGN && Now.sa_handler != SIG_DFL;
+  if ((Now.sa_flags & SA_SIGINFO) && Now.sa_sigaction == onSigint)
+    return true;
+  if (!(Now.sa_flags & SA_SIGINFO) && (Now.sa_handler == SIG_IGN || Now.sa_handler == SIG_DFL))
+    return false;
+  if (!startWatcher())
+    return false;
+  // Python replaced ours (signal.signal), or this is the first call.
+  Chained = Now;
+  struct sigaction Ours {};
+  Ours.sa_sigaction = onSigint;
+  Ours.sa_flags = SA_SIGINFO | SA_ONSTACK;
+  sigemptyset(&Ours.sa_mask);
+  return ::sigaction(SIGINT, &Ours, nullptr) == 0;
 }
 
 } // namespace
@@ -85,38 +111,25 @@ void recordMainThread() {
       py::module_::import("threading").attr("main_thread")().attr("ident").cast<unsigned long>();
 }
 
-InterruptibleCall::InterruptibleCall(int64_t Handle) : Handle(Handle) {
-  if (PyThread_get_thread_ident() != MainThread || !pythonHandlesSigint() || !startWatcher())
+InterruptibleCall::InterruptibleCall(int64_t Handle) {
+  if (PyThread_get_thread_ident() != MainThread || !ensureInstalled())
     return;
   Tripped.store(false);
   Running.store(Handle);
-  struct sigaction Ours {};
-  Ours.sa_handler = onSigint;
-  sigemptyset(&Ours.sa_mask);
-  Installed = ::sigaction(SIGINT, &Ours, &Previous) == 0;
-  if (!Installed)
-    Running.store(0);
+  Watching = true;
 }
 
 InterruptibleCall::~InterruptibleCall() {
-  restore();
-}
-
-void InterruptibleCall::restore() {
-  if (!Installed)
-    return;
-  ::sigaction(SIGINT, &Previous, nullptr);
-  Installed = false;
   Running.store(0);
 }
 
 bool InterruptibleCall::interrupted() {
-  restore();
-  return Tripped.exchange(false);
+  Running.store(0);
+  return Watching && Tripped.exchange(false);
 }
 
 void raiseInterrupt() {
-  PyErr_SetInterruptEx(SIGINT);
+  // Python's handler ran too (chained): its exception is pending.
   if (PyErr_CheckSignals() != 0)
     throw py::error_already_set();
   raise(CATALYST_REMOTE_CLOSED, "the session was closed: SIGINT interrupted its call");

@@ -2,11 +2,12 @@
 //
 // Python raises KeyboardInterrupt between bytecodes, so a launch waiting in
 // C++ on Python's main thread would not see Ctrl-C until it finished, which
-// may be hours. While such a call runs, an InterruptibleCall takes SIGINT:
-// the signal closes the call's target (from a watcher thread, since a
-// signal handler may do almost nothing), which ends the wait at once; the
-// call then raises KeyboardInterrupt through Python's own SIGINT handler,
-// as if the signal had come between bytecodes. The target stays closed:
+// may be hours. So the extension puts a SIGINT handler of its own in front
+// of Python's: always passing the signal on to Python's, and while an
+// InterruptibleCall runs, also closing the call's target (from a watcher
+// thread, since a signal handler may do almost nothing), which ends the
+// wait at once; the call then raises the KeyboardInterrupt Python's handler
+// made pending, as if the signal had come between bytecodes. The target stays closed:
 // the executor's connection process is gone with the connection, and
 // whatever the kernel was doing with it.
 //
@@ -18,8 +19,10 @@
 //     raiseInterrupt();    // KeyboardInterrupt, as Python's handler raises
 //   }
 //
-// Only on Python's main thread, and only while Python itself handles SIGINT
-// (not ignored, not the default action); otherwise a no-op.
+// Only on Python's main thread, and only while SIGINT has a handler (not
+// ignored, not the default action); otherwise a no-op. A call costs one
+// sigaction() to see that ours is still in place (signal.signal replaces
+// it; the next call puts it back in front of the new one).
 //
 // Thread safety: one guard at a time (the main thread's); the watcher
 // thread and the signal handler share only the atomics and the pipe.
@@ -37,8 +40,8 @@ namespace catalyst::remote::python {
 // Records Python's main thread; call once at import, GIL held.
 void recordMainThread();
 
-// With the GIL: runs Python's SIGINT handler, as if the signal came now,
-// and throws what it raised (KeyboardInterrupt by default); when it raised
+// With the GIL: runs the Python SIGINT handler the signal made pending and
+// throws what it raised (KeyboardInterrupt by default); when it raised
 // nothing, throws SessionClosed, since the call's target is closed.
 [[noreturn]] void raiseInterrupt();
 
@@ -49,15 +52,11 @@ public:
   InterruptibleCall(const InterruptibleCall &) = delete;
   InterruptibleCall &operator=(const InterruptibleCall &) = delete;
 
-  // Whether SIGINT arrived while the call ran; restores Python's handler.
+  // Whether SIGINT arrived while the call ran; it stops watching.
   bool interrupted();
 
 private:
-  void restore();
-
-  int64_t Handle;
-  bool Installed = false;
-  struct sigaction Previous {};
+  bool Watching = false;
 };
 
 } // namespace catalyst::remote::python

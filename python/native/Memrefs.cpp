@@ -74,11 +74,40 @@ OutputKind parseOutputKind(py::handle Spec, size_t Index) {
   return K;
 }
 
-Descriptors::Descriptors() = default;
+Descriptors::Round::Round() {
+  thread_local Descriptors Mine;
+  if (Mine.InUse) {
+    Own = std::make_unique<Descriptors>();
+    D = Own.get();
+  } else {
+    D = &Mine;
+  }
+  D->InUse = true;
+}
+
+Descriptors::Round::~Round() {
+  D->clear();
+  D->InUse = false;
+}
 
 Descriptors::~Descriptors() {
+  clear();
+}
+
+void Descriptors::clear() {
   if (!Taken)
     freeOutputs();
+  Taken = false;
+  Words.clear();
+  InputOffsets.clear();
+  OutputOffsets.clear();
+  InputPtrs.clear();
+  OutputPtrs.clear();
+  InputRanks.clear();
+  InputSizes.clear();
+  OutputRanks.clear();
+  OutputSizes.clear();
+  OutputKinds.clear();
 }
 
 void Descriptors::addInput(py::handle Object, size_t Index) {
@@ -123,7 +152,7 @@ void Descriptors::addOutput(const OutputKind &Kind) {
   OutputOffsets.push_back(At);
   OutputRanks.push_back(Kind.Rank);
   OutputSizes.push_back(static_cast<size_t>(Kind.Type.itemsize()));
-  OutputTypes.push_back(Kind.Type);
+  OutputKinds.push_back(&Kind);
 }
 
 void Descriptors::seal() {
@@ -143,11 +172,13 @@ void Descriptors::freeOutputs() {
 }
 
 // Output I's descriptor as an array over its buffer, which Owner frees.
+// Through NumPy's C API with the shape on the stack: py::array's
+// constructor would copy shape and strides into vectors.
 py::array Descriptors::outputArray(size_t I, py::handle Owner) {
   const int64_t *W = Words.data() + OutputOffsets[I];
   size_t Rank = OutputRanks[I];
-  auto Elem = static_cast<ssize_t>(OutputSizes[I]);
-  std::vector<ssize_t> Shape(Rank), Strides(Rank);
+  auto Elem = static_cast<Py_intptr_t>(OutputSizes[I]);
+  Py_intptr_t Shape[MaxRank], Strides[MaxRank];
   for (size_t D = 0; D < Rank; ++D) {
     if (W[3 + D] < 0)
       raise(CATALYST_REMOTE_OTHER, ordinal("output", I) + " came back with size " +
@@ -157,22 +188,34 @@ py::array Descriptors::outputArray(size_t I, py::handle Owner) {
     Strides[D] = W[3 + Rank + D] * Elem;
   }
   auto *Base = reinterpret_cast<char *>(W[1]) + W[2] * Elem;
-  return py::array(OutputTypes[I], Shape, Strides, Base, Owner);
+  auto &Api = py::detail::npy_api::get();
+  // NewFromDescr steals the reference to the dtype; SetBaseObject the one
+  // to the owner.
+  auto Array = py::reinterpret_steal<py::array>(Api.PyArray_NewFromDescr_(
+      Api.PyArray_Type_, OutputKinds[I]->Type.inc_ref().ptr(), static_cast<int>(Rank), Shape,
+      Strides, Base, py::detail::npy_api::NPY_ARRAY_WRITEABLE_, nullptr));
+  if (!Array)
+    throw py::error_already_set();
+  if (Owner && Api.PyArray_SetBaseObject_(Array.ptr(), Owner.inc_ref().ptr()) != 0)
+    throw py::error_already_set();
+  return Array;
 }
 
 py::tuple Descriptors::takeOutputs() {
-  // Each buffer gets its owner first, so that whatever fails below frees
-  // every buffer exactly once: through its capsule, or freeOutputs.
-  std::vector<py::capsule> Owners;
-  for (size_t At : OutputOffsets) {
+  // Each buffer goes to its capsule as its array is made, so that whatever
+  // fails frees every buffer once: those handed over through their
+  // capsules, the others through clear().
+  py::tuple Out(OutputOffsets.size());
+  for (size_t I = 0; I < OutputOffsets.size(); ++I) {
+    size_t At = OutputOffsets[I];
     void *Allocated = reinterpret_cast<void *>(Words[At]);
-    Owners.emplace_back(Allocated, [](void *P) { std::free(P); });
+    // A capsule cannot hold null: an output with no buffer has no owner.
+    py::object Owner = Allocated ? py::object(py::capsule(Allocated, [](void *P) { std::free(P); }))
+                                 : py::object();
     Words[At] = 0;
+    Out[I] = outputArray(I, Owner);
   }
   Taken = true;
-  py::tuple Out(OutputOffsets.size());
-  for (size_t I = 0; I < OutputOffsets.size(); ++I)
-    Out[I] = outputArray(I, Owners[I]);
   return Out;
 }
 

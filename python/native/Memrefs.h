@@ -7,16 +7,20 @@
 // capsule frees each once, when its last array dies).
 //
 // Usage:
-//   Descriptors D;
+//   Descriptors::Round R;                // this thread's, emptied
+//   Descriptors &D = R.get();
 //   D.addInput(Array, Index);            // throws what names a bad input
-//   D.addOutput(OutputKind);
+//   D.addOutput(Kind);                   // Kind outlives the round
 //   D.seal();
 //   ... catalyst_remote_launch(..., D.inputs(), ..., D.outputs(), ...) ...
-//   py::tuple Results = D.takeOutputs(); // or D.freeOutputs() after a failure
+//   py::tuple Results = D.takeOutputs(); // else the round frees them
 //
-// Thread safety: one Descriptors per launch, built and read with the GIL
-// held; the library reads and writes it with the GIL released, while the
-// arrays it points into are kept alive by the caller.
+// A thread's rounds reuse one Descriptors, so that once its vectors have
+// grown to a launch's size a launch allocates nothing here.
+//
+// Thread safety: a thread's own, built and read with the GIL held; the
+// library reads and writes it with the GIL released, while the arrays it
+// points into are kept alive by the caller.
 //
 //===----------------------------------------------------------------------===//
 
@@ -52,7 +56,22 @@ OutputKind parseOutputKind(py::handle Spec, size_t Index);
 
 class Descriptors {
 public:
-  Descriptors();
+  // One launch's use of this thread's Descriptors (or of its own, when a
+  // round of this thread's is already open); frees what it leaves.
+  class Round {
+  public:
+    Round();
+    ~Round();
+    Round(const Round &) = delete;
+    Round &operator=(const Round &) = delete;
+    Descriptors &get() { return *D; }
+
+  private:
+    std::unique_ptr<Descriptors> Own;
+    Descriptors *D;
+  };
+
+  Descriptors() = default;
   ~Descriptors();
   Descriptors(const Descriptors &) = delete;
   Descriptors &operator=(const Descriptors &) = delete;
@@ -61,7 +80,7 @@ public:
   // a memref as it is (not an ndarray, byte-swapped, unaligned, an object
   // dtype, strides that are not a whole number of elements).
   void addInput(py::handle Array, size_t Index);
-  void addOutput(const OutputKind &Kind);
+  void addOutput(const OutputKind &Kind); // Kind must outlive the round
   // Points the arrays below at the descriptors, once all are added.
   void seal();
 
@@ -80,6 +99,8 @@ public:
   py::tuple takeOutputs();
 
 private:
+  // Frees outputs not taken, and empties every vector (keeping capacity).
+  void clear();
   void freeOutputs();
   py::array outputArray(size_t I, py::handle Owner);
 
@@ -90,8 +111,9 @@ private:
   std::vector<size_t> InputOffsets, OutputOffsets;
   std::vector<void *> InputPtrs, OutputPtrs;
   std::vector<size_t> InputRanks, InputSizes, OutputRanks, OutputSizes;
-  std::vector<py::dtype> OutputTypes;
+  std::vector<const OutputKind *> OutputKinds;
   bool Taken = false;
+  bool InUse = false; // a round is open on it
 };
 
 } // namespace catalyst::remote::python

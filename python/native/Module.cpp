@@ -170,7 +170,8 @@ public:
   }
 
   py::tuple operator()(const py::args &Inputs) {
-    Descriptors D;
+    Descriptors::Round R;
+    Descriptors &D = R.get();
     for (size_t I = 0; I < Inputs.size(); ++I)
       D.addInput(Inputs[I], I);
     for (const OutputKind &K : Kinds)

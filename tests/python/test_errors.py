@@ -166,6 +166,13 @@ CTRL_C = textwrap.dedent(
         s.stats()
     except cr.SessionClosed:
         print("closed", flush=True)
+    # Between launches Ctrl-C is Python's, as ever.
+    with open(flag + ".idle", "w"):
+        pass
+    try:
+        time.sleep(60)
+    except KeyboardInterrupt:
+        print("idle interrupted", flush=True)
     """
 )
 
@@ -182,10 +189,13 @@ def test_ctrl_c_during_a_long_launch(executor, kernels, tmp_path):
         wait_for(flag.exists, 30, "the kernel to start")
         sent = time.monotonic()
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=30)
+        idle = tmp_path / "running.idle"
+        wait_for(idle.exists, 30, "the script to be idle")
         took = time.monotonic() - sent
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert out.split("\n")[:2] == ["interrupted True", "closed"], (out, err)
+    assert out.split("\n")[:3] == ["interrupted True", "closed", "idle interrupted"], (out, err)
     assert took < 1.0 * float(os.environ.get("CATALYST_REMOTE_TEST_PACE", "1")) + 1.0, took
