@@ -5,6 +5,8 @@
 #include "Target.h"
 #include "catalyst/remote/Failure.h"
 
+#include "llvm/ADT/SmallVector.h"
+
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -106,18 +108,19 @@ void copyStats(const LaunchStats &S, catalyst_remote_launch_stats &Out) {
          P.CopyInNs,          P.KernelNs,  P.CopyOutNs,     P.ReceiveNs,     P.RewriteNs};
 }
 
-std::vector<MemrefArg> memrefArgs(size_t N, void *const *Descs, const size_t *Ranks,
-                                  const size_t *ElemSizes) {
-  std::vector<MemrefArg> Args(N);
+void memrefArgs(size_t N, void *const *Descs, const size_t *Ranks, const size_t *ElemSizes,
+                llvm::SmallVectorImpl<MemrefArg> &Args) {
+  Args.resize(N);
   for (size_t I = 0; I < N; ++I)
     Args[I] = {Descs[I], Ranks[I], ElemSizes[I]};
-  return Args;
 }
 
 // The engine's view of a C launch, and the arrays backing it.
+// Inline room for the arguments of most launches: a launch through the C
+// ABI allocates nothing here.
 struct EngineLaunch {
-  std::vector<MemrefArg> Inputs, Outputs;
-  std::vector<llvm::MutableArrayRef<char>> Into;
+  llvm::SmallVector<MemrefArg, 8> Inputs, Outputs;
+  llvm::SmallVector<llvm::MutableArrayRef<char>, 8> Into;
   LaunchCall Call;
 };
 
@@ -131,8 +134,8 @@ Error toLaunchCall(const CLaunch &C, const char *Call, EngineLaunch &Out) {
     return callError(Call, std::to_string(C.NumOutputs) + " outputs but a null output array");
   if (C.NumOutputs && (!C.IntoBuffers != !C.IntoBytes))
     return callError(Call, "output buffers without their sizes, or sizes without buffers");
-  Out.Inputs = memrefArgs(C.NumInputs, C.InputDescs, C.InputRanks, C.InputElemSizes);
-  Out.Outputs = memrefArgs(C.NumOutputs, C.OutputDescs, C.OutputRanks, C.OutputElemSizes);
+  memrefArgs(C.NumInputs, C.InputDescs, C.InputRanks, C.InputElemSizes, Out.Inputs);
+  memrefArgs(C.NumOutputs, C.OutputDescs, C.OutputRanks, C.OutputElemSizes, Out.Outputs);
   if (C.IntoBuffers)
     for (size_t I = 0; I < C.NumOutputs; ++I)
       Out.Into.emplace_back(static_cast<char *>(C.IntoBuffers[I]),
