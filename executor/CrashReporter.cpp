@@ -2,6 +2,7 @@
 
 #include "CrashReporter.h"
 
+#include "../engine/wire/HangupKind.h"
 #include "../engine/wire/SocketTransport.h"
 
 #include <atomic>
@@ -128,9 +129,8 @@ void quietBeforeKernel() {
 
 void armCrashReporter(wire::SocketTransport &Transport) {
   for (int I = 0; I < NumFatal; ++I) {
-    Frames[I] = wire::encodeHangupFrame("the kernel crashed the executor's connection process " +
-                                        std::to_string(::getpid()) + " with signal " +
-                                        std::to_string(FatalSignals[I]) + " (" +
+    Frames[I] = wire::encodeHangupFrame(wire::KernelCrashReport.str() + std::to_string(::getpid()) +
+                                        " with signal " + std::to_string(FatalSignals[I]) + " (" +
                                         ::strsignal(FatalSignals[I]) + ")");
     struct sigaction SA {};
     SA.sa_handler = onFatalSignal;

@@ -3,6 +3,7 @@
 #include "Listener.h"
 
 #include "../engine/wire/Handshake.h"
+#include "../engine/wire/HangupKind.h"
 #include "../engine/wire/HostChallenge.h"
 #include "../engine/wire/Keepalive.h"
 #include "../engine/wire/LocalOffer.h"
@@ -442,7 +443,7 @@ bool atCapacity(const Arrival &A, const ServeOptions &Options) {
   if (servedNow() < Options.MaxConnections)
     return false;
   refuse(A, RefusalLog::Kind::AtCapacity,
-         "executor at capacity: " + std::to_string(Options.MaxConnections) +
+         wire::CapacityRefusal.str() + std::to_string(Options.MaxConnections) +
              " sessions (--max-connections)");
   return true;
 }
@@ -509,7 +510,7 @@ bool acceptOne(Listener &L, std::vector<Listener> &All, const ServeOptions &Opti
   if (!L.File.Path.empty())
     if (auto Err = wire::checkPeerUser(Conn)) {
       refuse(A, RefusalLog::Kind::OtherUser,
-             "a socket file serves only the executor's own user: " + toString(std::move(Err)));
+             wire::OtherUserRefusal.str() + toString(std::move(Err)));
       return true;
     }
   bool Token = !Options.Connection.Secret.empty();
@@ -580,7 +581,7 @@ void expireStartups(Clock::time_point Now) {
       ++It;
       continue;
     }
-    wire::refuseConnection(It->Fd, "authentication failed: " + tooSlow());
+    wire::refuseConnection(It->Fd, wire::AuthRefusal.str() + ": " + tooSlow());
     ::close(It->Fd);
     Budget->done(It->Source);
     Refusals.note(RefusalLog::Kind::Silent, It->Source,

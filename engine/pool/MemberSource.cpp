@@ -3,6 +3,7 @@
 #include "MemberSource.h"
 
 #include "../wire/SysError.h"
+#include "catalyst/remote/Failure.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
@@ -116,8 +117,8 @@ std::unique_ptr<MemberSource> listSource(std::vector<std::string> Addresses) {
 
 Expected<std::unique_ptr<MemberSource>> memberSourceFor(StringRef Spec) {
   if (Spec.empty())
-    return createStringError(inconvertibleErrorCode(),
-                             "empty pool address: give pool:DIR, pool:pmix or pool:ADDR,ADDR,...");
+    return makeFailure(FailureKind::BadArgument,
+                       "empty pool address: give pool:DIR, pool:pmix or pool:ADDR,ADDR,...");
   if (Spec == "pmix")
     return pmixSource();
   if (namesDirectory(Spec))
@@ -128,12 +129,12 @@ Expected<std::unique_ptr<MemberSource>> memberSourceFor(StringRef Spec) {
   for (StringRef P : Parts) {
     P = P.trim();
     if (!plausibleAddress(P))
-      return createStringError(inconvertibleErrorCode(),
-                               "pool address list '%s': entry %zu is empty or not an address",
-                               Spec.str().c_str(), Addresses.size() + 1);
+      return makeFailure(FailureKind::BadArgument, "pool address list '" + Spec + "': entry " +
+                                                       Twine(Addresses.size() + 1) +
+                                                       " is empty or not an address");
     if (llvm::is_contained(Addresses, P))
-      return createStringError(inconvertibleErrorCode(), "pool address list '%s' names %s twice",
-                               Spec.str().c_str(), P.str().c_str());
+      return makeFailure(FailureKind::BadArgument,
+                         "pool address list '" + Spec + "' names " + P + " twice");
     Addresses.push_back(P.str());
   }
   return listSource(std::move(Addresses));

@@ -30,10 +30,6 @@ template <typename Fn> void atOnce(size_t N, Fn F) {
     T.join();
 }
 
-Error poolError(const Twine &Message) {
-  return createStringError(inconvertibleErrorCode(), Message);
-}
-
 } // namespace
 
 Pool::Impl::Impl(std::string Address, std::unique_ptr<pool::MemberSource> Source, PoolOptions Opts)
@@ -59,7 +55,7 @@ Error Pool::Impl::start() {
         Why += "; " + Who + ": " + Failure.Why;
       L.unlock();
       consumeError(close()); // nothing was queued: closing sessions cannot fail a launch
-      return poolError(Address + ": " + Why);
+      return makeFailure(FailureKind::Timeout, Address + ": " + Why);
     }
     Changed.wait_until(L, std::min(Deadline, Clock::now() + Opts.PollInterval));
   }
@@ -81,19 +77,21 @@ Error Pool::Impl::sendBinary(StringRef Path, BinaryFormat Format) {
   {
     std::lock_guard<std::mutex> L(M);
     if (Closing)
-      return poolError(Address + ": send_binary of " + Path + ": the pool is closed");
+      return makeFailure(FailureKind::Closed,
+                         Address + ": send_binary of " + Path + ": the pool is closed");
     Binaries.push_back({Path.str(), Format});
     Index = Binaries.size() - 1;
     BinaryCount = Binaries.size();
   }
   All = useAll(M, Members);
-  std::vector<std::optional<std::string>> Failures(All.size());
+  std::vector<std::optional<FailureReport>> Failures(All.size());
   atOnce(All.size(), [&](size_t I) {
     if (Error Err = catchUp(*All[I]))
-      Failures[I] = toString(std::move(Err));
+      Failures[I] = reportFailure(std::move(Err));
   });
   std::string Failed;
   size_t Refusals = 0;
+  FailureKind Kind = FailureKind::Other; // the first refusal's
   for (size_t I = 0; I < All.size(); ++I) {
     if (!Failures[I])
       continue;
@@ -103,8 +101,9 @@ Error Pool::Impl::sendBinary(StringRef Path, BinaryFormat Format) {
       rejoin(All[I]);
       continue;
     }
-    ++Refusals;
-    Failed += "; member " + All[I]->label() + ": " + *Failures[I];
+    if (Refusals++ == 0)
+      Kind = Failures[I]->Kind;
+    Failed += "; member " + All[I]->label() + ": " + Failures[I]->Message;
   }
   for (const MemberPtr &Mem : All)
     release(Mem);
@@ -114,8 +113,9 @@ Error Pool::Impl::sendBinary(StringRef Path, BinaryFormat Format) {
     std::lock_guard<std::mutex> L(M);
     Binaries[Index].Failed = true;
   }
-  return poolError(Address + ": send_binary of " + Path + " failed on " + std::to_string(Refusals) +
-                   " of " + std::to_string(All.size()) + " members" + Failed);
+  return makeFailure(Kind, Address + ": send_binary of " + Path + " failed on " +
+                               std::to_string(Refusals) + " of " + std::to_string(All.size()) +
+                               " members" + Failed);
 }
 
 Expected<std::vector<char>> Pool::Impl::callWrapper(StringRef Symbol, ArrayRef<char> Args) {
@@ -130,8 +130,8 @@ Expected<std::vector<char>> Pool::Impl::callWrapper(StringRef Symbol, ArrayRef<c
   std::string Label = (*Mem)->label();
   release(*Mem);
   if (!Reply)
-    return poolError(Address + ": call_wrapper " + Symbol + " on member " + Label + ": " +
-                     toString(Reply.takeError()));
+    return withContext(Address + ": call_wrapper " + Symbol + " on member " + Label,
+                       Reply.takeError());
   return Reply;
 }
 
@@ -238,19 +238,20 @@ Error Pool::Impl::close() {
     consumeError(Mem->S->close()); // as Session::close: nothing queued is lost
   releaseUnused();
   L.lock();
-  std::string Unawaited;
+  FailureReport Unawaited;
   size_t Failures = 0;
   for (auto &[Ticket, Err] : Finished)
     if (Err) {
-      std::string Msg = toString(std::move(Err));
+      FailureReport R = reportFailure(std::move(Err));
       if (Failures++ == 0)
-        Unawaited = Msg;
+        Unawaited = std::move(R);
     }
   Finished.clear();
   if (!Failures)
     return Error::success();
-  return poolError(Address + ": " + std::to_string(Failures) +
-                   " launches nobody awaited failed, the first: " + Unawaited);
+  return makeFailure(Unawaited.Kind,
+                     Address + ": " + std::to_string(Failures) +
+                         " launches nobody awaited failed, the first: " + Unawaited.Message);
 }
 
 bool Pool::isPoolAddress(StringRef Address) {
@@ -259,11 +260,12 @@ bool Pool::isPoolAddress(StringRef Address) {
 
 Expected<std::unique_ptr<Pool>> Pool::open(StringRef Address, const PoolOptions &Options) {
   if (!isPoolAddress(Address))
-    return poolError("'" + Address +
-                     "' is not a pool address (pool:DIR, pool:pmix, pool:ADDR,...)");
+    return makeFailure(FailureKind::BadArgument,
+                       "'" + Address +
+                           "' is not a pool address (pool:DIR, pool:pmix, pool:ADDR,...)");
   auto Source = pool::memberSourceFor(Address.drop_front(Prefix.size()));
   if (!Source)
-    return poolError(Address + ": " + toString(Source.takeError()));
+    return withContext(Address, Source.takeError());
   auto I = std::make_unique<Impl>(Address.str(), std::move(*Source), Options);
   if (Error Err = I->start())
     return Err;
@@ -336,13 +338,15 @@ Expected<PoolOptions> poolOptionsFromEnvironment(PoolOptions Opts) {
   if (const char *Min = std::getenv("CATALYST_REMOTE_POOL_MIN")) {
     unsigned long long N;
     if (StringRef(Min).getAsInteger(10, N) || N < 1 || N > 100000)
-      return poolError("CATALYST_REMOTE_POOL_MIN='" + Twine(Min) +
-                       "' is not a number of members from 1 to 100000");
+      return makeFailure(FailureKind::BadArgument,
+                         "CATALYST_REMOTE_POOL_MIN='" + Twine(Min) +
+                             "' is not a number of members from 1 to 100000");
     Opts.MinMembers = N;
   }
   if (const char *Retry = std::getenv("CATALYST_REMOTE_POOL_RETRY")) {
     if (StringRef(Retry) != "0" && StringRef(Retry) != "1")
-      return poolError("CATALYST_REMOTE_POOL_RETRY='" + Twine(Retry) + "' is neither 0 nor 1");
+      return makeFailure(FailureKind::BadArgument,
+                         "CATALYST_REMOTE_POOL_RETRY='" + Twine(Retry) + "' is neither 0 nor 1");
     Opts.RetryOnMemberLoss = StringRef(Retry) == "1";
   }
   return Opts;

@@ -12,8 +12,10 @@ namespace catalyst::remote {
 
 namespace {
 
-Error poolError(const Twine &Message) {
-  return createStringError(inconvertibleErrorCode(), Message);
+// No member to run a launch on: none joined in time, or none is left
+// besides those lost while running it.
+FailureKind noMemberKind(ArrayRef<uint64_t> Tried) {
+  return Tried.empty() ? FailureKind::Timeout : FailureKind::ExecutorLost;
 }
 
 // Fewest launches running, then fewest placed so far; or the oldest.
@@ -42,12 +44,14 @@ Expected<MemberPtr> Pool::Impl::pick(ArrayRef<uint64_t> Tried, bool Oldest) {
   };
   Changed.wait_for(L, Opts.Member.HandshakeTimeout, Find);
   if (Closing)
-    return poolError(Address + ": the pool is closed");
+    return makeFailure(FailureKind::Closed, Address + ": the pool is closed");
   if (!Best)
-    return poolError(Address + ": no member " + (Tried.empty() ? "" : "left ") +
-                     "to run on: " + (Tried.empty() ? "none" : "none besides those lost") +
-                     " joined within " + std::to_string(Opts.Member.HandshakeTimeout.count()) +
-                     " ms (the handshake timeout), from " + Source->describe());
+    return makeFailure(noMemberKind(Tried),
+                       Address + ": no member " + (Tried.empty() ? "" : "left ") +
+                           "to run on: " + (Tried.empty() ? "none" : "none besides those lost") +
+                           " joined within " +
+                           std::to_string(Opts.Member.HandshakeTimeout.count()) +
+                           " ms (the handshake timeout), from " + Source->describe());
   hold(*Best);
   return Best;
 }
@@ -111,15 +115,18 @@ Error Pool::Impl::runOn(const MemberPtr &Mem, const LaunchCall &Call) {
 // RetryOnMemberLoss, Retry and success; else an error saying so.
 Error Pool::Impl::afterFailure(const MemberPtr &Mem, Error Err, StringRef Entry, bool &Retry) {
   Retry = false;
-  std::string Msg = toString(std::move(Err));
   std::string Head = Address + ": launch of '" + Entry.str() + "' on member " + Mem->label();
   if (Mem->S->connected() || rejoin(Mem))
-    return poolError(Head + ": " + Msg);
+    return withContext(Head, std::move(Err));
   if (!Opts.RetryOnMemberLoss)
-    return poolError(Head +
-                     " failed: the member was lost (runs again elsewhere only with "
-                     "PoolOptions::RetryOnMemberLoss, CATALYST_REMOTE_POOL_RETRY=1): " +
-                     Msg);
+    return makeFailure(FailureKind::ExecutorLost,
+                       Head +
+                           " failed: the member was lost (runs again elsewhere only with "
+                           "PoolOptions::RetryOnMemberLoss, CATALYST_REMOTE_POOL_RETRY=1): " +
+                           toString(std::move(Err)));
+  // The launch runs again elsewhere: its failure here was its member's
+  // loss, which the pool reports and counts (Retried) itself.
+  consumeError(std::move(Err));
   std::lock_guard<std::mutex> L(M);
   ++Retried;
   Retry = true;
@@ -162,8 +169,9 @@ uint64_t Pool::Impl::launchAsync(const LaunchCall &Call) {
   Job.Ticket = NextTicket++;
   uint64_t Ticket = Job.Ticket;
   if (Closing) {
-    Finished.emplace(Ticket, poolError(Address + ": launch of '" + Job.Entry +
-                                       "' was queued after the pool was closed"));
+    Finished.emplace(
+        Ticket, makeFailure(FailureKind::Closed, Address + ": launch of '" + Job.Entry +
+                                                     "' was queued after the pool was closed"));
     return Ticket;
   }
   Pending.insert(Ticket);
@@ -252,10 +260,11 @@ void Pool::Impl::failStranded() {
       continue;
     }
     Finished.emplace(It->Ticket,
-                     poolError(Address + ": launch of '" + It->Entry + "' waited " +
-                               std::to_string(Opts.Member.HandshakeTimeout.count()) +
-                               " ms (the handshake timeout) for a member: none " +
-                               (It->Tried.empty() ? "" : "besides those lost ") + "is left"));
+                     makeFailure(noMemberKind(It->Tried),
+                                 Address + ": launch of '" + It->Entry + "' waited " +
+                                     std::to_string(Opts.Member.HandshakeTimeout.count()) +
+                                     " ms (the handshake timeout) for a member: none " +
+                                     (It->Tried.empty() ? "" : "besides those lost ") + "is left"));
     Pending.erase(It->Ticket);
     It = Queue.erase(It);
     Changed.notify_all();

@@ -2,6 +2,8 @@
 
 #include "CodeLinker.h"
 
+#include "catalyst/remote/Failure.h"
+
 #include "llvm/ExecutionEngine/Orc/EPCDynamicLibrarySearchGenerator.h"
 #include "llvm/ExecutionEngine/Orc/ObjectFileInterface.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -56,12 +58,12 @@ Error CodeLinker::addObject(StringRef Path) {
   }
   auto Buf = MemoryBuffer::getFile(Path);
   if (!Buf)
-    return createStringError(Buf.getError(), "cannot read object '%s': %s", Path.str().c_str(),
-                             Buf.getError().message().c_str());
+    return makeFailure(FailureKind::BadArgument,
+                       "cannot read object '" + Path + "': " + Buf.getError().message());
   auto Iface = getObjectFileInterface(ES, (*Buf)->getMemBufferRef());
   if (!Iface)
-    return createStringError(inconvertibleErrorCode(), "'%s' is not a valid object file: %s",
-                             Path.str().c_str(), toString(Iface.takeError()).c_str());
+    return makeFailure(FailureKind::BadArgument,
+                       "'" + Path + "' is not a valid object file: " + toString(Iface.takeError()));
   SymbolLookupSet Syms;
   for (auto &KV : Iface->SymbolFlags)
     Syms.add(KV.first, SymbolLookupFlags::WeaklyReferencedSymbol);
@@ -74,8 +76,7 @@ Error CodeLinker::addObject(StringRef Path) {
     Err = linkAll(*JD, std::move(Syms));
   if (Err) {
     consumeError(ES.removeJITDylib(*JD));
-    return createStringError(inconvertibleErrorCode(), "cannot link '%s': %s", Path.str().c_str(),
-                             toString(std::move(Err)).c_str());
+    return withContext("cannot link '" + Path + "'", std::move(Err));
   }
   std::lock_guard<std::mutex> Lock(M);
   Objects[Path] = &*JD;
@@ -92,13 +93,13 @@ Expected<JITDylib *> CodeLinker::dylibFor(StringRef Object) {
   std::lock_guard<std::mutex> Lock(M);
   auto It = Objects.find(Object);
   if (It == Objects.end())
-    return createStringError(inconvertibleErrorCode(), "object '%s' was not sent to this session",
-                             Object.str().c_str());
+    return makeFailure(FailureKind::BadArgument,
+                       "object '" + Object + "' was not sent to this session");
   if (!It->second)
-    return createStringError(inconvertibleErrorCode(),
-                             "object name '%s' is ambiguous: several sent objects have it; "
-                             "name the object by its path",
-                             Object.str().c_str());
+    return makeFailure(FailureKind::BadArgument,
+                       "object name '" + Object +
+                           "' is ambiguous: several sent objects have it; name the object by its "
+                           "path");
   return It->second;
 }
 

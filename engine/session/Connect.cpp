@@ -4,6 +4,7 @@
 
 #include "../wire/Keepalive.h"
 #include "../wire/SocketFile.h"
+#include "catalyst/remote/Failure.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -25,8 +26,14 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-Error connectError(StringRef Address, const Twine &Why) {
-  return createStringError(inconvertibleErrorCode(), "cannot connect to " + Address + ": " + Why);
+// Unreachable by default: no executor answered there.
+Error connectError(StringRef Address, const Twine &Why,
+                   FailureKind Kind = FailureKind::Unreachable) {
+  return makeFailure(Kind, "cannot connect to " + Address + ": " + Why);
+}
+
+Error notHostPort(StringRef Address) {
+  return makeFailure(FailureKind::BadArgument, "address '" + Address + "' is not host:port");
 }
 
 // Non-blocking connect bounded by Deadline; returns 0 or an errno value.
@@ -62,20 +69,18 @@ Expected<HostPort> parseHostPort(StringRef Address) {
   if (Address.consume_front("[")) {
     auto Close = Address.find(']');
     if (Close == StringRef::npos)
-      return connectError(Address, "missing ']' after an IPv6 address");
+      return connectError(Address, "missing ']' after an IPv6 address", FailureKind::BadArgument);
     HP.Host = Address.take_front(Close).str();
     Rest = Address.drop_front(Close + 1);
   } else {
     auto Colon = Address.rfind(':');
     if (Colon == StringRef::npos)
-      return createStringError(inconvertibleErrorCode(), "address '%s' is not host:port",
-                               Address.str().c_str());
+      return notHostPort(Address);
     HP.Host = Address.take_front(Colon).str();
     Rest = Address.drop_front(Colon);
   }
   if (!Rest.consume_front(":") || Rest.empty() || HP.Host.empty())
-    return createStringError(inconvertibleErrorCode(), "address '%s' is not host:port",
-                             Address.str().c_str());
+    return notHostPort(Address);
   HP.Port = Rest.str();
   return HP;
 }
@@ -92,9 +97,13 @@ Expected<int> connectTcp(StringRef Address, std::chrono::milliseconds Timeout) {
     return connectError(Address, ::gai_strerror(Rc));
   auto Deadline = Clock::now() + Timeout;
   int LastErr = ENOENT;
+  // A socket this process could not make (out of descriptors) says
+  // nothing of the executor.
+  FailureKind Kind = FailureKind::Unreachable;
   int Fd = -1;
   for (addrinfo *A = List; A && Fd < 0; A = A->ai_next) {
     Fd = ::socket(A->ai_family, A->ai_socktype | SOCK_CLOEXEC, A->ai_protocol);
+    Kind = Fd < 0 ? FailureKind::Other : FailureKind::Unreachable;
     if (Fd < 0) {
       LastErr = errno;
       continue;
@@ -106,7 +115,7 @@ Expected<int> connectTcp(StringRef Address, std::chrono::milliseconds Timeout) {
   }
   ::freeaddrinfo(List);
   if (Fd < 0)
-    return connectError(Address, std::strerror(LastErr));
+    return connectError(Address, std::strerror(LastErr), Kind);
   int One = 1;
   ::setsockopt(Fd, IPPROTO_TCP, TCP_NODELAY, &One, sizeof(One));
   wire::enableKeepalive(Fd);

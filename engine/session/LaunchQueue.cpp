@@ -2,6 +2,8 @@
 
 #include "LaunchQueue.h"
 
+#include "catalyst/remote/Failure.h"
+
 using namespace llvm;
 
 namespace catalyst::remote {
@@ -29,9 +31,8 @@ Error LaunchQueue::await(uint64_t Ticket) {
            llvm::any_of(Queue, [&](auto &Q) { return Q.first == Ticket; });
   };
   if (!Known())
-    return createStringError(inconvertibleErrorCode(),
-                             "no pending launch %llu in this session (already awaited?)",
-                             (unsigned long long)Ticket);
+    return makeFailure(FailureKind::BadArgument, "no pending launch " + Twine(Ticket) +
+                                                     " in this session (already awaited?)");
   Changed.wait(Lock, [&] { return Finished.count(Ticket) > 0; });
   auto It = Finished.find(Ticket);
   Error Result = std::move(It->second);

@@ -6,6 +6,7 @@
 #include "../wire/LocalOffer.h"
 #include "../wire/UnixSocket.h"
 #include "Connect.h"
+#include "catalyst/remote/Failure.h"
 
 #include <algorithm>
 #include <random>
@@ -23,8 +24,7 @@ namespace {
 using Deadline = std::chrono::steady_clock::time_point;
 
 Error cannotOpen(StringRef Address, const Twine &How, Error Why) {
-  return createStringError(inconvertibleErrorCode(), "cannot open a session with " + Address + How +
-                                                         ": " + toString(std::move(Why)));
+  return withContext("cannot open a session with " + Address + How, std::move(Why));
 }
 
 Error notLocal(const Twine &Why) {
@@ -91,14 +91,14 @@ Expected<wire::HostAuth> hostAuth(const SessionOptions &O, bool Local) {
   wire::HostAuth A;
   A.Secret = O.Secret.reveal();
   if (O.Wire == WireProtection::Tls && A.Secret.empty())
-    return createStringError(inconvertibleErrorCode(),
-                             "TLS (CATALYST_REMOTE_WIRE=tls or SessionOptions::Wire) needs the "
-                             "executor's token: it keys TLS; give CATALYST_REMOTE_TOKEN_FILE");
+    return makeFailure(FailureKind::Authentication,
+                       "TLS (CATALYST_REMOTE_WIRE=tls or SessionOptions::Wire) needs the "
+                       "executor's token: it keys TLS; give CATALYST_REMOTE_TOKEN_FILE");
   if (O.Wire == WireProtection::Tls && Local)
-    return createStringError(inconvertibleErrorCode(),
-                             "TLS (CATALYST_REMOTE_WIRE=tls or SessionOptions::Wire) is for TCP: "
-                             "socket files and the local socket are always plain (the kernel "
-                             "checks the peer's user); use auto or plain");
+    return makeFailure(FailureKind::BadArgument,
+                       "TLS (CATALYST_REMOTE_WIRE=tls or SessionOptions::Wire) is for TCP: "
+                       "socket files and the local socket are always plain (the kernel "
+                       "checks the peer's user); use auto or plain");
   if (O.Wire != WireProtection::Auto)
     A.Wire = O.Wire == WireProtection::Tls ? wire::WireMode::Tls : wire::WireMode::Plain;
   A.Setting = std::string("CATALYST_REMOTE_WIRE=") + wireName(O.Wire) + " or SessionOptions::Wire";

@@ -112,11 +112,11 @@ Expected<bool> isStored(const StringMap<SentAsset> &Sent, StringRef Name, const 
   if (It == Sent.end())
     return false;
   if (It->second.Source != Now.Source)
-    return createStringError(std::make_error_code(std::errc::file_exists),
-                             "'%s' has the same file name as '%s', already stored as asset '%s': "
-                             "the executor keeps assets by file name, so one would replace the "
-                             "other (rename one of them)",
-                             Now.Shown.c_str(), It->second.Shown.c_str(), Name.str().c_str());
+    return makeFailure(FailureKind::BadArgument,
+                       "'" + Now.Shown + "' has the same file name as '" + It->second.Shown +
+                           "', already stored as asset '" + Name +
+                           "': the executor keeps assets by file name, so one would replace the "
+                           "other (rename one of them)");
   return It->second.Hash == Now.Hash && It->second.Size == Now.Size;
 }
 
@@ -253,11 +253,11 @@ Error Session::Impl::connect() {
   }
   if (!Err || std::chrono::steady_clock::now() < By)
     return Err;
-  return createStringError(inconvertibleErrorCode(),
-                           "cannot open a session with %s: the executor did not complete the "
-                           "session's setup within %lld ms (SessionOptions::HandshakeTimeout): %s",
-                           Address.c_str(), (long long)Opts.HandshakeTimeout.count(),
-                           toString(std::move(Err)).c_str());
+  return makeFailure(FailureKind::Timeout,
+                     "cannot open a session with " + Address +
+                         ": the executor did not complete the session's setup within " +
+                         Twine(Opts.HandshakeTimeout.count()) +
+                         " ms (SessionOptions::HandshakeTimeout): " + toString(std::move(Err)));
 }
 
 // The EPC over the authenticated link Over (which it takes over), the
@@ -281,8 +281,7 @@ Error Session::Impl::startEpc(Link Over) {
                                                             TOpts, std::move(Over.Tls), &Transport);
   if (!EPC) {
     Tasks = nullptr;
-    return createStringError(inconvertibleErrorCode(), "handshake with %s failed: %s",
-                             Address.c_str(), toString(EPC.takeError()).c_str());
+    return withContext("handshake with " + Address + " failed", EPC.takeError());
   }
   ES = std::make_unique<ExecutionSession>(std::move(*EPC));
   auto L = CodeLinker::Create(*ES);
@@ -371,15 +370,16 @@ Expected<std::unique_ptr<Transfer>> Session::Impl::makeTransfer(catalyst::remote
 }
 
 // Says why the connection ended, when it did: that, not ORC's generic
-// "disconnecting", is what the caller needs to hear.
+// "disconnecting", is what the caller needs to hear, and its kind what a
+// program acts on.
 Error Session::Impl::explain(Error Err, const Twine &What) {
   if (!Transport || !Transport->disconnected())
-    return createStringError(inconvertibleErrorCode(), What + ": " + toString(std::move(Err)));
+    return withContext(What, std::move(Err));
   // The connection's end explains Err (ORC's "disconnecting"), and is
   // what this says instead.
   consumeError(std::move(Err));
-  return createStringError(inconvertibleErrorCode(), What + ": the connection to the executor at " +
-                                                         Address + " closed" + endReason());
+  return makeFailure(Transport->endKind(), What + ": the connection to the executor at " + Address +
+                                               " closed" + endReason());
 }
 
 // Why the connection ended, as ", the executor saying: \"why\"" or as
@@ -412,8 +412,8 @@ Error Session::Impl::sendAsset(StringRef Path) {
   std::lock_guard<std::mutex> Lock(AssetMutex);
   auto Buf = MemoryBuffer::getFile(Path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
   if (!Buf)
-    return createStringError(Buf.getError(), "cannot read asset '%s': %s", Path.str().c_str(),
-                             Buf.getError().message().c_str());
+    return makeFailure(FailureKind::BadArgument,
+                       "cannot read asset '" + Path + "': " + Buf.getError().message());
   ArrayRef<char> Bytes((*Buf)->getBufferStart(), (*Buf)->getBufferSize());
   SentAsset Now{sourceOf(Path), Path.str(), xxh3_64bits(arrayRefFromStringRef((*Buf)->getBuffer())),
                 Bytes.size()};
@@ -455,24 +455,30 @@ Expected<std::vector<char>> Session::Impl::callWrapper(ExecutorAddr Fn, ArrayRef
   return Result;
 }
 
+// Err, from a check of the caller's inputs, as the caller's fault: the
+// wire code's checks serve the executor's replies too, which are not.
+static Error badInput(Error Err) {
+  return makeFailure(FailureKind::BadArgument, toString(std::move(Err)));
+}
+
 static Expected<std::vector<InputPlan>> planInputs(ArrayRef<MemrefArg> Inputs) {
   std::vector<InputPlan> Plans;
   Plans.reserve(Inputs.size());
   wire::ReadableSet Readable;
   for (size_t I = 0; I < Inputs.size(); ++I) {
     if (!Inputs[I].Desc)
-      return createStringError(inconvertibleErrorCode(), "input %zu: null descriptor", I);
+      return makeFailure(FailureKind::BadArgument, "input " + Twine(I) + ": null descriptor");
     wire::MemrefDesc D(Inputs[I].Desc, Inputs[I].Rank);
     auto L = wire::layoutOf(D, Inputs[I].ElemSize, {"input", I});
     if (!L)
-      return L.takeError();
+      return badInput(L.takeError());
     Readable.add(D, Inputs[I].ElemSize, *L, {"input", I});
     Plans.push_back({D, Inputs[I].ElemSize, *L});
   }
   // Before any strategy copies or sends from them: either would stop part
   // way (a crash, or a message cut short that ends the connection).
   if (auto Err = Readable.check())
-    return Err;
+    return badInput(std::move(Err));
   return Plans;
 }
 
@@ -481,16 +487,16 @@ static Error checkInto(ArrayRef<MutableArrayRef<char>> Into, size_t NumOutputs) 
   if (Into.empty())
     return Error::success();
   if (Into.size() != NumOutputs)
-    return createStringError(inconvertibleErrorCode(),
-                             "%zu buffers to receive outputs into, for %zu outputs", Into.size(),
-                             NumOutputs);
+    return makeFailure(FailureKind::BadArgument, Twine(Into.size()) +
+                                                     " buffers to receive outputs into, for " +
+                                                     Twine(NumOutputs) + " outputs");
   for (size_t I = 0; I < Into.size(); ++I)
     for (size_t J = 0; J < I; ++J)
       if (!Into[I].empty() && !Into[J].empty() && Into[I].data() < Into[J].end() &&
           Into[J].data() < Into[I].end())
-        return createStringError(inconvertibleErrorCode(),
-                                 "outputs %zu and %zu: the buffers to receive them into overlap", J,
-                                 I);
+        return makeFailure(FailureKind::BadArgument,
+                           "outputs " + Twine(J) + " and " + Twine(I) +
+                               ": the buffers to receive them into overlap");
   return Error::success();
 }
 
@@ -498,11 +504,11 @@ static Error checkOutputs(const LaunchCall &Call) {
   ArrayRef<MemrefArg> Outputs = Call.Outputs;
   for (size_t I = 0; I < Outputs.size(); ++I) {
     if (!Outputs[I].Desc)
-      return createStringError(inconvertibleErrorCode(), "output %zu: null descriptor", I);
+      return makeFailure(FailureKind::BadArgument, "output " + Twine(I) + ": null descriptor");
     if (Outputs[I].ElemSize == 0 || Outputs[I].Rank > wire::MaxRank)
-      return createStringError(inconvertibleErrorCode(),
-                               "output %zu: element size %zu, rank %zu is not a memref", I,
-                               Outputs[I].ElemSize, Outputs[I].Rank);
+      return makeFailure(FailureKind::BadArgument, "output " + Twine(I) + ": element size " +
+                                                       Twine(Outputs[I].ElemSize) + ", rank " +
+                                                       Twine(Outputs[I].Rank) + " is not a memref");
   }
   return checkInto(Call.Into, Outputs.size());
 }
@@ -518,7 +524,8 @@ Error Session::Impl::runLaunch(ExecutorAddr Entry, ArrayRef<InputPlan> Inputs, H
                                    "(SessionOptions::LaunchTimeout); this end closed the "
                                    "connection, which ends the executor's connection process",
                                    Limit.count())
-                               .str());
+                               .str(),
+                           FailureKind::Timeout);
     });
   Watchdog->arm(LaunchWatchdog::Clock::now() + Opts.LaunchTimeout);
   Error Err = Active->launch(Entry, Inputs, Outputs, S, When);
@@ -552,11 +559,10 @@ Error Session::Impl::launchMeasured(const LaunchCall &Call, HostOutputs &Outputs
     InputBytes += In.Layout.Bytes;
   uint64_t Request = Active->largestRequest(*Inputs);
   if (Request > Opts.MaxMessageSize)
-    return createStringError(inconvertibleErrorCode(),
-                             "launch of '%s' needs a message of about %llu bytes; the limit is "
-                             "%llu (SessionOptions::MaxMessageSize)",
-                             Call.Entry.str().c_str(), (unsigned long long)Request,
-                             (unsigned long long)Opts.MaxMessageSize);
+    return makeFailure(FailureKind::BadArgument,
+                       "launch of '" + Call.Entry + "' needs a message of about " + Twine(Request) +
+                           " bytes; the limit is " + Twine(Opts.MaxMessageSize) +
+                           " (SessionOptions::MaxMessageSize)");
   auto Entry = Linker->lookup(Call.Object, Call.Entry);
   if (!Entry)
     return Entry.takeError();
@@ -614,7 +620,8 @@ Error Session::Impl::close() {
   std::unique_lock<std::shared_mutex> Exclusive(Life, std::try_to_lock);
   if (!Exclusive) {
     if (Transport)
-      Transport->closeWith("the session was closed while a call was in flight");
+      Transport->closeWith("the session was closed while a call was in flight",
+                           FailureKind::Closed);
     Exclusive.lock();
   }
   Err = joinErrors(std::move(Err), tearDown());
@@ -653,10 +660,13 @@ std::shared_lock<std::shared_mutex> Session::Impl::hold(Error &Err) {
   std::shared_lock<std::shared_mutex> Held(Life);
   if (!Closed && Transport && !Transport->disconnected())
     return Held;
-  // Closed by the user, or by the connection's end, which says why.
-  std::string Why = !Closed && Transport ? " since its connection closed" + endReason() : "";
-  Err = createStringError(inconvertibleErrorCode(), "the session with %s is closed%s",
-                          Address.c_str(), Why.c_str());
+  // Closed by the user, or by the connection's end, which says why. The
+  // call that met that end failed as its kind (explain()); this one only
+  // finds the executor gone.
+  bool Ended = !Closed && Transport;
+  std::string Why = Ended ? " since its connection closed" + endReason() : "";
+  Err = makeFailure(Ended ? FailureKind::ExecutorLost : FailureKind::Closed,
+                    "the session with " + Address + " is closed" + Why);
   return {};
 }
 
@@ -744,9 +754,9 @@ Error Session::Impl::sendBinary(StringRef Path, BinaryFormat Format) {
       return explain(std::move(Err), "sending asset '" + Path + "' failed");
     return Error::success();
   }
-  return createStringError(inconvertibleErrorCode(),
-                           "unknown binary format %u for '%s' (0 is an object, 1 an asset)",
-                           unsigned(Format), Path.str().c_str());
+  return makeFailure(FailureKind::BadArgument, "unknown binary format " + Twine(unsigned(Format)) +
+                                                   " for '" + Path +
+                                                   "' (0 is an object, 1 an asset)");
 }
 
 Error Session::sendBinary(StringRef Path, BinaryFormat Format) {
@@ -779,8 +789,7 @@ Error Session::launch(const LaunchCall &Call) {
   if (!Held) {
     HostOutputs Zeroed(Call.Outputs, {});
     // Which launch, for one queued (launchAsync) before the session closed.
-    return createStringError(inconvertibleErrorCode(), "launch of '" + Call.Entry + "' failed: " +
-                                                           toString(std::move(Closed)));
+    return withContext("launch of '" + Call.Entry + "' failed", std::move(Closed));
   }
   return I->launch(Call);
 }

@@ -3,6 +3,7 @@
 #include "catalyst/remote/SessionOptions.h"
 
 #include "../wire/Secret.h"
+#include "catalyst/remote/Failure.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -23,7 +24,7 @@ Expected<std::optional<uint64_t>> numberFromEnvironment(const char *Name, uint64
     return std::nullopt;
   uint64_t N = 0;
   if (StringRef(Text).getAsInteger(10, N) || N < Min || N > Max)
-    return createStringError(inconvertibleErrorCode(), "%s='%s' is not %s", Name, Text, What);
+    return makeFailure(FailureKind::BadArgument, Twine(Name) + "='" + Text + "' is not " + What);
   return N;
 }
 
@@ -53,9 +54,9 @@ Error mibFromEnvironment(const char *Name, uint64_t &Out) {
 Expected<const char *> nonEmptyVariable(const char *Name) {
   const char *Value = std::getenv(Name);
   if (Value && !*Value)
-    return createStringError(inconvertibleErrorCode(),
-                             "%s is set but empty; unset it to open sessions without a secret",
-                             Name);
+    return makeFailure(FailureKind::BadArgument,
+                       Twine(Name) +
+                           " is set but empty; unset it to open sessions without a secret");
   return Value;
 }
 
@@ -99,8 +100,7 @@ Expected<SessionOptions> optionsFromEnvironment(SessionOptions Opts) {
   if (const char *W = std::getenv("CATALYST_REMOTE_WIRE"); W && *W) {
     auto Parsed = parseWire(W);
     if (!Parsed)
-      return createStringError(inconvertibleErrorCode(), "CATALYST_REMOTE_WIRE: %s",
-                               toString(Parsed.takeError()).c_str());
+      return withContext("CATALYST_REMOTE_WIRE", Parsed.takeError());
     Opts.Wire = *Parsed;
   }
   if (auto Err = secretFromEnvironment(Opts.Secret))
@@ -140,9 +140,8 @@ Expected<Strategy> parseStrategy(StringRef Name) {
   for (Strategy S : {Strategy::Auto, Strategy::Naive, Strategy::Batched, Strategy::ZeroCopy})
     if (Name == strategyName(S))
       return S;
-  return createStringError(inconvertibleErrorCode(),
-                           "unknown transfer strategy '%s': use naive, batched, zerocopy or auto",
-                           Name.str().c_str());
+  return makeFailure(FailureKind::BadArgument, "unknown transfer strategy '" + Name +
+                                                   "': use naive, batched, zerocopy or auto");
 }
 
 const char *transportName(TransportKind K) {
@@ -173,18 +172,16 @@ Expected<WireProtection> parseWire(StringRef Name) {
   for (WireProtection W : {WireProtection::Auto, WireProtection::Plain, WireProtection::Tls})
     if (Name == wireName(W))
       return W;
-  return createStringError(inconvertibleErrorCode(),
-                           "unknown wire protection '%s': use auto, "
-                           "plain or tls",
-                           Name.str().c_str());
+  return makeFailure(FailureKind::BadArgument,
+                     "unknown wire protection '" + Name + "': use auto, plain or tls");
 }
 
 Expected<TransportKind> parseTransport(StringRef Name) {
   for (TransportKind K : {TransportKind::Auto, TransportKind::Tcp, TransportKind::Shm})
     if (Name == transportName(K))
       return K;
-  return createStringError(inconvertibleErrorCode(), "unknown transport '%s': use auto, tcp or shm",
-                           Name.str().c_str());
+  return makeFailure(FailureKind::BadArgument,
+                     "unknown transport '" + Name + "': use auto, tcp or shm");
 }
 
 } // namespace catalyst::remote

@@ -2,6 +2,8 @@
 
 #include "TraceFile.h"
 
+#include "catalyst/remote/Failure.h"
+
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
@@ -50,8 +52,10 @@ std::string expandPid(StringRef Path) {
 
 Expected<std::shared_ptr<TraceFile>> TraceFile::get(StringRef Given) {
   SmallString<256> Abs(expandPid(Given));
+  // A path that cannot be made absolute or opened is a bad TracePath
+  // (CATALYST_REMOTE_TRACE); one that fails later, a full disk, is not.
   if (std::error_code EC = sys::fs::make_absolute(Abs))
-    return createStringError(EC, "trace file '%s': %s", Given.str().c_str(), EC.message().c_str());
+    return makeFailure(FailureKind::BadArgument, "trace file '" + Given + "': " + EC.message());
   sys::path::remove_dots(Abs, /*remove_dot_dot=*/true);
   std::string Path = Abs.str().str();
   Registry &R = registry();
@@ -59,10 +63,10 @@ Expected<std::shared_ptr<TraceFile>> TraceFile::get(StringRef Given) {
   if (auto It = R.Files.find(Path); It != R.Files.end())
     return It->second;
   int Fd = ::open(Path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (Fd < 0)
-    return createStringError(std::error_code(errno, std::generic_category()),
-                             "cannot write trace file '%s': %s", Path.c_str(),
-                             std::strerror(errno));
+  if (Fd < 0) {
+    const char *Why = std::strerror(errno);
+    return makeFailure(FailureKind::BadArgument, "cannot write trace file '" + Path + "': " + Why);
+  }
   std::shared_ptr<TraceFile> F(new TraceFile(Path, Fd));
   std::string Empty = (Head + Tail).str();
   if (!F->writeAt(0, Empty))

@@ -125,7 +125,7 @@ Error SharedPayloads::accept(ArrayRef<char> Plan, std::vector<int> Fds, SocketTr
 
 void SharedPayloads::adopt(SocketTransport &T, ArrayRef<char> Plan, std::vector<int> Fds) {
   if (Error Err = accept(Plan, std::move(Fds), &T))
-    T.closeWith(toString(std::move(Err)) + "; this end closed the connection");
+    T.closeWith(toString(std::move(Err)) + "; this end closed the connection", FailureKind::Other);
 }
 
 // The mailbox is the transport's, for as long as it lasts; nothing in it

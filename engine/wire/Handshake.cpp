@@ -2,6 +2,7 @@
 
 #include "Handshake.h"
 
+#include "HangupKind.h"
 #include "PeerText.h"
 #include "Secret.h"
 #include "SocketTimeouts.h"
@@ -37,7 +38,7 @@ constexpr size_t ProofBody = MacSize;
 constexpr uint64_t MaxHangupBody = 4096;
 
 Error failed(const Twine &What) {
-  return createStringError(inconvertibleErrorCode(), "authentication failed: " + What);
+  return makeFailure(FailureKind::Authentication, AuthRefusal + ": " + What);
 }
 
 Error protocolError(const Twine &What) {
@@ -65,7 +66,8 @@ Expected<bool> readable(int Fd, Deadline By) {
 }
 
 Error timedOut() {
-  return protocolError("the peer did not complete the handshake in time");
+  return makeFailure(FailureKind::Timeout,
+                     "handshake failed: the peer did not complete the handshake in time");
 }
 
 // Reads exactly Size bytes by the deadline.
@@ -144,9 +146,10 @@ Error readRefusal(int Fd, uint64_t Size, Deadline By) {
   // The executor has not proved itself: its words are quoted as its own,
   // cleaned of what could steer a terminal.
   std::string Said = "the executor refused the connection, saying: " + quotePeerText(Info.ErrMsg);
-  if (StringRef(Info.ErrMsg).starts_with(BusyRefusal))
+  FailureKind Kind = hangupKind(Info.ErrMsg, FailureKind::Other);
+  if (Kind == FailureKind::Busy && StringRef(Info.ErrMsg).starts_with(BusyRefusal))
     return make_error<ExecutorBusy>(Said);
-  return createStringError(inconvertibleErrorCode(), Said);
+  return makeFailure(Kind, Said);
 }
 
 Error expectFrame(const FrameHeader &H, AuthOpcode OpC, size_t Body, const char *What) {

@@ -25,6 +25,7 @@
 
 #include "Secret.h"
 #include "TlsStream.h"
+#include "catalyst/remote/Failure.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -91,16 +92,13 @@ void writeAuthHeader(char *Frame, AuthOpcode OpC, size_t BodySize);
 // slow peers pile up. Anyone may send it; it costs the host only retries.
 inline constexpr llvm::StringLiteral BusyRefusal = "executor busy: ";
 
-// The error authenticateExecutor returns for such a refusal.
-class ExecutorBusy : public llvm::ErrorInfo<ExecutorBusy> {
+// The error authenticateExecutor returns for such a refusal: a Failure of
+// kind Busy, which a host that is to retry tells from other Busy ones (an
+// executor at capacity, which stays so until a session ends).
+class ExecutorBusy : public llvm::ErrorInfo<ExecutorBusy, Failure> {
 public:
   static char ID;
-  explicit ExecutorBusy(std::string Message) : Message(std::move(Message)) {}
-  void log(llvm::raw_ostream &OS) const override { OS << Message; }
-  std::error_code convertToErrorCode() const override { return llvm::inconvertibleErrorCode(); }
-
-private:
-  std::string Message;
+  explicit ExecutorBusy(std::string Message) : ErrorInfo(FailureKind::Busy, std::move(Message)) {}
 };
 
 // Tells a peer why it is turned away: a Hangup frame, sent without

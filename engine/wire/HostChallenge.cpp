@@ -2,6 +2,8 @@
 
 #include "HostChallenge.h"
 
+#include "HangupKind.h"
+
 #include "llvm/Support/Endian.h"
 
 #include <cerrno>
@@ -11,6 +13,16 @@
 using namespace llvm;
 
 namespace catalyst::remote::wire {
+
+namespace {
+
+// Refuses the peer for Why, in words a host reads as an authentication
+// failure (HangupKind.h).
+void refuseUnproven(int Fd, const Twine &Why) {
+  refuseConnection(Fd, (AuthRefusal + Why).str());
+}
+
+} // namespace
 
 Error HostChallenge::start(int Fd) {
   char Frame[ChallengeFrameSize];
@@ -44,8 +56,8 @@ HostChallenge::Outcome HostChallenge::advance(int Fd, StringRef Secret) {
     uint64_t Size = support::endian::read64le(Response);
     uint64_t OpC = support::endian::read64le(Response + 8);
     if (OpC != uint64_t(AuthOpcode::Response) || Size != ResponseFrameSize) {
-      refuseConnection(Fd, "authentication failed: this executor requires a secret; the host "
-                           "did not answer its challenge");
+      refuseUnproven(Fd, ": this executor requires a secret; the host did not answer its "
+                         "challenge");
       return Outcome::Malformed;
     }
   }
@@ -57,7 +69,7 @@ namespace {
 // OpenSSL failing to compute an HMAC is this executor's trouble, not the
 // peer's; the peer is refused all the same, and told why.
 HostChallenge::Outcome cannotProve(int Fd, Error Err) {
-  refuseConnection(Fd, "authentication failed on the executor: " + toString(std::move(Err)));
+  refuseUnproven(Fd, " on the executor: " + toString(std::move(Err)));
   return HostChallenge::Outcome::WrongProof;
 }
 
@@ -82,8 +94,7 @@ HostChallenge::Outcome HostChallenge::check(int Fd, StringRef Secret) {
   if (!Expected)
     return cannotProve(Fd, Expected.takeError());
   if (!sameMac(*Expected, ArrayRef<uint8_t>(Theirs, MacSize))) {
-    refuseConnection(Fd, "authentication failed: the host's proof does not match this "
-                         "executor's secret (wrong token?)");
+    refuseUnproven(Fd, ": the host's proof does not match this executor's secret (wrong token?)");
     return Outcome::WrongProof;
   }
   uint64_t HostWire = claims().Host;

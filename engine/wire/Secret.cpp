@@ -4,6 +4,7 @@
 
 #include "SysError.h"
 #include "WriteAll.h"
+#include "catalyst/remote/Failure.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Endian.h"
@@ -30,11 +31,13 @@ namespace {
 // A token file is a line of text; anything much larger is not one.
 constexpr size_t MaxTokenFileSize = 4096;
 
+// A token file refused, or one that cannot be read, leaves the session
+// without its secret: an authentication failure.
 Error fileError(StringRef Path, const Twine &What, int Errno = 0) {
   std::string Msg = ("token file " + Path + ": " + What).str();
   if (Errno)
     Msg += std::string(": ") + std::strerror(Errno);
-  return createStringError(std::error_code(Errno ? Errno : EINVAL, std::generic_category()), Msg);
+  return makeFailure(FailureKind::Authentication, Msg);
 }
 
 // Closes Fd when it goes out of scope.
@@ -102,10 +105,10 @@ Expected<int> openToken(StringRef Path) {
 
 Error checkSecret(StringRef Secret, StringRef Origin) {
   if (Secret.size() < MinSecretSize)
-    return createStringError(inconvertibleErrorCode(),
-                             "the secret in %s has %zu bytes; at least %zu are needed "
-                             "(catalyst-remote-executor --new-token PATH writes one)",
-                             Origin.str().c_str(), Secret.size(), MinSecretSize);
+    return makeFailure(FailureKind::Authentication,
+                       "the secret in " + Origin + " has " + Twine(Secret.size()) +
+                           " bytes; at least " + Twine(MinSecretSize) +
+                           " are needed (catalyst-remote-executor --new-token PATH writes one)");
   return Error::success();
 }
 

@@ -4,6 +4,7 @@
 
 #include "SysError.h"
 #include "UnixSocket.h"
+#include "catalyst/remote/Failure.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
@@ -156,22 +157,26 @@ void removeSocketFile(const SocketFile &File) {
 }
 
 Expected<int> connectToPath(StringRef Path, std::chrono::steady_clock::time_point By) {
-  auto Fail = [&](const Twine &Why) {
-    return createStringError(inconvertibleErrorCode(),
-                             "cannot connect to " + UnixScheme + Path + ": " + Why);
+  // Nothing listening there is the usual failure; the kind of the others
+  // is named.
+  auto Fail = [&](const Twine &Why, FailureKind Kind = FailureKind::Unreachable) {
+    return makeFailure(Kind, "cannot connect to " + UnixScheme + Path + ": " + Why);
   };
   sockaddr_un A;
   socklen_t Len;
   if (!addressOf(Path, A, Len))
-    return Fail(formatv("expected unix:PATH, PATH of at most {0} bytes", sizeof(A.sun_path) - 1));
+    return Fail(formatv("expected unix:PATH, PATH of at most {0} bytes", sizeof(A.sun_path) - 1),
+                FailureKind::BadArgument);
   int Fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (Fd < 0)
-    return Fail(std::strerror(errno));
+    return Fail(std::strerror(errno), FailureKind::Other);
   Error Err = Error::success();
   if (int E = connectUnixBy(Fd, A, Len, By))
     Err = Fail(std::strerror(E));
   else if (Error Who = checkPeerUser(Fd))
-    Err = Fail(toString(std::move(Who)));
+    // Another user's process at the path: the kernel's word on who the
+    // peer is, which is what authenticates it here.
+    Err = Fail(toString(std::move(Who)), FailureKind::Authentication);
   if (Err) {
     ::close(Fd);
     return Err;

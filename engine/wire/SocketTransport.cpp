@@ -10,6 +10,7 @@
 
 #include "SocketTransport.h"
 
+#include "HangupKind.h"
 #include "PeerText.h"
 #include "SpsCheck.h"
 #include "SysError.h"
@@ -427,8 +428,10 @@ void SocketTransport::noteHangup(SimpleRemoteEPCOpcode OpC,
   // terminal through this.
   if (Ser::deserialize(IB, Info) && Info.HasError) {
     std::string Quoted = quotePeerText(Info.ErrMsg);
+    FailureKind Kind = hangupKind(Info.ErrMsg, FailureKind::ExecutorLost);
     std::lock_guard<std::mutex> Lock(HangupMutex);
     Hangup = std::move(Quoted);
+    HangupKind = Kind;
   }
 }
 
@@ -541,20 +544,29 @@ Error SocketTransport::goingDown() {
 }
 
 // The first reason this end gave for closing is the one that stands.
-void SocketTransport::noteClosed(StringRef Why) {
+void SocketTransport::noteClosed(StringRef Why, FailureKind Kind) {
   std::lock_guard<std::mutex> Lock(HangupMutex);
-  if (Closed.empty())
-    Closed = Why.str();
+  if (!Closed.empty())
+    return;
+  Closed = Why.str();
+  ClosedKind = Kind;
 }
 
-void SocketTransport::closeWith(StringRef Why) {
-  noteClosed(Why);
+void SocketTransport::closeWith(StringRef Why, FailureKind Kind) {
+  noteClosed(Why, Kind);
   disconnect();
 }
 
 std::string SocketTransport::closeReason() const {
   std::lock_guard<std::mutex> Lock(HangupMutex);
   return Closed;
+}
+
+FailureKind SocketTransport::endKind() const {
+  std::lock_guard<std::mutex> Lock(HangupMutex);
+  if (!Hangup.empty())
+    return HangupKind;
+  return Closed.empty() ? FailureKind::ExecutorLost : ClosedKind;
 }
 
 Error SocketTransport::refuse(Error Why) {

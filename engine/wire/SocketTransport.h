@@ -24,6 +24,7 @@
 #include "Mailbox.h"
 #include "MemrefLayout.h"
 #include "SendMark.h"
+#include "catalyst/remote/Failure.h"
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ExecutionEngine/Orc/Shared/SimpleRemoteEPCUtils.h"
@@ -183,9 +184,9 @@ public:
   // Most descriptors one message may bring; more fail the connection.
   static constexpr size_t MaxDescriptors = ByteStream::MaxDescriptors;
 
-  // Closes the connection from this end, for Why (closeReason()): whatever
-  // waits on it fails.
-  void closeWith(llvm::StringRef Why);
+  // Closes the connection from this end, for Why (closeReason()), a failure
+  // of kind Kind (endKind()): whatever waits on it fails.
+  void closeWith(llvm::StringRef Why, FailureKind Kind);
 
   // Sends a heartbeat frame (see HeartbeatOpcode), between messages.
   llvm::Error sendHeartbeat();
@@ -251,6 +252,12 @@ public:
   // Why this end closed the connection, when a send failed after part of a
   // message went out (or found the peer gone); empty otherwise.
   std::string closeReason() const;
+  // What kind of failure the connection's end is, for calls that find it
+  // ended: the kind the peer's hangup reason names (HangupKind.h), else
+  // that of this end's reason to close, else ExecutorLost (the peer went
+  // without a word). The reasons take precedence in that order, as the
+  // session's message gives them.
+  FailureKind endKind() const;
   uint64_t maxMessageSize() const { return Opts.MaxMessageSize; }
 
 private:
@@ -286,7 +293,7 @@ private:
   llvm::Error readFailed(const char *What, int Errno);
   llvm::Error tlsFailed(const char *What);
   bool tlsFailedHere() const { return Stream.tls() && Stream.tls()->failure() != TlsFailure::None; }
-  void noteClosed(llvm::StringRef Why);
+  void noteClosed(llvm::StringRef Why, FailureKind Kind);
   llvm::Error waitForFirstMessage(bool &Spoke);
   struct Head {
     char Bytes[PeekSize];
@@ -374,7 +381,9 @@ private:
   // Whether a whole message has been read (set once, under ReadMutex).
   bool ReadOne = false;
   mutable std::mutex HangupMutex;
-  std::string Hangup, Closed;
+  std::string Hangup, Closed;                         // under HangupMutex
+  FailureKind HangupKind = FailureKind::ExecutorLost; // with Hangup, under HangupMutex
+  FailureKind ClosedKind = FailureKind::ExecutorLost; // with Closed, under HangupMutex
 };
 
 } // namespace catalyst::remote::wire

@@ -51,7 +51,9 @@ Error SocketTransport::readFailed(const char *What, int Errno) {
                             "reply was due (the liveness timeout); this end closed the connection",
                             ReplyTimeoutMs.load())
                         .str();
-  noteClosed(Why);
+  // A peer silent for so long is taken for gone (a cut link, a stopped
+  // machine): the session's calls fail as for a lost executor.
+  noteClosed(Why, FailureKind::ExecutorLost);
   return createStringError(std::error_code(ETIMEDOUT, std::generic_category()), Why);
 }
 
@@ -103,7 +105,9 @@ Error SocketTransport::tlsFailed(const char *What) {
     Why = formatv("{0}: TLS failed: {1}", What, Said).str();
     break;
   }
-  noteClosed(Why);
+  // Not the executor's going: someone altered the stream, or TLS itself
+  // failed, and a program has nothing better to act on than the message.
+  noteClosed(Why, FailureKind::Other);
   return createStringError(std::error_code(EBADMSG, std::generic_category()), Why);
 }
 
@@ -160,7 +164,7 @@ Error SocketTransport::lostWhileSending(const char *What, int Errno, uint64_t Wr
           : formatv("{0} failed after {1} of its {2} bytes: {3}; this end closed the connection",
                     What, Written, MsgSize, std::strerror(Errno))
                 .str();
-  noteClosed(Why);
+  noteClosed(Why, FailureKind::ExecutorLost);
   disconnect();
   return createStringError(std::error_code(Errno, std::generic_category()), Why);
 }

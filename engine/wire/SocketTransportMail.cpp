@@ -95,7 +95,8 @@ Error SocketTransport::readDoorbell(Head &H, uint64_t MsgSize) {
 Error SocketTransport::ringDoorbell() {
   Error Err = sendBareFrame(DoorbellOpcode, "ringing the peer's doorbell");
   if (Err)
-    closeWith("a message was posted to the shared mailbox, but the peer could not be woken");
+    closeWith("a message was posted to the shared mailbox, but the peer could not be woken",
+              FailureKind::ExecutorLost);
   return Err;
 }
 

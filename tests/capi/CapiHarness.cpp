@@ -2,6 +2,8 @@
 
 #include "CapiHarness.h"
 
+#include "catalyst/remote/RemoteBindings.h"
+
 #include <mutex>
 #include <sstream>
 
@@ -98,17 +100,35 @@ InputArrays::InputArrays(const InputList &Inputs) {
   }
 }
 
+namespace {
+
+// A launch's inputs and outputs as the C ABI takes them, for any of its
+// launch calls: each takes the session, entry and object, then these.
+struct LaunchArrays {
+  InputArrays In;
+  std::vector<void *> OutDescs;
+  std::vector<size_t> OutRanks, OutSizes;
+  LaunchArrays(const InputList &Inputs, Outputs &Out)
+      : In(Inputs), OutDescs(Out.descs()), OutRanks(Out.ranks()), OutSizes(Out.elemSizes()) {}
+
+  // Call(Session, Entry, Object, the arrays..., Extra...).
+  template <typename CallFn, typename... ExtraTs>
+  auto pass(CallFn Call, int64_t Session, const std::string &Entry, const std::string &Object,
+            ExtraTs... Extra) {
+    return Call(Session, Entry.c_str(), Object.c_str(), In.Descs.size(), In.Descs.data(),
+                In.Ranks.data(), In.Sizes.data(), OutDescs.size(), OutDescs.data(), OutRanks.data(),
+                OutSizes.data(), Extra...);
+  }
+};
+
+} // namespace
+
 bool launchRemote(int64_t Session, const std::string &Entry, const std::string &Object,
                   const InputList &Inputs, Outputs &Out, const std::vector<LentBuffer> &Into) {
-  InputArrays In(Inputs);
-  auto OutDescs = Out.descs();
-  auto OutRanks = Out.ranks();
-  auto OutSizes = Out.elemSizes();
+  LaunchArrays A(Inputs, Out);
   size_t Before = FailureLog::count();
   if (Into.empty()) {
-    __catalyst__remote__launch(Session, Entry.c_str(), Object.c_str(), In.Descs.size(),
-                               In.Descs.data(), In.Ranks.data(), In.Sizes.data(), OutDescs.size(),
-                               OutDescs.data(), OutRanks.data(), OutSizes.data());
+    A.pass(__catalyst__remote__launch, Session, Entry, Object);
   } else {
     std::vector<void *> Buffers;
     std::vector<size_t> Bytes;
@@ -116,23 +136,20 @@ bool launchRemote(int64_t Session, const std::string &Entry, const std::string &
       Buffers.push_back(B.Data);
       Bytes.push_back(B.Bytes);
     }
-    __catalyst__remote__launch_into(Session, Entry.c_str(), Object.c_str(), In.Descs.size(),
-                                    In.Descs.data(), In.Ranks.data(), In.Sizes.data(),
-                                    OutDescs.size(), OutDescs.data(), OutRanks.data(),
-                                    OutSizes.data(), Buffers.data(), Bytes.data());
+    A.pass(__catalyst__remote__launch_into, Session, Entry, Object, Buffers.data(), Bytes.data());
   }
   return FailureLog::count() == Before;
 }
 
+int32_t launchStatus(int64_t Session, const std::string &Entry, const std::string &Object,
+                     const InputList &Inputs, Outputs &Out) {
+  return LaunchArrays(Inputs, Out).pass(catalyst_remote_launch, Session, Entry, Object);
+}
+
 int64_t launchRemoteAsync(int64_t Session, const std::string &Entry, const std::string &Object,
                           const InputList &Inputs, Outputs &Out) {
-  InputArrays In(Inputs);
-  auto OutDescs = Out.descs();
-  auto OutRanks = Out.ranks();
-  auto OutSizes = Out.elemSizes();
-  return __catalyst__remote__launch_async_memrefs(
-      Session, Entry.c_str(), Object.c_str(), In.Descs.size(), In.Descs.data(), In.Ranks.data(),
-      In.Sizes.data(), OutDescs.size(), OutDescs.data(), OutRanks.data(), OutSizes.data());
+  return LaunchArrays(Inputs, Out)
+      .pass(__catalyst__remote__launch_async_memrefs, Session, Entry, Object);
 }
 
 void runLocal(PyfaceEntry Fn, const InputList &Inputs, Outputs &Out) {

@@ -85,6 +85,12 @@ struct LentBuffer {
 bool launchRemote(int64_t Session, const std::string &Entry, const std::string &Object,
                   const InputList &Inputs, Outputs &Out, const std::vector<LentBuffer> &Into = {});
 
+// Launches the same through catalyst_remote_launch (RemoteBindings.h) and
+// returns its status: 0, or the kind of failure, whose message is then
+// __catalyst__remote__last_error() (the failure handler is not called).
+int32_t launchStatus(int64_t Session, const std::string &Entry, const std::string &Object,
+                     const InputList &Inputs, Outputs &Out);
+
 // Queues the same through __catalyst__remote__launch_async_memrefs and
 // returns its token (0 when it failed at once). Inputs and Out must live
 // until the token is awaited.

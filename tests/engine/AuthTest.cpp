@@ -40,14 +40,14 @@ ExecutorOptions withToken(const TokenFile &T, std::vector<std::string> More = {}
   return O;
 }
 
-// Tries to open a session; returns the error text ("" when it opened) and
-// how long it took.
-std::string openError(const std::string &Address, const SessionOptions &O,
-                      std::chrono::milliseconds &Took) {
+// Tries to open a session; returns the error's kind and text (Other and ""
+// when it opened) and how long it took.
+FailureReport openError(const std::string &Address, const SessionOptions &O,
+                        std::chrono::milliseconds &Took) {
   auto Start = Clock::now();
   auto S = Session::open(Address, forThisRun(O));
   Took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - Start);
-  return S ? "" : llvm::toString(S.takeError());
+  return S ? FailureReport{} : reportFailure(S.takeError());
 }
 
 // A frame of the handshake as it travels: header, then body.
@@ -116,7 +116,8 @@ TEST(AuthTest, AWrongSecretIsRefusedWithinTwoSecondsAndLeavesNothing) {
   SessionOptions O;
   O.Secret = SecretBytes::copyOf(Other.secret());
   std::chrono::milliseconds Took;
-  std::string Msg = openError(Exec.address(), O, Took);
+  auto [Kind, Msg] = openError(Exec.address(), O, Took);
+  EXPECT_EQ(Kind, FailureKind::Authentication) << Msg;
   EXPECT_TRUE(mentions(Msg, "authentication failed")) << Msg;
   EXPECT_TRUE(mentions(Msg, Exec.address())) << Msg;
   EXPECT_LT(Took, paced(2s));
@@ -135,7 +136,8 @@ TEST(AuthTest, AHostWithoutASecretIsToldHowToGiveOne) {
   ExecutorProcess Exec;
   ASSERT_TRUE(Exec.start(withToken(Token)));
   std::chrono::milliseconds Took;
-  std::string Msg = openError(Exec.address(), {}, Took);
+  auto [Kind, Msg] = openError(Exec.address(), {}, Took);
+  EXPECT_EQ(Kind, FailureKind::Authentication) << Msg;
   EXPECT_TRUE(mentions(Msg, "authentication failed")) << Msg;
   EXPECT_TRUE(mentions(Msg, "requires a secret")) << Msg;
   EXPECT_TRUE(mentions(Msg, "CATALYST_REMOTE_TOKEN_FILE")) << Msg;
@@ -152,7 +154,8 @@ TEST(AuthTest, AHostWithASecretRefusesAnExecutorThatAsksNone) {
   SessionOptions O;
   O.Secret = SecretBytes::copyOf(Token.secret());
   std::chrono::milliseconds Took;
-  std::string Msg = openError(Exec.address(), O, Took);
+  auto [Kind, Msg] = openError(Exec.address(), O, Took);
+  EXPECT_EQ(Kind, FailureKind::Authentication) << Msg;
   EXPECT_TRUE(mentions(Msg, "did not ask for the secret")) << Msg;
 }
 
@@ -160,7 +163,8 @@ TEST(AuthTest, ATooShortSecretIsRefusedBeforeConnecting) {
   SessionOptions O;
   O.Secret = SecretBytes::copyOf("short");
   std::chrono::milliseconds Took;
-  std::string Msg = openError("127.0.0.1:1", O, Took);
+  auto [Kind, Msg] = openError("127.0.0.1:1", O, Took);
+  EXPECT_EQ(Kind, FailureKind::Authentication) << Msg;
   EXPECT_TRUE(mentions(Msg, "at least 16")) << Msg;
 }
 
@@ -229,7 +233,8 @@ TEST(AuthTest, AnExecutorThatCannotProveItselfIsRefused) {
   SessionOptions O;
   O.Secret = SecretBytes::copyOf(Token.secret());
   std::chrono::milliseconds Took;
-  std::string Msg = openError(Impostor.Address, O, Took);
+  auto [Kind, Msg] = openError(Impostor.Address, O, Took);
+  EXPECT_EQ(Kind, FailureKind::Authentication) << Msg;
   EXPECT_TRUE(mentions(Msg, "authentication failed")) << Msg;
   EXPECT_TRUE(mentions(Msg, "does not match this host's secret")) << Msg;
 }
@@ -261,7 +266,8 @@ TEST(AuthTest, AStalledHandshakeEndsOpenAtItsDeadline) {
     if (I == 1)
       O.Secret = SecretBytes::copyOf(Token.secret());
     std::chrono::milliseconds Took;
-    std::string Msg = openError(Staller.Address, O, Took);
+    auto [Kind, Msg] = openError(Staller.Address, O, Took);
+    EXPECT_EQ(Kind, FailureKind::Timeout) << "stall " << I << ": " << Msg;
     EXPECT_TRUE(mentions(Msg, "in time")) << "stall " << I << ": " << Msg;
     EXPECT_GE(Took, 250ms) << "stall " << I;
     EXPECT_LT(Took, paced(1500ms)) << "stall " << I;
@@ -292,7 +298,8 @@ TEST(AuthTest, AnExecutorSilentAfterItsSetupMessageCannotHoldOpen) {
   // it, the host would not need the relay.
   O.Transport = TransportKind::Tcp;
   std::chrono::milliseconds Took;
-  std::string Msg = openError(Relay.Address, O, Took);
+  auto [Kind, Msg] = openError(Relay.Address, O, Took);
+  EXPECT_EQ(Kind, FailureKind::Timeout) << Msg;
   EXPECT_TRUE(mentions(Msg, "did not complete the session's setup within 400 ms")) << Msg;
   EXPECT_LT(Took, paced(1500ms));
 }
@@ -308,7 +315,8 @@ TEST(AuthTest, AMalformedSetupMessageIsRefused) {
     closedByPeer(Fd);
   });
   std::chrono::milliseconds Took;
-  std::string Msg = openError(Liar.Address, {}, Took);
+  auto [Kind, Msg] = openError(Liar.Address, {}, Took);
+  EXPECT_EQ(Kind, FailureKind::Other) << "a peer that breaks the protocol: " << Msg;
   EXPECT_TRUE(mentions(Msg, "setup message is malformed")) << Msg;
 }
 

@@ -53,6 +53,10 @@ std::string messageOf(llvm::Error Err) {
   return Err ? llvm::toString(std::move(Err)) : "";
 }
 
+FailureReport failureOf(llvm::Error Err) {
+  return Err ? reportFailure(std::move(Err)) : FailureReport{};
+}
+
 std::vector<std::unique_ptr<Input>> byteInputs(const std::vector<int64_t> &Lengths,
                                                std::mt19937_64 &Rng) {
   std::vector<std::unique_ptr<Input>> Ins;
@@ -124,4 +128,8 @@ const char *strategyTestName(Strategy S) {
 
 void catalyst::remote::PrintTo(Strategy S, std::ostream *OS) {
   *OS << test::strategyTestName(S);
+}
+
+void catalyst::remote::PrintTo(FailureKind K, std::ostream *OS) {
+  *OS << failureKindName(K);
 }

@@ -48,6 +48,10 @@ std::string errorText(llvm::Error Err);
 // Err's text, or "" on success; expects nothing.
 std::string messageOf(llvm::Error Err);
 
+// Err's kind and text (Failure.h), or Other and "" on success; expects
+// nothing.
+FailureReport failureOf(llvm::Error Err);
+
 // One-dimensional byte inputs of the given lengths, randomly filled.
 std::vector<std::unique_ptr<Input>> byteInputs(const std::vector<int64_t> &Lengths,
                                                std::mt19937_64 &Rng);
@@ -77,6 +81,8 @@ const char *strategyTestName(Strategy S);
 namespace catalyst::remote {
 // How GoogleTest shows a Strategy parameter; found by argument lookup.
 void PrintTo(Strategy S, std::ostream *OS);
+// And a FailureKind, by its name.
+void PrintTo(FailureKind K, std::ostream *OS);
 } // namespace catalyst::remote
 
 #endif

@@ -41,7 +41,8 @@ TEST(ExecutorBoundsTest, AConnectionBeyondTheCapIsRefusedWithTheReason) {
   ASSERT_TRUE(A && B);
   auto C = Session::open(Exec.address(), forThisRun({}));
   ASSERT_FALSE(C);
-  std::string Msg = llvm::toString(C.takeError());
+  auto [Kind, Msg] = reportFailure(C.takeError());
+  EXPECT_EQ(Kind, FailureKind::Busy) << "a place may free up: " << Msg;
   EXPECT_TRUE(mentions(Msg, "executor at capacity: 2 sessions")) << Msg;
   EXPECT_EQ(messageOf(A->close()), "");
   // The listener frees the place once it has reaped A's process, which

@@ -67,14 +67,14 @@ protected:
     return S;
   }
 
-  // Launches sleepy for K.Ms; returns the error text ("" on success) and
-  // how long the launch took.
-  std::string launch(Session &S, Sleepy &K, std::chrono::milliseconds &Took) {
+  // Launches sleepy for K.Ms; returns the error's kind and text (Other
+  // and "" on success) and how long the launch took.
+  FailureReport launch(Session &S, Sleepy &K, std::chrono::milliseconds &Took) {
     MemrefArg In{K.In.data(), 1, 8}, Out{K.Out.data(), 1, 8};
     auto Start = Clock::now();
     llvm::Error Err = S.launch({remoteEntry("sleepy"), "sleepy.o", {In}, {Out}});
     Took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - Start);
-    return Err ? llvm::toString(std::move(Err)) : "";
+    return failureOf(std::move(Err));
   }
 
   // A launch on S with a liveness timeout of 1 s failed saying Says, in
@@ -113,7 +113,8 @@ TEST_P(LivenessTest, AStoppedExecutorIsDeclaredDeadWithinTheLivenessTimeout) {
   stopConnection();
   Sleepy K(0);
   std::chrono::milliseconds Took;
-  std::string Msg = launch(*S, K, Took);
+  auto [Kind, Msg] = launch(*S, K, Took);
+  EXPECT_EQ(Kind, FailureKind::ExecutorLost) << "an executor that stopped answering is gone";
   expectDeclaredDead(*S, Msg, Took, "stopped answering");
   EXPECT_TRUE(K.Out.allZero()) << "a failed launch leaves its outputs zeroed";
 }
@@ -125,7 +126,7 @@ TEST_P(LivenessTest, AKernelLongerThanTheLivenessTimeoutIsNeverCut) {
   ASSERT_TRUE(S);
   Sleepy K(1500);
   std::chrono::milliseconds Took;
-  ASSERT_EQ(launch(*S, K, Took), "");
+  ASSERT_EQ(launch(*S, K, Took).Message, "");
   int64_t Back = 0;
   std::memcpy(&Back, K.Out.aligned(), 8);
   EXPECT_EQ(Back, 1500);
@@ -141,7 +142,7 @@ TEST_P(LivenessTest, AnIdleSessionOutlivesTheLivenessTimeout) {
   std::this_thread::sleep_for(900ms);
   Sleepy K(1);
   std::chrono::milliseconds Took;
-  EXPECT_EQ(launch(*S, K, Took), "");
+  EXPECT_EQ(launch(*S, K, Took).Message, "");
   std::free(K.Out.allocated());
 }
 
@@ -154,7 +155,8 @@ TEST_P(LivenessTest, ALaunchPastItsDeadlineFailsAndEndsItsConnectionProcess) {
   ASSERT_TRUE(S);
   Sleepy K(20000);
   std::chrono::milliseconds Took;
-  std::string Msg = launch(*S, K, Took);
+  auto [Kind, Msg] = launch(*S, K, Took);
+  EXPECT_EQ(Kind, FailureKind::Timeout);
   EXPECT_TRUE(mentions(Msg, "did not finish within 300 ms")) << Msg;
   EXPECT_GE(Took, 250ms);
   EXPECT_LT(Took, 2000ms);

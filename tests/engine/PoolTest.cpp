@@ -174,6 +174,9 @@ TEST_F(PoolTest, BlockingLaunchesSpreadOverEveryListedMemberAndComeBackRight) {
     EXPECT_EQ(M.Session.Launches, 4u) << M.Name;
   }
   EXPECT_EQ(messageOf(P->close()), "");
+  auto [Kind, Msg] = failureOf(P->callWrapper("anything", {}).takeError());
+  EXPECT_EQ(Kind, FailureKind::Closed) << Msg;
+  EXPECT_EQ(Msg, P->address().str() + ": the pool is closed");
 }
 
 // Each await returns its own launch's result, whichever member ran it; a
@@ -307,7 +310,7 @@ protected:
                                    std::vector<char>(FlagPath.begin(), FlagPath.end() + 1));
     Launch = std::thread([&] {
       MemrefArg In = K.in(), Name{FlagArg->D.data(), 1, 1}, Out = K.out();
-      Result = messageOf(P.launch({remoteEntry("whose_flag"), "member.o", {In, Name}, {Out}}));
+      Result = failureOf(P.launch({remoteEntry("whose_flag"), "member.o", {In, Name}, {Out}}));
     });
     auto Deadline = Clock::now() + 10s;
     std::string Pid;
@@ -329,7 +332,7 @@ protected:
   std::unique_ptr<Input> FlagArg;
   Whose K{1500, 7};
   std::thread Launch;
-  std::string Result;
+  FailureReport Result;
   int Victim = -1;
 };
 
@@ -338,8 +341,9 @@ TEST_F(MemberLossTest, ALaunchWhoseMemberDiesFailsNamingItWithoutRetry) {
   ASSERT_TRUE(P);
   launchAndKillItsMember(*P);
   ASSERT_NE(Victim, -1);
-  EXPECT_TRUE(mentions(Result, "on member " + Execs[Victim]->address())) << Result;
-  EXPECT_TRUE(mentions(Result, "the member was lost")) << Result;
+  EXPECT_EQ(Result.Kind, FailureKind::ExecutorLost) << Result.Message;
+  EXPECT_TRUE(mentions(Result.Message, "on member " + Execs[Victim]->address())) << Result.Message;
+  EXPECT_TRUE(mentions(Result.Message, "the member was lost")) << Result.Message;
   EXPECT_TRUE(K.Out.allZero());
   EXPECT_EQ(P->members(), 1u);
   auto R = reports();
@@ -354,7 +358,7 @@ TEST_F(MemberLossTest, WithRetryTheLaunchRunsAgainOnAnotherMember) {
   ASSERT_TRUE(P);
   launchAndKillItsMember(*P);
   ASSERT_NE(Victim, -1);
-  EXPECT_EQ(Result, "");
+  EXPECT_EQ(Result.Message, "");
   pid_t Ran;
   ASSERT_TRUE(K.ranOn(Ran));
   EXPECT_EQ(indexOf(Ran), 1 - Victim);
@@ -369,8 +373,9 @@ TEST_F(PoolTest, AKernelThatCrashesIsNotAMemberLossNorRetried) {
   ASSERT_TRUE(P);
   ASSERT_EQ(messageOf(P->sendBinary(kernelObject("deaths"), BinaryFormat::Object)), "");
   Desc Out(1, 1);
-  std::string Msg =
-      messageOf(P->launch({remoteEntry("die_segv"), "deaths.o", {}, {{Out.data(), 1, 1}}}));
+  auto [Kind, Msg] =
+      failureOf(P->launch({remoteEntry("die_segv"), "deaths.o", {}, {{Out.data(), 1, 1}}}));
+  EXPECT_EQ(Kind, FailureKind::KernelCrashed) << "the member's own kind: " << Msg;
   EXPECT_TRUE(mentions(Msg, "signal 11 (Segmentation fault)")) << Msg;
   PoolStats S = P->stats();
   EXPECT_EQ(S.Retried, 0u);
@@ -429,7 +434,8 @@ TEST_F(PoolTest, OpenWaitsForTheMinimumAndSaysWhoDidNotJoin) {
   auto Start = Clock::now();
   auto P = Pool::open(listAddress() + "," + Dead, O);
   ASSERT_FALSE(P);
-  std::string Msg = llvm::toString(P.takeError());
+  auto [Kind, Msg] = reportFailure(P.takeError());
+  EXPECT_EQ(Kind, FailureKind::Timeout) << Msg;
   EXPECT_GE(Clock::now() - Start, 500ms);
   EXPECT_TRUE(mentions(Msg, "1 of the 2 members needed joined within 500 ms")) << Msg;
   EXPECT_TRUE(mentions(Msg, Dead + ": ")) << Msg;
@@ -502,7 +508,8 @@ TEST_F(PoolTest, BadPoolAddressesAreRefusedSayingWhy) {
   auto Expect = [](const std::string &Address, const std::string &Says) {
     auto P = Pool::open(Address);
     ASSERT_FALSE(P) << Address;
-    std::string Msg = llvm::toString(P.takeError());
+    auto [Kind, Msg] = reportFailure(P.takeError());
+    EXPECT_EQ(Kind, FailureKind::BadArgument) << Address << ": " << Msg;
     EXPECT_TRUE(mentions(Msg, Says)) << Address << ": " << Msg;
   };
   Expect("pool:", "empty pool address");

@@ -265,7 +265,8 @@ TEST(StartupTest, AHostBusyUntilItsDeadlineSaysSo) {
   O.HandshakeTimeout = 300ms;
   auto S = Session::open(L.Exec.address(), forThisRun(O));
   ASSERT_FALSE(S);
-  std::string Msg = llvm::toString(S.takeError());
+  auto [Kind, Msg] = reportFailure(S.takeError());
+  EXPECT_EQ(Kind, FailureKind::Busy) << Msg;
   EXPECT_TRUE(mentions(Msg, "executor busy")) << Msg;
   EXPECT_TRUE(mentions(Msg, "--max-startups")) << Msg;
   ::close(A);

@@ -37,15 +37,19 @@ enum class FailureKind : int32_t {
   Authentication = 3,
   // No executor answered at the address (refused, unreachable, unknown).
   Unreachable = 4,
-  // The executor, or its connection process, went away mid-session.
+  // The executor, or its connection process, went away mid-session, or
+  // stopped answering for the liveness timeout; also every call on a
+  // session whose connection ended so.
   ExecutorLost = 5,
   // A kernel killed its connection process (a signal the executor named).
   KernelCrashed = 6,
-  // A deadline passed: the handshake, a launch, liveness, a pool's members.
+  // A deadline passed: the handshake, a launch (LaunchTimeout), a pool's
+  // members.
   Timeout = 7,
   // The session or pool was closed before or during the call.
   Closed = 8,
-  // The executor turned the session away for now; trying later may work.
+  // The executor turned the session away for now (too many peers
+  // authenticating, or at --max-connections); trying later may work.
   Busy = 9,
 };
 

@@ -44,6 +44,12 @@
 // bad argument) fails as on a session: running it elsewhere would fail
 // again, or crash that member too.
 //
+// Errors carry a kind (Failure.h), as a session's do, the member's own
+// kept where one member's error is passed on: a launch whose member was
+// lost is ExecutorLost, a call on a closed pool Closed, and a pool that
+// does not reach its members in time (PoolOptions::MinMembers, or no
+// member to run on) Timeout.
+//
 // Thread safety: every method may be called from any thread, close()
 // included, as on a Session.
 //

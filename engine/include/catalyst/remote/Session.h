@@ -14,12 +14,21 @@
 // being sent, is declared dead after SessionOptions::LivenessTimeout, which
 // closes the session.
 //
+// Errors are for a person to read, and those a program must act on carry a
+// kind (Failure.h): a call on a closed session fails as Closed, one whose
+// executor went away as ExecutorLost (KernelCrashed when a kernel killed
+// its connection process, Timeout past SessionOptions::LaunchTimeout), a
+// bad argument as BadArgument; open() fails as Unreachable, Authentication,
+// Busy or Timeout where the executor could not be reached, refused the
+// secret, was busy, or did not finish the handshake in time.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef CATALYST_REMOTE_SESSION_H
 #define CATALYST_REMOTE_SESSION_H
 
 #include "catalyst/remote/ExecutorInfo.h"
+#include "catalyst/remote/Failure.h"
 #include "catalyst/remote/Launch.h"
 #include "catalyst/remote/SessionOptions.h"
 #include "catalyst/remote/Stats.h"
