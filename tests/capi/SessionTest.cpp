@@ -1,6 +1,7 @@
 //===- SessionTest.cpp - Opening, sharing and closing sessions ------------===//
 
 #include "CapiHarness.h"
+#include "Pace.h"
 #include "Procfs.h"
 #include "Sockets.h"
 
@@ -97,12 +98,15 @@ TEST_F(SessionTest, SilentPeerFailsWithinTheHandshakeTimeout) {
 TEST_F(SessionTest, AnOpenThatHangsDoesNotStallOtherSessions) {
   auto Peer = std::make_unique<SilentPeer>();
   std::atomic<bool> Returned{false};
-  std::thread Stuck([&] {
-    EXPECT_EQ(__catalyst__remote__open(Peer->address().c_str()), 0);
+  std::thread Stuck([&, Address = Peer->address()] {
+    EXPECT_EQ(__catalyst__remote__open(Address.c_str()), 0);
     Returned = true;
   });
-  while (!Peer->accepted())
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  if (!waitUntil([&] { return Peer->accepted(); }, paced(std::chrono::milliseconds(10000)))) {
+    Peer.reset(); // the open, connected or not, then fails at once
+    Stuck.join();
+    FAIL() << "the open did not reach the silent peer within 10 s";
+  }
   ASSERT_NO_FATAL_FAILURE(startAndOpen());
   ASSERT_NO_FATAL_FAILURE(sendKernel("map"));
   std::mt19937_64 Rng(11);

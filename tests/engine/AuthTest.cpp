@@ -122,10 +122,10 @@ TEST(AuthTest, AWrongSecretIsRefusedWithinTwoSecondsAndLeavesNothing) {
   EXPECT_TRUE(mentions(Msg, Exec.address())) << Msg;
   EXPECT_LT(Took, paced(2s));
   std::vector<pid_t> Pids;
-  EXPECT_TRUE(Exec.waitForConnections(0, Pids, 2s));
+  EXPECT_TRUE(Exec.waitForConnections(0, Pids, paced(2s)));
   EXPECT_EQ(readFile(RtLog), "") << "the runtime ran for a peer that did not authenticate";
   // The executor logs the refusal once it is sent: it may come later.
-  EXPECT_TRUE(waitForText(ExecLog, "does not match", 5s)) << readFile(ExecLog);
+  EXPECT_TRUE(waitForText(ExecLog, "does not match", paced(5s))) << readFile(ExecLog);
   std::string Log = readFile(ExecLog);
   std::string Peer = socketFileRun() ? "local process " : "127.0.0.1:";
   EXPECT_TRUE(mentions(Log, Peer)) << "the log names the peer: " << Log;
@@ -143,7 +143,7 @@ TEST(AuthTest, AHostWithoutASecretIsToldHowToGiveOne) {
   EXPECT_TRUE(mentions(Msg, "CATALYST_REMOTE_TOKEN_FILE")) << Msg;
   EXPECT_LT(Took, paced(2s));
   std::vector<pid_t> Pids;
-  EXPECT_TRUE(Exec.waitForConnections(0, Pids, 2s));
+  EXPECT_TRUE(Exec.waitForConnections(0, Pids, paced(2s)));
 }
 
 // The host proves itself only to an executor that proves itself back.

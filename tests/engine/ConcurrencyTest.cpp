@@ -11,10 +11,14 @@
 #include "EngineHarness.h"
 #include "ExecutorProcess.h"
 #include "Kernels.h"
+#include "Pace.h"
+#include "Procfs.h"
+#include "TempDir.h"
 #include "Text.h"
 
 #include <atomic>
 #include <thread>
+#include <unistd.h>
 
 using namespace catalyst::remote;
 using namespace catalyst::remote::test;
@@ -100,15 +104,16 @@ TEST_P(ConcurrencyTest, CloseRacesLaunchesSendsCallsAndStats) {
       (void)S->connected();
     }
   });
-  std::this_thread::sleep_for(300ms);
+  // Some calls complete before the close, and some meet the closed session.
+  bool Completed = waitUntil([&] { return Seen.Done > 0; }, paced(10000ms));
   EXPECT_EQ(messageOf(S->close()), "");
   EXPECT_FALSE(S->connected());
-  std::this_thread::sleep_for(50ms); // every thread meets the closed session
+  bool MetClose = waitUntil([&] { return Seen.Closed > 0; }, paced(10000ms));
   Stop = true;
   for (auto &T : Threads)
     T.join();
-  EXPECT_GT(Seen.Done, 0) << "calls completed before the close";
-  EXPECT_GT(Seen.Closed, 0) << "calls after the close failed saying so";
+  EXPECT_TRUE(Completed) << "no call completed within 10 s before the close";
+  EXPECT_TRUE(MetClose) << "no call after the close failed saying so within 10 s";
   EXPECT_TRUE(Seen.Unexpected.empty()) << Seen.Unexpected.front();
 }
 
@@ -124,21 +129,27 @@ TEST_P(ConcurrencyTest, CloseEndsALaunchInFlightOnAnotherThread) {
   In.setAligned(&Ms);
   In.setSize(0, 1);
   In.setStride(0, 1);
+  // The kernel creates Flag once it runs: the close then surely finds the
+  // launch in flight.
+  TempDir Dir;
+  std::string Flag = Dir.path("running");
+  auto FlagArg = makeDenseInput({int64_t(Flag.size() + 1)}, 1, Flag.c_str());
   std::string Msg;
   std::thread Launcher([&] {
-    MemrefArg A{In.data(), 1, 8}, R{Out.data(), 1, 8};
-    llvm::Error Err = S->launch({remoteEntry("sleepy"), "sleepy.o", {A}, {R}});
+    MemrefArg A{In.data(), 1, 8}, Name{FlagArg->D.data(), 1, 1}, R{Out.data(), 1, 8};
+    llvm::Error Err = S->launch({remoteEntry("sleepy_flag"), "sleepy.o", {A, Name}, {R}});
     Msg = Err ? llvm::toString(std::move(Err)) : "";
   });
-  std::this_thread::sleep_for(300ms);
+  bool Running = waitUntil([&] { return ::access(Flag.c_str(), F_OK) == 0; }, paced(10000ms));
   auto Start = Clock::now();
   EXPECT_EQ(messageOf(S->close()), "");
   Launcher.join();
-  EXPECT_LT(Clock::now() - Start, 5s);
+  ASSERT_TRUE(Running) << "the kernel did not start within 10 s: " << Msg;
+  EXPECT_LT(Clock::now() - Start, paced(5s));
   EXPECT_TRUE(mentions(Msg, "the session was closed while a call was in flight")) << Msg;
   EXPECT_TRUE(Out.allZero());
   std::vector<pid_t> Pids;
-  EXPECT_TRUE(Exec.waitForConnections(0, Pids, 5s));
+  EXPECT_TRUE(Exec.waitForConnections(0, Pids, paced(5000ms)));
 }
 
 // Four threads, each with sessions of its own, opening, launching and

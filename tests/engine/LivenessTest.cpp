@@ -15,6 +15,7 @@
 #include "EngineHarness.h"
 #include "ExecutorProcess.h"
 #include "Kernels.h"
+#include "Pace.h"
 #include "Procfs.h"
 #include "Text.h"
 
@@ -84,7 +85,7 @@ protected:
     EXPECT_TRUE(mentions(Msg, Says)) << Msg;
     EXPECT_TRUE(mentions(Msg, Exec.address())) << Msg;
     EXPECT_GE(Took, 900ms);
-    EXPECT_LT(Took, 3000ms);
+    EXPECT_LT(Took, paced(3000ms));
     EXPECT_FALSE(S.connected()) << "the session is closed";
   }
 
@@ -159,7 +160,7 @@ TEST_P(LivenessTest, ALaunchPastItsDeadlineFailsAndEndsItsConnectionProcess) {
   EXPECT_EQ(Kind, FailureKind::Timeout);
   EXPECT_TRUE(mentions(Msg, "did not finish within 300 ms")) << Msg;
   EXPECT_GE(Took, 250ms);
-  EXPECT_LT(Took, 2000ms);
+  EXPECT_LT(Took, paced(2000ms));
   EXPECT_TRUE(K.Out.allZero());
   EXPECT_FALSE(S->connected());
   std::vector<pid_t> Pids;

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "QuietClient.h"
 #include "wire/SocketTransport.h"
 
 #include <future>
@@ -22,16 +23,6 @@ using namespace llvm;
 using namespace llvm::orc;
 
 namespace {
-
-// Takes whatever arrives and notes the end.
-class Quiet final : public SimpleRemoteEPCTransportClient {
-public:
-  Expected<HandleMessageAction> handleMessage(SimpleRemoteEPCOpcode, uint64_t, ExecutorAddr,
-                                              shared::WrapperFunctionBuffer) override {
-    return ContinueSession;
-  }
-  void handleDisconnect(Error Err) override { consumeError(std::move(Err)); }
-};
 
 // A connected pair of loopback TCP sockets; the second times out reads
 // after 10 s.
@@ -72,7 +63,7 @@ protected:
     close(Peer);
   }
 
-  Quiet Client;
+  test::QuietClient Client;
   wire::SendMark Mark; // as the executor keeps it
   std::unique_ptr<wire::SocketTransport> Transport;
   int Peer = -1;
