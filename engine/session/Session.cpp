@@ -776,7 +776,8 @@ Expected<std::vector<char>> Session::callWrapper(StringRef Symbol, ArrayRef<char
     return Closed;
   auto Fn = I->Linker->lookup("", Symbol);
   if (!Fn)
-    return Fn.takeError();
+    // A lookup the connection's end cut short says so, as a call does.
+    return I->explain(Fn.takeError(), "call of '" + Symbol + "' failed");
   auto Result = I->callWrapper(*Fn, Args);
   if (!Result)
     return I->explain(Result.takeError(), "call of '" + Symbol + "' failed");

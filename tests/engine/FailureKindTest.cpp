@@ -193,9 +193,11 @@ TEST_F(FailureKindTest, BadLaunchArgumentsAndFilesAreBadArguments) {
 TEST_F(FailureKindTest, CallsOnAClosedSessionFailAsClosed) {
   ASSERT_EQ(messageOf(S->close()), "");
   std::string Closed = "the session with " + Exec.address() + " is closed";
-  Desc In(1, 4), Out(1, 4);
+  // The queued launch has outputs of its own: it runs, and zeroes them,
+  // on the session's thread while the calls below run on this one.
+  Desc In(1, 4), Out(1, 4), QueuedOut(1, 4);
   uint64_t Ticket = S->launchAsync(
-      {remoteEntry("map_r1_e4"), "map.o", {{In.data(), 1, 4}}, {{Out.data(), 1, 4}}});
+      {remoteEntry("map_r1_e4"), "map.o", {{In.data(), 1, 4}}, {{QueuedOut.data(), 1, 4}}});
   expectKind(FailureKind::Closed,
              {{failureOf(S->ping()), Closed},
               {failureOf(S->sendBinary(kernelObject("map"), BinaryFormat::Object)), Closed},
