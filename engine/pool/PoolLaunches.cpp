@@ -4,6 +4,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 
+#include <cstring>
 #include <pthread.h>
 
 using namespace llvm;
@@ -133,12 +134,22 @@ Error Pool::Impl::afterFailure(const MemberPtr &Mem, Error Err, StringRef Entry,
   return Error::success();
 }
 
+// A launch no member takes leaves its outputs zeroed, as a session's
+// failed launch does, so that a caller freeing them frees nothing.
+static void zeroOutputs(const LaunchCall &Call) {
+  for (const MemrefArg &Out : Call.Outputs)
+    if (Out.Desc)
+      std::memset(Out.Desc, 0, (3 + 2 * Out.Rank) * sizeof(int64_t));
+}
+
 Error Pool::Impl::launch(const LaunchCall &Call) {
   std::vector<uint64_t> Tried;
   for (;;) {
     auto Mem = pick(Tried);
-    if (!Mem)
+    if (!Mem) {
+      zeroOutputs(Call);
       return Mem.takeError();
+    }
     if (!caughtUp(*Mem)) {
       Tried.push_back((*Mem)->Order);
       release(*Mem);

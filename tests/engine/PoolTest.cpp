@@ -177,6 +177,11 @@ TEST_F(PoolTest, BlockingLaunchesSpreadOverEveryListedMemberAndComeBackRight) {
   auto [Kind, Msg] = failureOf(P->callWrapper("anything", {}).takeError());
   EXPECT_EQ(Kind, FailureKind::Closed) << Msg;
   EXPECT_EQ(Msg, P->address().str() + ": the pool is closed");
+  // A launch on the closed pool fails so too, its outputs zeroed (W frees
+  // what they point at: a poisoned pointer would crash here).
+  Whose Late(0, 99);
+  auto [LateKind, LateMsg] = failureOf(P->launch(Late.call()));
+  EXPECT_EQ(LateKind, FailureKind::Closed) << LateMsg;
 }
 
 // Each await returns its own launch's result, whichever member ran it; a
