@@ -17,19 +17,6 @@ namespace {
 
 constexpr StringLiteral Prefix = "pool:";
 
-// Runs F(0) .. F(N-1) at once: one on the calling thread, the others on
-// threads of their own. Members are few, and each call waits on the
-// network, so a thread each is what lets them overlap.
-template <typename Fn> void atOnce(size_t N, Fn F) {
-  std::vector<std::thread> Threads;
-  for (size_t I = 1; I < N; ++I)
-    Threads.emplace_back(F, I);
-  if (N)
-    F(0);
-  for (std::thread &T : Threads)
-    T.join();
-}
-
 Error poolError(const Twine &Message) {
   return createStringError(inconvertibleErrorCode(), Message);
 }
@@ -37,7 +24,8 @@ Error poolError(const Twine &Message) {
 } // namespace
 
 Pool::Impl::Impl(std::string Address, std::unique_ptr<pool::MemberSource> Source, PoolOptions Opts)
-    : Address(std::move(Address)), Opts(std::move(Opts)), Source(std::move(Source)) {}
+    : Address(std::move(Address)), Opts(std::move(Opts)), Source(std::move(Source)),
+      TracePath(this->Opts.Member.TracePath) {}
 
 // Joins what the source announces until MinMembers are in or the handshake
 // timeout passes, then leaves the source to the watcher.
@@ -322,6 +310,14 @@ Error Pool::await(uint64_t Ticket) {
 
 PoolStats Pool::stats() const {
   return I->stats();
+}
+
+Error Pool::startTrace(StringRef Path) {
+  return I->startTrace(Path);
+}
+
+Error Pool::stopTrace() {
+  return I->stopTrace();
 }
 
 Error Pool::close() {
