@@ -11,6 +11,8 @@
 // Holds, Running, Started, Shipped and WorkerDone are atomics any thread updates. Gone,
 // Dropped, Final and Released are the pool's: read and written under its
 // mutex. ShipMutex makes one thread at a time ship the pool's binaries.
+// Follows is the joining thread's until the member is among the pool's
+// members, then read and written under the pool's TraceMutex.
 //
 //===----------------------------------------------------------------------===//
 
@@ -54,6 +56,10 @@ struct Member {
   std::string Dropped;   // why, once Gone
   bool Released = false; // session closed and freed; Final holds its stats
   SessionStats Final;
+
+  // The path of the pool's trace its session traces to (empty: none); a
+  // trace the session has from elsewhere (forEachMember) is not the pool's.
+  std::string Follows;
 
   // Runs this member's share of asynchronous launches, once any was made;
   // joined by the pool (the watcher, or close()) once WorkerDone.

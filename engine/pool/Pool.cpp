@@ -30,10 +30,15 @@ template <typename Fn> void atOnce(size_t N, Fn F) {
     T.join();
 }
 
+Error poolError(const Twine &Message) {
+  return createStringError(inconvertibleErrorCode(), Message);
+}
+
 } // namespace
 
 Pool::Impl::Impl(std::string Address, std::unique_ptr<pool::MemberSource> Source, PoolOptions Opts)
-    : Address(std::move(Address)), Opts(std::move(Opts)), Source(std::move(Source)) {}
+    : Address(std::move(Address)), Opts(std::move(Opts)), Source(std::move(Source)),
+      TracePath(this->Opts.Member.TracePath) {}
 
 // Joins what the source announces until MinMembers are in or the handshake
 // timeout passes, then leaves the source to the watcher.
@@ -324,6 +329,14 @@ Error Pool::await(uint64_t Ticket) {
 
 PoolStats Pool::stats() const {
   return I->stats();
+}
+
+Error Pool::startTrace(StringRef Path) {
+  return I->startTrace(Path);
+}
+
+Error Pool::stopTrace() {
+  return I->stopTrace();
 }
 
 Error Pool::close() {

@@ -3,7 +3,8 @@
 // Pool.cpp opens and closes a pool and answers the calls that touch every
 // member; PoolMembership.cpp follows the source (joins, drops, reports);
 // PoolLaunches.cpp places launches, runs the asynchronous ones and decides
-// what a failed launch means.
+// what a failed launch means; PoolTracing.cpp starts and stops the pool's
+// trace on every member, joining ones included.
 //
 // Threads: the callers' (any of Pool's methods); the watcher, started by
 // open(), which reads the source every PollInterval, joins and drops
@@ -14,7 +15,9 @@
 // Locking: M guards every member below marked "under M", and the members'
 // fields Member.h says are the pool's. Nothing waits for the network while
 // holding M: sessions are opened, used and closed outside it. Report is
-// called outside it.
+// called outside it. TraceMutex makes starts and stops of the pool's trace
+// take turns; it is taken before M, never under it, and held while the
+// members' traces start (reading their executors' clocks) or stop.
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,6 +50,19 @@ struct PoolBinary {
   BinaryFormat Format;
   bool Failed = false; // some member refused it: later ones skip it
 };
+
+// Runs F(0) .. F(N-1) at once: one on the calling thread, the others on
+// threads of their own. Members are few, and each call waits on the
+// network, so a thread each is what lets them overlap.
+template <typename Fn> void atOnce(size_t N, Fn F) {
+  std::vector<std::thread> Threads;
+  for (size_t I = 1; I < N; ++I)
+    Threads.emplace_back(F, I);
+  if (N)
+    F(0);
+  for (std::thread &T : Threads)
+    T.join();
+}
 
 // An asynchronous launch: the caller's call, copied, and where it was tried.
 struct PoolJob {
@@ -83,6 +99,8 @@ public:
   bool noteJoinFailure(const std::string &Who, const std::string &Why);
   void releaseUnused();
   void report(const std::string &Line);
+  bool replace(const MemberPtr &Mem, const MemberPtr &Fresh, const std::string &Why,
+               std::vector<std::string> &Reports);
 
   // PoolLaunches.cpp
   llvm::Expected<MemberPtr> pick(llvm::ArrayRef<uint64_t> Tried, bool Oldest = false);
@@ -100,6 +118,15 @@ public:
   void startWorker(const MemberPtr &Mem);
   void work(MemberPtr Mem);
   void failStranded();
+
+  // PoolTracing.cpp
+  llvm::Error startTrace(llvm::StringRef Path);
+  llvm::Error stopTrace();
+  llvm::Error stopTrace(const std::lock_guard<std::mutex> &TraceTurn);
+  std::vector<MemberPtr> holdSessions(bool Dropped);
+  llvm::Error followTraces(llvm::ArrayRef<MemberPtr> All, const std::string &Path);
+  std::unique_lock<std::mutex> lockFollowing(llvm::ArrayRef<MemberPtr> Fresh,
+                                             std::vector<std::string> &Reports);
 
   const std::string Address;
   const PoolOptions Opts;
@@ -151,6 +178,11 @@ private:
   // Whose session ran the launch that finished last: stats() reads its
   // Last, since reading a session's stats waits for its launch in flight.
   MemberPtr LastMember;
+
+  // The pool's trace: the path every member traces to, empty for none;
+  // written holding TraceMutex and M, read under either.
+  std::mutex TraceMutex;
+  std::string TracePath;
 
   bool Closing = false; // under M
   std::thread Watcher;

@@ -43,14 +43,23 @@ bool Pool::Impl::noteJoinFailure(const std::string &Who, const std::string &Why)
   return F.Count++ == 0;
 }
 
+// Traced from its opening when the pool traces now; lockFollowing() sets
+// it again if that changes before the pool takes it.
 MemberPtr Pool::Impl::join(const pool::Announced &A, std::string &Why) {
-  auto S = Session::open(A.Address, Opts.Member);
+  SessionOptions O = Opts.Member;
+  {
+    std::lock_guard<std::mutex> L(M);
+    O.TracePath = TracePath;
+  }
+  auto S = Session::open(A.Address, O);
   if (!S) {
     Why = toString(S.takeError());
     return nullptr;
   }
   std::lock_guard<std::mutex> L(M);
-  return std::make_shared<pool::Member>(A.Name, A.Address, std::move(*S), NextOrder++);
+  auto Mem = std::make_shared<pool::Member>(A.Name, A.Address, std::move(*S), NextOrder++);
+  Mem->Follows = O.TracePath;
+  return Mem;
 }
 
 // Reads the source once: drops members whose announcement went or whose
@@ -103,7 +112,7 @@ void Pool::Impl::refresh() {
   std::vector<std::string> Reports;
   std::vector<MemberPtr> Extra;
   {
-    std::lock_guard<std::mutex> L(M);
+    auto L = lockFollowing(Joined, Reports);
     for (size_t I = 0; I < Fresh.size(); ++I) {
       std::string Who = key(Fresh[I]);
       if (!Joined[I]) {
@@ -171,7 +180,18 @@ bool Pool::Impl::drop(const MemberPtr &Mem, const std::string &Why) {
 bool Pool::Impl::rejoin(const MemberPtr &Mem) {
   std::string Why;
   MemberPtr Fresh = join({Mem->Name, Mem->Address}, Why);
-  std::unique_lock<std::mutex> L(M);
+  std::vector<std::string> Reports;
+  bool Replaced = replace(Mem, Fresh, Why, Reports);
+  for (const std::string &R : Reports)
+    report(R);
+  return Replaced;
+}
+
+// Puts Fresh, Mem's new session (null when none opened, for Why), in Mem's
+// place; else drops Mem. What is to be reported goes to Reports.
+bool Pool::Impl::replace(const MemberPtr &Mem, const MemberPtr &Fresh, const std::string &Why,
+                         std::vector<std::string> &Reports) {
+  auto L = lockFollowing({Fresh}, Reports);
   if (Mem->Gone) {
     // Another thread saw the same end first and dealt with it.
     bool Replaced = llvm::any_of(Members, [&](const MemberPtr &Other) {
@@ -218,8 +238,8 @@ void Pool::Impl::releaseUnused() {
   }
   std::lock_guard<std::mutex> L(M);
   for (const MemberPtr &Mem : Unused) {
-    // stats() may have taken a hold since the member was picked: its
-    // session, closed, stays until a later pass finds it unused.
+    // Taken since it was picked (stats(), or stopping the pool's trace):
+    // its session, closed, stays until a later pass finds it unused.
     if (Mem->Holds != 0)
       continue;
     Mem->Final = Mem->S->stats();

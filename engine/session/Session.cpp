@@ -3,6 +3,7 @@
 #include "catalyst/remote/Session.h"
 
 #include "../trace/SessionTrace.h"
+#include "../trace/TraceSlot.h"
 #include "../transfer/BatchedTransfer.h"
 #include "../transfer/CheckedCall.h"
 #include "../transfer/NaiveTransfer.h"
@@ -21,6 +22,7 @@
 #include "LaunchWatchdog.h"
 #include "OpenLink.h"
 #include "TaskPool.h"
+#include "catalyst/remote/Failure.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
@@ -139,7 +141,7 @@ public:
   }
 
   Error open();
-  Error connect();
+  Error connect(SessionTrace *Trace);
   Error startEpc(Link L);
   Error startLiveness();
   Error chooseTransfer();
@@ -148,6 +150,7 @@ public:
   Error sendAsset(StringRef Path);
   Expected<std::vector<char>> callWrapper(ExecutorAddr Fn, ArrayRef<char> Args);
   Error launch(const LaunchCall &Call);
+  Error startTrace(StringRef Path);
   Error launchMeasured(const LaunchCall &Call, HostOutputs &Outputs, LaunchStats &S,
                        LaunchTimeline &When, uint64_t &InputBytes);
   Error ping();
@@ -167,8 +170,7 @@ public:
   SessionOptions Opts; // without the secret, once connected
   bool Proved = false; // both ends proved they know the secret
   catalyst::remote::Strategy Chosen = Strategy::Naive;
-  std::unique_ptr<SessionTrace> Trace; // null when not tracing; outlives the connection
-  OpenMarks Opening;                   // written by open only
+  OpenMarks Opening; // written by open only
   ExecutorInfo Info;
   // The transport's protection, kept so that reading it never touches a
   // transport close() may be tearing down.
@@ -191,6 +193,7 @@ public:
 
   // Launches share the session's slab, so they take turns.
   std::mutex LaunchMutex;
+  uint64_t Launched = 0; // launches begun (traces number them), under LaunchMutex
   // Written at each launch's end under LaunchMutex and StatsMutex, read
   // under StatsMutex alone, so that stats() never waits for a launch; but
   // for Transport, set by open and read-only afterwards.
@@ -202,26 +205,37 @@ public:
   std::mutex AssetMutex;
   StringMap<SentAsset> Assets; // by file name, as the executor keeps them, under AssetMutex
   LaunchQueue Async;           // locks its own
+
+  // The trace now: each call takes it once (TraceSlot.h); started by open
+  // (TracePath) or startTrace, which holds LaunchMutex while it reads the
+  // executor's clock; outlives the connection. Locks its own.
+  TraceSlot Tracing;
 };
 
 // Connects, and when tracing, writes how it went, failed or not.
 Error Session::Impl::open() {
+  TraceSlot::Held T;
   if (!Opts.TracePath.empty()) {
-    auto T = SessionTrace::create(Opts.TracePath, Address);
-    if (!T)
-      return T.takeError();
-    Trace = std::move(*T);
+    auto Made = SessionTrace::create(Opts.TracePath, Address);
+    if (!Made)
+      return Made.takeError();
+    // No other thread sees the session yet: the slot is empty.
+    auto Started = Tracing.start(std::move(*Made));
+    if (!Started)
+      return Started.takeError();
+    T = std::move(*Started);
   }
   Opening.Start = PhaseClock::now();
-  Error Err = connect();
+  Error Err = connect(T.get());
   if (!Err && Transport)
     Protection = Transport->protection();
-  if (Trace)
-    Trace->opened(Opening, Chosen, messageOf(Err));
+  if (T)
+    T->opened(Opening, Chosen, messageOf(Err));
   return Err;
 }
 
-Error Session::Impl::connect() {
+// Trace, when not null, has the executor's clock read once connected.
+Error Session::Impl::connect(SessionTrace *Trace) {
   if (!Opts.Secret.empty())
     if (auto Err = wire::checkSecret(Opts.Secret.reveal(), "the session's options"))
       return Err;
@@ -535,6 +549,8 @@ Error Session::Impl::runLaunch(ExecutorAddr Entry, ArrayRef<InputPlan> Inputs, H
 
 Error Session::Impl::launch(const LaunchCall &Call) {
   std::lock_guard<std::mutex> Lock(LaunchMutex);
+  TraceSlot::Held Trace = Tracing.take();
+  uint64_t Number = ++Launched;
   LaunchStats S;
   LaunchTimeline When;
   uint64_t InputBytes = 0;
@@ -544,7 +560,8 @@ Error Session::Impl::launch(const LaunchCall &Call) {
   When.End = PhaseClock::now();
   if (Trace)
     Trace->launched({Call.Entry, Call.Object, Chosen, Stats.Transport, S, When, Call.Inputs.size(),
-                     Call.Outputs.size(), InputBytes, Outputs.bytesGiven(), messageOf(Err)});
+                     Call.Outputs.size(), InputBytes, Outputs.bytesGiven(), messageOf(Err),
+                     Number});
   return Err;
 }
 
@@ -592,6 +609,35 @@ Error Session::Impl::launchMeasured(const LaunchCall &Call, HostOutputs &Outputs
   return Error::success();
 }
 
+// Reads the executor's clock in LaunchMutex's turn: the readings count in
+// no launch's round trips, and a launch in flight ends first, untraced.
+// Failures say their kind (Failure.h), which bindings raise by.
+Error Session::Impl::startTrace(StringRef Path) {
+  auto Fail = [&](Error Err) {
+    return withContext("cannot start tracing the session with " + Address + " to '" + Path + "'",
+                       std::move(Err));
+  };
+  if (Path.empty())
+    return Fail(makeFailure(FailureKind::BadArgument, "the path is empty"));
+  if (Error Err = Tracing.checkOff())
+    return Fail(std::move(Err));
+  Error Closed = Error::success();
+  auto Held = hold(Closed);
+  if (!Held)
+    return Fail(makeFailure(FailureKind::Closed, toString(std::move(Closed))));
+  auto Made = SessionTrace::create(Path, Address);
+  if (!Made)
+    return Fail(makeFailure(FailureKind::BadArgument, toString(Made.takeError())));
+  std::lock_guard<std::mutex> Turn(LaunchMutex);
+  auto Start = PhaseClock::now();
+  (*Made)->syncClock(ES->getExecutorProcessControl());
+  auto Started = Tracing.start(std::move(*Made));
+  if (!Started)
+    return Fail(Started.takeError());
+  (*Started)->started(Start, Chosen);
+  return Error::success();
+}
+
 // free(NULL) does nothing, on this project's executor as on Catalyst's:
 // the call is one round trip and nothing else. It takes its turn with
 // launches, so that no launch's counters include it.
@@ -610,6 +656,7 @@ Error Session::Impl::ping() {
 Error Session::Impl::close() {
   if (Closed)
     return Error::success();
+  TraceSlot::Held Trace = Tracing.take();
   auto Start = PhaseClock::now();
   Error Err = Async.drain();
   if (Closed.exchange(true)) {
@@ -760,12 +807,13 @@ Error Session::Impl::sendBinary(StringRef Path, BinaryFormat Format) {
 }
 
 Error Session::sendBinary(StringRef Path, BinaryFormat Format) {
+  TraceSlot::Held Trace = I->Tracing.take();
   auto Start = PhaseClock::now();
   Error Err = I->sendBinary(Path, Format);
   bool Known = Format == BinaryFormat::Object || Format == BinaryFormat::Asset;
-  if (I->Trace && Known)
-    I->Trace->binarySent(Format == BinaryFormat::Object ? "link" : "asset", Path, Start,
-                         messageOf(Err));
+  if (Trace && Known)
+    Trace->binarySent(Format == BinaryFormat::Object ? "link" : "asset", Path, Start,
+                      messageOf(Err));
   return Err;
 }
 
@@ -811,6 +859,15 @@ uint64_t Session::launchAsync(const LaunchCall &Call) {
 
 Error Session::await(uint64_t Ticket) {
   return I->Async.await(Ticket);
+}
+
+Error Session::startTrace(StringRef Path) {
+  return I->startTrace(Path);
+}
+
+Error Session::stopTrace() {
+  I->Tracing.stop();
+  return Error::success();
 }
 
 Error Session::close() {

@@ -125,19 +125,12 @@ void SessionTrace::opened(const OpenMarks &M, Strategy Transfer, StringRef Error
   TraceTrack Host = hostTrack(E);
   uint64_t End = ns(PhaseClock::now());
   E.span(("open " + Address), "session", Host, ns(M.Start), End - ns(M.Start), [&](TraceArgs &J) {
-    J.add("address", Address);
     if (!Error.empty()) {
+      J.add("address", Address);
       J.add("error", Error);
       return;
     }
-    J.add("strategy", strategyName(Transfer));
-    if (!Clock) {
-      J.add("executor_clock", NoClock);
-      return;
-    }
-    J.add("executor_pid", ExecutorPid);
-    J.add("clock_offset_ns", Clock->offsetNs());
-    J.add("clock_uncertainty_ns", Clock->uncertaintyNs());
+    describeSession(J, Transfer);
   });
   const std::pair<const char *, PhaseClock::time_point> Steps[] = {
       {"connect", M.Connected}, {"setup", M.SetUp}, {"clock sync", M.Synced}};
@@ -148,6 +141,30 @@ void SessionTrace::opened(const OpenMarks &M, Strategy Transfer, StringRef Error
     E.span(Name, "session", Host, From, ns(Until) - From);
     From = ns(Until);
   }
+  if (Clock)
+    executorTrack(E);
+  File->append(E.text());
+}
+
+void SessionTrace::describeSession(TraceArgs &J, Strategy Transfer) const {
+  J.add("address", Address);
+  J.add("strategy", strategyName(Transfer));
+  if (!Clock) {
+    J.add("executor_clock", NoClock);
+    return;
+  }
+  J.add("executor_pid", ExecutorPid);
+  J.add("clock_offset_ns", Clock->offsetNs());
+  J.add("clock_uncertainty_ns", Clock->uncertaintyNs());
+}
+
+void SessionTrace::started(PhaseClock::time_point Start, Strategy Transfer) {
+  TraceEvents E;
+  TraceTrack Host = hostTrack(E);
+  uint64_t From = ns(Start), Now = ns(PhaseClock::now());
+  E.span(("trace " + Address), "session", Host, From, Now - From,
+         [&](TraceArgs &J) { describeSession(J, Transfer); });
+  E.span("clock sync", "session", Host, From, Now - From);
   if (Clock)
     executorTrack(E);
   File->append(E.text());
@@ -220,7 +237,7 @@ const char *SessionTrace::executorPhases(TraceEvents &E, const TracedLaunch &L, 
 }
 
 void SessionTrace::launched(const TracedLaunch &L) {
-  uint64_t Number = ++Launches;
+  uint64_t Number = L.Number;
   TraceEvents E;
   TraceTrack Host = hostTrack(E);
   const char *NoExecutorSpans = L.Error.empty() ? executorPhases(E, L, Number) : nullptr;

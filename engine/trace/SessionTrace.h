@@ -1,11 +1,11 @@
 //===- SessionTrace.h - What one session writes to its trace ----*- C++ -*-===//
 //
-// A traced session writes its opening, links, asset sends, launches and
-// closing as spans on the host thread that made each call, and each
-// launch's executor phases on the executor's connection process (its real
-// process id, from the executor's clock service), mapped onto the host's
-// clock (ClockMap.h). Events are written when the call they describe ends,
-// failed or not.
+// A traced session writes its opening (or, for a trace started on a session
+// already open, that start), links, asset sends, launches and closing as
+// spans on the host thread that made each call, and each launch's executor
+// phases on the executor's connection process (its real process id, from
+// the executor's clock service), mapped onto the host's clock (ClockMap.h).
+// Events are written when the call they describe ends, failed or not.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,7 +21,6 @@
 
 #include "llvm/ExecutionEngine/Orc/ExecutorProcessControl.h"
 
-#include <atomic>
 #include <memory>
 #include <optional>
 #include <string>
@@ -43,6 +42,7 @@ struct TracedLaunch {
   size_t Inputs, Outputs;
   uint64_t InputBytes, OutputBytes;
   llvm::StringRef Error; // empty when it succeeded
+  uint64_t Number;       // its place among the session's launches, from 1
 };
 
 class SessionTrace {
@@ -56,14 +56,21 @@ public:
   void syncClock(llvm::orc::ExecutorProcessControl &EPC);
 
   void opened(const OpenMarks &Marks, Strategy Transfer, llvm::StringRef Error);
+  // The trace began on a session already open, at Start; the clock was
+  // read since (syncClock).
+  void started(PhaseClock::time_point Start, Strategy Transfer);
   void launched(const TracedLaunch &L);
   // Kind is "link" (an object) or "asset".
   void binarySent(llvm::StringRef Kind, llvm::StringRef Path, PhaseClock::time_point Start,
                   llvm::StringRef Error);
   void closed(PhaseClock::time_point Start, llvm::StringRef Error);
 
+  const std::string &path() const { return File->path(); }
+
 private:
   SessionTrace(std::shared_ptr<TraceFile> File, std::string Address);
+  // What the open (or started) span says of the session and its executor.
+  void describeSession(TraceArgs &J, Strategy Transfer) const;
   TraceTrack hostTrack(TraceEvents &E);
   TraceTrack executorTrack(TraceEvents &E);
   void hostPhases(TraceEvents &E, TraceTrack Host, const TracedLaunch &L);
@@ -73,11 +80,11 @@ private:
   std::shared_ptr<TraceFile> File;
   const std::string Address;
   const uint64_t HostPid;
-  // Set by syncClock, before any other thread sees the session.
+  // Set by syncClock, before any other thread sees the trace (a session
+  // publishes it through a TraceSlot, under its mutex).
   std::optional<ClockMap> Clock;
   uint64_t ExecutorPid = 0;
   std::string NoClock = "not read"; // why Clock is unset
-  std::atomic<uint64_t> Launches{0};
 };
 
 // The message of Err, which is left as it was (still to be handled).

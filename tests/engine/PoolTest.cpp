@@ -19,10 +19,12 @@
 #include "TempDir.h"
 #include "Text.h"
 #include "TraceReader.h"
+#include "catalyst/remote/Failure.h"
 
 #include <atomic>
 #include <csignal>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <poll.h>
 #include <set>
@@ -148,6 +150,40 @@ protected:
     return -1;
   }
 
+  // Two 300 ms launches at once, one on each member of a pool of two.
+  static ::testing::AssertionResult bothMembersRun(Pool &P) {
+    Whose A(300, 1), B(300, 2);
+    uint64_t TA = P.launchAsync(A.call()), TB = P.launchAsync(B.call());
+    std::string Failed = messageOf(P.await(TA)) + messageOf(P.await(TB));
+    if (!Failed.empty())
+      return ::testing::AssertionFailure() << Failed;
+    pid_t PA, PB;
+    if (auto R = A.ranOn(PA); !R)
+      return R;
+    if (auto R = B.ranOn(PB); !R)
+      return R;
+    if (PA == PB)
+      return ::testing::AssertionFailure() << "both ran on executor " << PA;
+    return ::testing::AssertionSuccess();
+  }
+
+  // How many of the launches the host drew in T ran on each executor (by
+  // index in Execs, -1 for none of them), as T names their processes.
+  std::map<int, size_t> launchesByMember(const Trace &T) const {
+    std::map<int, size_t> Out;
+    for (const TraceSpan *S : T.named("launch ")) {
+      if (S->Pid != ::getpid())
+        continue;
+      auto Name = T.Processes.find(S->intArg("executor_pid"));
+      int Ran = -1;
+      for (size_t I = 0; I < Execs.size() && Name != T.Processes.end(); ++I)
+        if (mentions(Name->second, Execs[I]->address() + " (connection process)"))
+          Ran = int(I);
+      ++Out[Ran];
+    }
+    return Out;
+  }
+
   std::vector<std::unique_ptr<ExecutorProcess>> Execs;
   std::mutex ReportMutex;
   std::vector<std::string> Reports;
@@ -248,14 +284,7 @@ TEST_F(PoolTest, MembersFollowTheDirectoryAndLateJoinersGetThePoolsObjects) {
   ASSERT_NE(startOne({"--announce", Dir.dir()}), nullptr);
   ASSERT_TRUE(waitForMembers(*P, 2));
   // Both members busy at once: the late one must have member.o to run its.
-  Whose A(300, 1), B(300, 2);
-  uint64_t TA = P->launchAsync(A.call()), TB = P->launchAsync(B.call());
-  ASSERT_EQ(messageOf(P->await(TA)), "");
-  ASSERT_EQ(messageOf(P->await(TB)), "");
-  pid_t PA, PB;
-  ASSERT_TRUE(A.ranOn(PA));
-  ASSERT_TRUE(B.ranOn(PB));
-  EXPECT_NE(PA, PB);
+  ASSERT_TRUE(bothMembersRun(*P));
   EXPECT_TRUE(Execs[1]->stop());
   ASSERT_TRUE(waitForMembers(*P, 1)) << "dropped once its announcement went";
   auto R = reports();
@@ -429,6 +458,118 @@ TEST_F(PoolTest, ATracedPoolShowsEachMemberOnTracksOfItsOwn) {
     if (Workers.count({S->Pid, S->Tid}))
       Launching.insert({S->Pid, S->Tid});
   EXPECT_EQ(Launching.size(), 3u) << "each member's launches on a host track of its own";
+}
+
+// A trace started on an open pool reaches every member, each on tracks of
+// its own; launches before it and after its stop are not in it.
+TEST_F(PoolTest, ATraceStartedOnAnOpenPoolReachesEveryMember) {
+  auto P = openList(2);
+  ASSERT_TRUE(P);
+  TempDir Dir;
+  std::string Path = Dir.path("pool.json");
+  Whose Before(0, 0);
+  ASSERT_EQ(messageOf(P->launch(Before.call())), "");
+  ASSERT_EQ(messageOf(P->startTrace(Path)), "");
+  // Long enough that both members take some (two each).
+  std::vector<std::unique_ptr<Whose>> Launches;
+  std::vector<uint64_t> Tickets;
+  for (int64_t Tag = 1; Tag <= 4; ++Tag) {
+    Launches.push_back(std::make_unique<Whose>(200, Tag));
+    Tickets.push_back(P->launchAsync(Launches.back()->call()));
+  }
+  std::set<int> Ran;
+  for (size_t I = 0; I < Tickets.size(); ++I) {
+    ASSERT_EQ(messageOf(P->await(Tickets[I])), "");
+    pid_t Pid;
+    ASSERT_TRUE(Launches[I]->ranOn(Pid));
+    Ran.insert(indexOf(Pid));
+  }
+  ASSERT_EQ(Ran, (std::set<int>{0, 1}));
+  ASSERT_EQ(messageOf(P->stopTrace()), "");
+  std::string Stopped = readFile(Path);
+  Whose After(0, 5);
+  ASSERT_EQ(messageOf(P->launch(After.call())), "");
+  EXPECT_EQ(readFile(Path), Stopped) << "written after stopTrace returned";
+  auto T = readTrace(Path);
+  ASSERT_TRUE(bool(T)) << llvm::toString(T.takeError());
+  size_t Total = 0;
+  for (auto [Member, Count] : launchesByMember(*T)) {
+    EXPECT_TRUE(Ran.count(Member)) << "member " << Member;
+    Total += Count;
+  }
+  EXPECT_EQ(Total, Launches.size());
+  EXPECT_EQ(launchesByMember(*T).size(), 2u) << "each member's on its own executor track";
+  EXPECT_EQ(T->named("trace ").size(), 2u) << "one start per member";
+}
+
+// A member that joins while the pool traces is traced from its opening,
+// and the launches it takes are in the trace.
+TEST_F(PoolTest, AMemberThatJoinsWhileThePoolTracesIsTraced) {
+  TempDir Dir;
+  start(1, {"--announce", Dir.dir()});
+  auto P = open("pool:" + Dir.dir(), options(1));
+  ASSERT_TRUE(P);
+  TempDir Traces;
+  std::string Path = Traces.path("pool.json");
+  ASSERT_EQ(messageOf(P->startTrace(Path)), "");
+  ASSERT_NE(startOne({"--announce", Dir.dir()}), nullptr);
+  ASSERT_TRUE(waitForMembers(*P, 2));
+  ASSERT_TRUE(bothMembersRun(*P));
+  ASSERT_EQ(messageOf(P->stopTrace()), "");
+  auto T = readTrace(Path);
+  ASSERT_TRUE(bool(T)) << llvm::toString(T.takeError());
+  EXPECT_EQ(launchesByMember(*T), (std::map<int, size_t>{{0, 1}, {1, 1}}));
+  auto Opens = T->named("open ");
+  ASSERT_EQ(Opens.size(), 1u) << "the member that joined";
+  EXPECT_EQ(Opens[0]->textArg("address"), Execs[1]->address());
+  EXPECT_EQ(T->named("link member.o").size(), 1u) << "sent on joining";
+}
+
+// A second trace, a path that cannot be written (or none), or a member
+// that already traces (through forEachMember) is refused, saying so; a
+// refused start leaves no member traced.
+TEST_F(PoolTest, APoolTraceThatCannotStartIsRefusedSayingWhy) {
+  auto P = openList(2);
+  ASSERT_TRUE(P);
+  TempDir Dir;
+  std::string Bad = Dir.path("no-such-folder/pool.json");
+  FailureReport R = reportFailure(P->startTrace(Bad));
+  EXPECT_EQ(R.Kind, FailureKind::BadArgument);
+  std::string Msg = R.Message;
+  EXPECT_TRUE(mentions(Msg, P->address().str() + ": cannot start tracing")) << Msg;
+  EXPECT_TRUE(mentions(Msg, "cannot write trace file '" + Bad + "': No such file")) << Msg;
+  Msg = messageOf(P->startTrace(""));
+  EXPECT_TRUE(mentions(Msg, "cannot start tracing to '': the path is empty")) << Msg;
+  std::string Path = Dir.path("pool.json");
+  ASSERT_EQ(messageOf(P->startTrace(Path)), "");
+  Msg = messageOf(P->startTrace(Dir.path("other.json")));
+  EXPECT_TRUE(mentions(Msg, "a trace to '" + Path + "' is on already")) << Msg;
+  ASSERT_EQ(messageOf(P->stopTrace()), "");
+
+  std::string Own = Dir.path("own.json"), Again = Dir.path("again.json");
+  auto OnFirst = [&](llvm::function_ref<llvm::Error(Session &)> F) {
+    P->forEachMember([&](llvm::StringRef, llvm::StringRef Address, Session &S) {
+      if (Address == Execs[0]->address()) {
+        EXPECT_EQ(messageOf(F(S)), "");
+      }
+    });
+  };
+  OnFirst([&](Session &S) { return S.startTrace(Own); });
+  Msg = messageOf(P->startTrace(Again));
+  EXPECT_TRUE(mentions(Msg, "member " + Execs[0]->address() + ": cannot start tracing")) << Msg;
+  EXPECT_TRUE(mentions(Msg, "a trace to '" + Own + "' is on already")) << Msg;
+  for (int64_t Tag = 0; Tag < 4; ++Tag) {
+    Whose W(0, Tag);
+    ASSERT_EQ(messageOf(P->launch(W.call())), "");
+  }
+  auto T = readTrace(Again);
+  ASSERT_TRUE(bool(T)) << llvm::toString(T.takeError());
+  EXPECT_EQ(launchesByMember(*T), (std::map<int, size_t>{})) << "the other member was stopped";
+  auto Mine = readTrace(Own);
+  ASSERT_TRUE(bool(Mine)) << llvm::toString(Mine.takeError());
+  EXPECT_EQ(launchesByMember(*Mine), (std::map<int, size_t>{{0, 2}})) << "left as it was";
+  OnFirst([](Session &S) { return S.stopTrace(); });
+  EXPECT_EQ(messageOf(P->startTrace(Again)), "");
 }
 
 TEST_F(PoolTest, OpenWaitsForTheMinimumAndSaysWhoDidNotJoin) {

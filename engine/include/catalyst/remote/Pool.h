@@ -167,6 +167,23 @@ public:
 
   PoolStats stats() const;
 
+  // Traces every member's session to Path, as Session::startTrace does,
+  // each member on tracks of its own; a member that joins (or rejoins)
+  // while the trace is on is traced from its session's opening. Waits for
+  // each member's launch in flight, which is left out. The path is opened
+  // here, so that one that cannot be written fails this call, naming it and
+  // why, rather than members as they join. Fails too when the pool is
+  // closed, and when a trace is on already (PoolOptions::Member.TracePath
+  // starts one with the pool): stopTrace first. All or nothing: a member
+  // that cannot trace (one traced through forEachMember) fails the call,
+  // naming it, and no member is left traced by it.
+  llvm::Error startTrace(llvm::StringRef Path);
+  // Ends the pool's trace, whoever began it, on every member, dropped ones
+  // whose sessions are still open included, and on members joining; returns
+  // once none writes to it any more (Session::stopTrace). Nothing to do
+  // when no trace is on; succeeds.
+  llvm::Error stopTrace();
+
   // Waits for queued launches, stops reading the source and closes every
   // member's session. Idempotent.
   llvm::Error close();

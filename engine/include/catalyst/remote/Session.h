@@ -107,6 +107,29 @@ public:
   uint64_t launchAsync(const LaunchCall &Call);
   llvm::Error await(uint64_t Ticket);
 
+  // Starts writing the session's trace to Path while it is open: the
+  // events and file SessionOptions::TracePath gives from the start ("%p" is
+  // the process id; sessions of one process tracing to one path share its
+  // file, which the first to use it in the process truncates and later
+  // ones, this one's later traces included, add to). The trace begins with
+  // a "trace ADDRESS" span, in which the executor's clock is read. A call is
+  // traced whole or not at all, as the trace was when it began: a launch in
+  // flight is waited for and left out; an async launch begins when it
+  // leaves the queue. Fails, naming the file and why, when Path cannot be
+  // written; on a closed session; and when a trace is on already (from
+  // open, or an earlier startTrace): stopTrace first. Failing rather than
+  // replacing it keeps whoever started that trace (the environment, an
+  // enclosing block) from losing it, or having its stop end this one.
+  llvm::Error startTrace(llvm::StringRef Path);
+
+  // Ends the trace, whether open or startTrace began it, and returns once
+  // the calls writing to it have written (a launch in flight is in it,
+  // whole): the file, valid JSON after each write, then holds all this
+  // session wrote, and takes no more from it. Nothing to do when no trace
+  // is on; succeeds. Not from inside a call on this session (an output
+  // allocator's callback), which it would wait for.
+  llvm::Error stopTrace();
+
   // Joins the session's async work (queued launches run first) and ends the
   // connection; a call in flight on another thread fails. Idempotent.
   llvm::Error close();
