@@ -17,23 +17,6 @@ namespace {
 
 constexpr StringLiteral Prefix = "pool:";
 
-// Runs F(0) .. F(N-1) at once: one on the calling thread, the others on
-// threads of their own. Members are few, and each call waits on the
-// network, so a thread each is what lets them overlap.
-template <typename Fn> void atOnce(size_t N, Fn F) {
-  std::vector<std::thread> Threads;
-  for (size_t I = 1; I < N; ++I)
-    Threads.emplace_back(F, I);
-  if (N)
-    F(0);
-  for (std::thread &T : Threads)
-    T.join();
-}
-
-Error poolError(const Twine &Message) {
-  return createStringError(inconvertibleErrorCode(), Message);
-}
-
 } // namespace
 
 Pool::Impl::Impl(std::string Address, std::unique_ptr<pool::MemberSource> Source, PoolOptions Opts)
