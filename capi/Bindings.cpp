@@ -211,6 +211,14 @@ CATALYST_REMOTE_BINDING int32_t catalyst_remote_describe(int64_t handle, char **
   return CATALYST_REMOTE_OK;
 }
 
+CATALYST_REMOTE_BINDING int32_t catalyst_remote_start_trace(int64_t handle, const char *path) {
+  return statusOf(startTrace(handle, path));
+}
+
+CATALYST_REMOTE_BINDING int32_t catalyst_remote_stop_trace(int64_t handle) {
+  return statusOf(stopTrace(handle));
+}
+
 CATALYST_REMOTE_BINDING int32_t catalyst_remote_close(int64_t handle) {
   return statusOf(closeTarget(handle));
 }

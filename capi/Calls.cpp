@@ -325,6 +325,22 @@ Expected<std::string> describeTarget(int64_t Handle) {
   return (*S)->describe();
 }
 
+Error startTrace(int64_t Handle, const char *Path) {
+  auto S = sessionFor(Handle, "start_trace");
+  if (!S)
+    return S.takeError();
+  if (!Path || !*Path)
+    return callError("start_trace", "no path to trace to");
+  return inCall("start_trace", (*S)->startTrace(Path));
+}
+
+Error stopTrace(int64_t Handle) {
+  auto S = sessionFor(Handle, "stop_trace");
+  if (!S)
+    return S.takeError();
+  return inCall("stop_trace", (*S)->stopTrace());
+}
+
 void setOutputAllocator(void *(*Alloc)(size_t), void (*Release)(void *)) {
   auto &R = Registry::get();
   std::lock_guard<std::mutex> Lock(R.M);

@@ -62,6 +62,9 @@ llvm::Error closeTarget(int64_t Handle);
 llvm::Error readStats(int64_t Handle, catalyst_remote_stats *Out);
 // The target as a JSON object (StatsJson.h).
 llvm::Expected<std::string> describeTarget(int64_t Handle);
+// Traces the target to Path from now on (Target::startTrace); stops it.
+llvm::Error startTrace(int64_t Handle, const char *Path);
+llvm::Error stopTrace(int64_t Handle);
 // For targets opened afterwards by openShared; null Alloc: the default.
 void setOutputAllocator(void *(*Alloc)(size_t), void (*Release)(void *));
 

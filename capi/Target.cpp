@@ -70,6 +70,14 @@ Error Target::await(uint64_t Ticket) {
   return One ? One->await(Ticket) : Many->await(Ticket);
 }
 
+Error Target::startTrace(StringRef Path) {
+  return One ? One->startTrace(Path) : Many->startTrace(Path);
+}
+
+Error Target::stopTrace() {
+  return One ? One->stopTrace() : Many->stopTrace();
+}
+
 Error Target::close() {
   return One ? One->close() : Many->close();
 }

@@ -49,6 +49,9 @@ public:
   // A JSON object: kind ("session" or "pool"), address, connected, and
   // stats; a session's strategy, transport, protection and executor too.
   std::string describe() const;
+  // Session::startTrace / stopTrace, or Pool's on every member.
+  llvm::Error startTrace(llvm::StringRef Path);
+  llvm::Error stopTrace();
   llvm::Error close();
 
 private:

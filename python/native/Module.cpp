@@ -113,6 +113,27 @@ public:
     return D.takeOutputs();
   }
 
+  void startTrace(const std::string &Path) {
+    int64_t H = handle();
+    int32_t Status;
+    {
+      py::gil_scoped_release Free;
+      Status = catalyst_remote_start_trace(H, Path.c_str());
+    }
+    check(Status);
+  }
+
+  // Waits for the calls writing to the trace, hence without the GIL.
+  void stopTrace() {
+    int64_t H = handle();
+    int32_t Status;
+    {
+      py::gil_scoped_release Free;
+      Status = catalyst_remote_stop_trace(H);
+    }
+    check(Status);
+  }
+
   std::string describe() {
     int64_t H = handle();
     char *Json = nullptr;
@@ -199,6 +220,8 @@ PYBIND11_MODULE(_native, M) {
       .def_static("open", &Target::open, py::arg("address"), py::arg("options"))
       .def("send_binary", &Target::sendBinary, py::arg("path"), py::arg("format"))
       .def("call_wrapper", &Target::callWrapper, py::arg("symbol"), py::arg("args"))
+      .def("start_trace", &Target::startTrace, py::arg("path"))
+      .def("stop_trace", &Target::stopTrace)
       .def("describe", &Target::describe)
       .def("close", &Target::close)
       .def_property_readonly("closed", &Target::closed)

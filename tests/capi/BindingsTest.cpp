@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "CapiHarness.h"
+#include "Procfs.h"
+#include "TempDir.h"
 #include "catalyst/remote/RemoteBindings.h"
 
 #include <cstdlib>
@@ -105,6 +107,31 @@ TEST_F(BindingsTest, AClosedHandleSaysItWasClosed) {
   EXPECT_NE(lastError().find("was closed"), std::string::npos) << lastError();
   EXPECT_EQ(catalyst_remote_send_binary(1 << 30, "x.o", 0), CATALYST_REMOTE_BAD_ARGUMENT);
   EXPECT_NE(lastError().find("unknown session handle"), std::string::npos) << lastError();
+}
+
+// Tracing a handle: a ping while the trace is on is in its file, a second
+// start is refused naming the first file, and a start without a path
+// names what is missing.
+TEST_F(BindingsTest, TracesStartAndStopOnAnOpenHandle) {
+  TempDir Dir;
+  std::string First = Dir.path("first.json"), Second = Dir.path("second.json");
+  int64_t H = 0;
+  ASSERT_EQ(open({}, H), CATALYST_REMOTE_OK) << lastError();
+  ASSERT_EQ(catalyst_remote_start_trace(H, First.c_str()), CATALYST_REMOTE_OK) << lastError();
+  EXPECT_EQ(catalyst_remote_start_trace(H, Second.c_str()), CATALYST_REMOTE_OTHER);
+  EXPECT_NE(lastError().find("first.json"), std::string::npos) << lastError();
+  EXPECT_EQ(catalyst_remote_send_binary(H, kernelObject("map").c_str(), 0), CATALYST_REMOTE_OK)
+      << lastError();
+  EXPECT_EQ(catalyst_remote_stop_trace(H), CATALYST_REMOTE_OK) << lastError();
+  EXPECT_EQ(catalyst_remote_stop_trace(H), CATALYST_REMOTE_OK) << "stopping twice is harmless";
+  std::string Trace = readFile(First);
+  EXPECT_NE(Trace.find("\"link "), std::string::npos) << Trace;
+  EXPECT_NE(Trace.find("\"trace "), std::string::npos) << Trace;
+  EXPECT_EQ(readFile(Second), "") << "the refused start wrote a file";
+  EXPECT_EQ(catalyst_remote_start_trace(H, nullptr), CATALYST_REMOTE_BAD_ARGUMENT);
+  EXPECT_NE(lastError().find("start_trace: no path"), std::string::npos) << lastError();
+  EXPECT_EQ(catalyst_remote_close(H), CATALYST_REMOTE_OK);
+  EXPECT_EQ(catalyst_remote_stop_trace(H), CATALYST_REMOTE_CLOSED);
 }
 
 } // namespace

@@ -143,4 +143,26 @@ TEST_F(SlurmTest, AMemberKilledMidRunLeavesTheOthersServing) {
       << "only the killed member's stale announcement outlives the job";
 }
 
+#ifdef PYTHON_EXECUTABLE
+// catalyst_remote.srun_pool from Python, in this cluster: tests/python's
+// srun case (test_cluster.py), which starts four executors as a step of a
+// job of its own, sweeps launches over them, and checks that closing the
+// pool ends srun and them. Its output must say it passed, not skipped.
+TEST_F(SlurmTest, PythonsSrunPoolServesAndEndsWithIt) {
+  std::vector<std::string> Env = Cluster.clientEnvironment();
+  Env.push_back("PYTHONPATH=" PYTHON_PACKAGE_DIR);
+  Env.push_back("PYTHONDONTWRITEBYTECODE=1");
+  Env.push_back("CATALYST_REMOTE_TEST_EXECUTOR=" EXECUTOR_PATH);
+  Env.push_back("CATALYST_REMOTE_TEST_KERNELS=" KERNEL_DIR);
+  Env.push_back("CATALYST_REMOTE_TEST_SLURM=" + announceDir());
+  CommandResult R = runCommand({PYTHON_EXECUTABLE, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                                PYTHON_CLUSTER_TESTS, "-k", "srun_started"},
+                               120s, Env);
+  EXPECT_EQ(R.ExitStatus, 0) << R.Output;
+  EXPECT_NE(R.Output.find("1 passed"), std::string::npos) << R.Output;
+  EXPECT_EQ(Cluster.jobNamed("python-srun-pool"), 0u) << "the pool's job outlived it";
+  EXPECT_TRUE(announcements(announceDir()).empty());
+}
+#endif
+
 } // namespace

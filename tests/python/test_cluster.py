@@ -11,6 +11,7 @@ import pytest
 import catalyst_remote as cr
 from catalyst_remote import cluster
 
+from conftest import wait_for
 from test_executor import alive
 from test_pool import check_map_sweep
 from test_session import PREFIX, expected_map, sample
@@ -119,3 +120,20 @@ def test_srun_command_line(executor_bin):
         "/usr/bin/srun", "-n", "8", "--kill-on-bad-exit=0", "--overlap",
         executor_bin, "--bind", "0.0.0.0:0", "--announce", "/shared/pool", "--workers", "2",
     ]
+
+
+# cluster.SlurmTest.PythonsSrunPoolServesAndEndsWithIt brings a Slurm
+# cluster up on this machine and runs this test in it, naming in
+# CATALYST_REMOTE_TEST_SLURM a folder of the cluster's for announcements.
+@pytest.mark.skipif("CATALYST_REMOTE_TEST_SLURM" not in os.environ,
+                    reason="needs a Slurm cluster: cluster.SlurmTest runs it in one")
+def test_map_over_a_pool_srun_started(executor_bin, kernels):
+    pool = cr.srun_pool(4, executor_bin=executor_bin, extra_args=["-J", "python-srun-pool"],
+                        announce_dir=os.environ["CATALYST_REMOTE_TEST_SLURM"], ready_timeout=60)
+    directory = pool.announce_dir
+    with pool:
+        assert len(announcements(directory)) == 4
+        check_map_sweep(pool, kernels, 4)
+    assert not os.path.exists(directory)
+    # Slurm's step daemons end the executors after srun has gone.
+    wait_for(lambda: processes_naming(directory) == [], 15, "the executors to end with the pool")

@@ -71,6 +71,17 @@ int32_t catalyst_remote_call_wrapper(int64_t handle, const char *symbol, const c
  * with __catalyst__remote__free_result. */
 int32_t catalyst_remote_describe(int64_t handle, char **json);
 
+/* Writes the target's Perfetto trace to path (what CATALYST_REMOTE_TRACE
+ * writes) for the calls made until catalyst_remote_stop_trace; a pool
+ * traces every member, joining ones too. Fails, naming the file, when
+ * path cannot be written or a trace is on already (the environment's, or
+ * an earlier start): stop it first. docs/traces.md says what is traced. */
+int32_t catalyst_remote_start_trace(int64_t handle, const char *path);
+
+/* Ends the trace once the calls writing to it have written; nothing to do
+ * when none is on. */
+int32_t catalyst_remote_stop_trace(int64_t handle);
+
 int32_t catalyst_remote_close(int64_t handle);
 
 #ifdef __cplusplus
