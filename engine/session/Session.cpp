@@ -11,32 +11,30 @@
 #include "../transfer/PhaseClock.h"
 #include "../transfer/ZeroCopyTransfer.h"
 #include "../wire/Protocol.h"
-#include "../wire/ReadableMemory.h"
 #include "../wire/Secret.h"
 #include "../wire/SocketTimeouts.h"
 #include "../wire/SocketTransport.h"
 #include "../wire/UnixSocket.h"
 #include "CodeLinker.h"
 #include "ExecutorInfo.h"
+#include "LaunchArguments.h"
+#include "LaunchProfile.h"
 #include "LaunchQueue.h"
 #include "LaunchWatchdog.h"
 #include "OpenLink.h"
+#include "SentAssets.h"
 #include "TaskPool.h"
 #include "catalyst/remote/Failure.h"
 
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/ADT/StringMap.h"
 #include "llvm/ExecutionEngine/Orc/MapperJITLinkMemoryManager.h"
 #include "llvm/ExecutionEngine/Orc/Shared/OrcRTBridge.h"
 #include "llvm/ExecutionEngine/Orc/SimpleRemoteEPC.h"
 #include "llvm/ExecutionEngine/Orc/SimpleRemoteMemoryMapper.h"
 #include "llvm/ExecutionEngine/Orc/TaskDispatch.h"
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Format.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
-#include "llvm/Support/xxhash.h"
 
 #include <chrono>
 #include <map>
@@ -77,58 +75,6 @@ struct WireCounters {
     S.BytesReceived += BytesIn - Before.BytesIn;
   }
 };
-
-void printProfile(StringRef Entry, const char *Strategy, TransportKind Over, const LaunchStats &S) {
-  auto Us = [](uint64_t Ns) { return format("%.1f", Ns / 1000.0); };
-  const PhaseTimes &P = S.Phases;
-  errs() << "catalyst-remote: launch " << Entry << " [" << Strategy << " over "
-         << transportName(Over) << "] " << S.RoundTrips << " round trips, " << S.Messages
-         << " messages, " << S.BytesSent << " B sent, " << S.BytesReceived
-         << " B received, copies host " << S.HostCopyBytes << " B executor " << S.ExecutorCopyBytes
-         << " B, slab " << S.SlabInUse << " B (high " << S.SlabHighWater << " B), outputs ready "
-         << S.OutputsReady << "; us: plan " << Us(P.PlanNs) << " send " << Us(P.SendNs)
-         << " copy-in " << Us(P.CopyInNs) << " kernel " << Us(P.KernelNs) << " copy-out "
-         << Us(P.CopyOutNs) << " receive " << Us(P.ReceiveNs) << " rewrite " << Us(P.RewriteNs)
-         << "\n";
-}
-
-// What a session stored under one asset name.
-struct SentAsset {
-  std::string Source; // the file it came from, symlinks resolved
-  std::string Shown;  // as the caller named it
-  uint64_t Hash;
-  uint64_t Size;
-};
-
-// One file named two ways is still one file.
-std::string sourceOf(StringRef Path) {
-  SmallString<256> Real;
-  if (sys::fs::real_path(Path, Real))
-    return Path.str(); // it was just read: only a race makes this fail
-  return Real.str().str();
-}
-
-// Whether Now is stored already as Name; an error when another file is.
-Expected<bool> isStored(const StringMap<SentAsset> &Sent, StringRef Name, const SentAsset &Now) {
-  auto It = Sent.find(Name);
-  if (It == Sent.end())
-    return false;
-  if (It->second.Source != Now.Source)
-    return makeFailure(FailureKind::BadArgument,
-                       "'" + Now.Shown + "' has the same file name as '" + It->second.Shown +
-                           "', already stored as asset '" + Name +
-                           "': the executor keeps assets by file name, so one would replace the "
-                           "other (rename one of them)");
-  return It->second.Hash == Now.Hash && It->second.Size == Now.Size;
-}
-
-// Outputs the caller lends a buffer for: no fresh buffer to prepare.
-SmallVector<bool, 8> lentOutputs(ArrayRef<MutableArrayRef<char>> Into, size_t Count) {
-  SmallVector<bool, 8> Lent(Count, false);
-  for (size_t I = 0; I < Into.size() && I < Count; ++I)
-    Lent[I] = Into[I].data() != nullptr;
-  return Lent;
-}
 
 } // namespace
 
@@ -203,8 +149,8 @@ public:
 
   // Held across a send, so that two sends of one name cannot cross.
   std::mutex AssetMutex;
-  StringMap<SentAsset> Assets; // by file name, as the executor keeps them, under AssetMutex
-  LaunchQueue Async;           // locks its own
+  SentAssets Assets; // under AssetMutex
+  LaunchQueue Async; // locks its own
 
   // The trace now: each call takes it once (TraceSlot.h); started by open
   // (TracePath) or startTrace, which holds LaunchMutex while it reads the
@@ -429,10 +375,9 @@ Error Session::Impl::sendAsset(StringRef Path) {
     return makeFailure(FailureKind::BadArgument,
                        "cannot read asset '" + Path + "': " + Buf.getError().message());
   ArrayRef<char> Bytes((*Buf)->getBufferStart(), (*Buf)->getBufferSize());
-  SentAsset Now{sourceOf(Path), Path.str(), xxh3_64bits(arrayRefFromStringRef((*Buf)->getBuffer())),
-                Bytes.size()};
+  SentAsset Now = SentAsset::of(Path, (*Buf)->getBuffer());
   std::string Name = sys::path::filename(Path).str();
-  auto Stored = isStored(Assets, Name, Now);
+  auto Stored = Assets.isStored(Name, Now);
   if (!Stored || *Stored)
     return Stored.takeError();
   int32_t Rc = -1;
@@ -444,7 +389,7 @@ Error Session::Impl::sendAsset(StringRef Path) {
     return createStringError(inconvertibleErrorCode(),
                              "the executor could not store asset '%s' (see its log)",
                              Path.str().c_str());
-  Assets[Name] = std::move(Now);
+  Assets.record(Name, std::move(Now));
   return Error::success();
 }
 
@@ -467,64 +412,6 @@ Expected<std::vector<char>> Session::Impl::callWrapper(ExecutorAddr Fn, ArrayRef
                                                       Fn, Args))
     return Err;
   return Result;
-}
-
-// Err, from a check of the caller's inputs, as the caller's fault: the
-// wire code's checks serve the executor's replies too, which are not.
-static Error badInput(Error Err) {
-  return makeFailure(FailureKind::BadArgument, toString(std::move(Err)));
-}
-
-static Expected<std::vector<InputPlan>> planInputs(ArrayRef<MemrefArg> Inputs) {
-  std::vector<InputPlan> Plans;
-  Plans.reserve(Inputs.size());
-  wire::ReadableSet Readable;
-  for (size_t I = 0; I < Inputs.size(); ++I) {
-    if (!Inputs[I].Desc)
-      return makeFailure(FailureKind::BadArgument, "input " + Twine(I) + ": null descriptor");
-    wire::MemrefDesc D(Inputs[I].Desc, Inputs[I].Rank);
-    auto L = wire::layoutOf(D, Inputs[I].ElemSize, {"input", I});
-    if (!L)
-      return badInput(L.takeError());
-    Readable.add(D, Inputs[I].ElemSize, *L, {"input", I});
-    Plans.push_back({D, Inputs[I].ElemSize, *L});
-  }
-  // Before any strategy copies or sends from them: either would stop part
-  // way (a crash, or a message cut short that ends the connection).
-  if (auto Err = Readable.check())
-    return badInput(std::move(Err));
-  return Plans;
-}
-
-// Lent buffers that overlapped would have one output overwrite another.
-static Error checkInto(ArrayRef<MutableArrayRef<char>> Into, size_t NumOutputs) {
-  if (Into.empty())
-    return Error::success();
-  if (Into.size() != NumOutputs)
-    return makeFailure(FailureKind::BadArgument, Twine(Into.size()) +
-                                                     " buffers to receive outputs into, for " +
-                                                     Twine(NumOutputs) + " outputs");
-  for (size_t I = 0; I < Into.size(); ++I)
-    for (size_t J = 0; J < I; ++J)
-      if (!Into[I].empty() && !Into[J].empty() && Into[I].data() < Into[J].end() &&
-          Into[J].data() < Into[I].end())
-        return makeFailure(FailureKind::BadArgument,
-                           "outputs " + Twine(J) + " and " + Twine(I) +
-                               ": the buffers to receive them into overlap");
-  return Error::success();
-}
-
-static Error checkOutputs(const LaunchCall &Call) {
-  ArrayRef<MemrefArg> Outputs = Call.Outputs;
-  for (size_t I = 0; I < Outputs.size(); ++I) {
-    if (!Outputs[I].Desc)
-      return makeFailure(FailureKind::BadArgument, "output " + Twine(I) + ": null descriptor");
-    if (Outputs[I].ElemSize == 0 || Outputs[I].Rank > wire::MaxRank)
-      return makeFailure(FailureKind::BadArgument, "output " + Twine(I) + ": element size " +
-                                                       Twine(Outputs[I].ElemSize) + ", rank " +
-                                                       Twine(Outputs[I].Rank) + " is not a memref");
-  }
-  return checkInto(Call.Into, Outputs.size());
 }
 
 // The transfer's launch, under the launch deadline when there is one.
