@@ -4,7 +4,7 @@
 // [D0][D1][D2] seen as [D2][D1][D0], strides {1, D2, D1 * D2}) packed whole
 // into a dense, line-aligned buffer, as a send into the shared slab packs
 // it, taking turns with a copy of the same bytes between the same two
-// buffers as a dense input's send makes it (wire::copyBulk), so that both
+// buffers as a dense input's send makes it (copy::copyBulk), so that both
 // see the same load.
 //   16MiB, 256MiB   f64, the launch benchmarks' view (LaunchCase)
 //   256MiB/f32      4-byte elements, 512 x 512 x 256
@@ -19,7 +19,7 @@
 
 #include "BenchEnv.h"
 #include "Median.h"
-#include "wire/BulkCopy.h"
+#include "copy/BulkCopy.h"
 #include "wire/MemrefLayout.h"
 
 #include <chrono>
@@ -108,7 +108,7 @@ void runPack(benchmark::State &State, const PackCase &C) {
     double M = secondsOf(
         [](void *A) {
           auto &J = *static_cast<Job *>(A);
-          wire::copyBulk(J.Dst, J.Src, J.Bytes);
+          copy::copyBulk(J.Dst, J.Src, J.Bytes);
         },
         &J);
     State.SetIterationTime(P);

@@ -67,7 +67,7 @@
 
 #include "BenchEnv.h"
 #include "LaunchCase.h"
-#include "wire/BulkCopy.h"
+#include "copy/BulkCopy.h"
 
 #include <algorithm>
 #include <chrono>
@@ -133,16 +133,16 @@ constexpr uint64_t BulkBytes = MiB;
 
 // The memory-copy limit of a launch on one machine: its payload copied
 // once each way, into buffers touched before (a warm shared slab, and the
-// caller's lent buffer), with the copy launches make (wire::copyBulk, from
+// caller's lent buffer), with the copy launches make (copy::copyBulk, from
 // 2 MiB on faster here than the C library's memcpy).
 class CopyLimit {
 public:
   explicit CopyLimit(uint64_t Bytes) : Slab(std::max<uint64_t>(Bytes, 1), 1), Out(Slab) {}
   double time(const char *Payload) {
     auto Start = Clock::now();
-    wire::copyBulk(Slab.data(), Payload, Slab.size());
+    copy::copyBulk(Slab.data(), Payload, Slab.size());
     benchmark::ClobberMemory();
-    wire::copyBulk(Out.data(), Slab.data(), Out.size());
+    copy::copyBulk(Out.data(), Slab.data(), Out.size());
     benchmark::ClobberMemory();
     return secondsSince(Start);
   }

@@ -2,7 +2,7 @@
 
 #include "SharedSlabs.h"
 
-#include "../engine/wire/BulkCopy.h"
+#include "../engine/copy/BulkCopy.h"
 #include "../engine/wire/Mailbox.h"
 #include "../engine/wire/SharedMemory.h"
 #include "MemoryBudget.h"
@@ -166,7 +166,7 @@ Error SharedSlabs::placeOutputs(ArrayRef<PayloadPart> Parts, std::vector<Executo
       for (char *To = Dst; !P.Packer->done();)
         To += P.Packer->pack(To, Dst + P.Bytes - To);
     else
-      wire::copyBulk(Dst, P.Data, P.Bytes);
+      copy::copyBulk(Dst, P.Data, P.Bytes);
     Where.push_back(ExecutorAddr::fromPtr(Dst));
     Offset += alignUp(P.Bytes);
     Copied += P.Bytes;

@@ -2,7 +2,7 @@
 
 #include "SharedPayloads.h"
 
-#include "../wire/BulkCopy.h"
+#include "../copy/BulkCopy.h"
 #include "../wire/Mailbox.h"
 #include "../wire/Protocol.h"
 #include "../wire/SpsCheck.h"
@@ -193,7 +193,7 @@ Error SharedPayloads::sendLaunch(SocketTransport &T, uint64_t SeqNo, ArrayRef<ch
         continue; // counted as packed (ZeroCopyTransfer)
       }
       if (P.Bytes)
-        wire::copyBulk(To, P.Data, P.Bytes);
+        copy::copyBulk(To, P.Data, P.Bytes);
       Stats.HostCopyBytes += P.Bytes;
     }
   }
@@ -210,7 +210,7 @@ Error SharedPayloads::receive(uint32_t Version, ArrayRef<char> Plan, HostOutputs
   if (auto Err = decodeSharedResult(Version, Plan, Outputs, R, Resolve, Copies))
     return Err;
   for (const SharedCopy &C : Copies) {
-    wire::copyBulk(C.To, C.From, C.Bytes);
+    copy::copyBulk(C.To, C.From, C.Bytes);
     Stats.HostCopyBytes += C.Bytes;
   }
   return Error::success();

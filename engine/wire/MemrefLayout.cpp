@@ -2,8 +2,8 @@
 
 #include "MemrefLayout.h"
 
-#include "BoxCopy.h"
-#include "StridedCopy.h"
+#include "../copy/BoxCopy.h"
+#include "../copy/StridedCopy.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -12,6 +12,8 @@
 using namespace llvm;
 
 namespace catalyst::remote::wire {
+
+static_assert(MaxRank <= copy::MaxRank, "a memref of the wire's most dimensions must fit a box");
 
 namespace {
 
@@ -145,7 +147,7 @@ MemrefPacker::MemrefPacker(const MemrefDesc &D, size_t ElemSize, const MemrefLay
     Sizes[I] = D.size(I);
     Strides[I] = D.stride(I);
     if (Sizes[I] > 1 && Strides[I] != 0 &&
-        magnitude(Strides[I]) < magnitude(Col == Rank ? RunStride : Strides[Col]))
+        copy::magnitude(Strides[I]) < copy::magnitude(Col == Rank ? RunStride : Strides[Col]))
       Col = I;
   }
   Transposed = RunStride != 1 && Col < Rank;
@@ -153,7 +155,7 @@ MemrefPacker::MemrefPacker(const MemrefDesc &D, size_t ElemSize, const MemrefLay
     WholeLineBytes = RunElems * ElemSize;
     for (size_t I = Col + 1; I < Rank; ++I)
       WholeLineBytes *= uint64_t(Sizes[I]);
-    WholeLineBytes *= uint64_t(std::min<int64_t>(Sizes[Col], 2 * tileEdge(ElemSize)));
+    WholeLineBytes *= uint64_t(std::min<int64_t>(Sizes[Col], 2 * copy::tileEdge(ElemSize)));
   }
 }
 
@@ -176,10 +178,11 @@ namespace {
 
 // Whether a box this large goes around the cache: it would not stay there,
 // and would push out what does. Its full tiles must write whole lines.
-bool streams(const char *Dst, const Box &B) {
+bool streams(const char *Dst, const copy::Box &B) {
   uint64_t Bytes = uint64_t(B.Dst[0]) * uint64_t(B.Size[0]);
   uint64_t RowBytes = uint64_t(B.Dst[B.Rank - 1]) * uint64_t(B.Size[B.Rank - 1]);
-  return Bytes >= StreamBytes && reinterpret_cast<uintptr_t>(Dst) % 64 == 0 && RowBytes % 64 == 0;
+  return Bytes >= copy::StreamBytes && reinterpret_cast<uintptr_t>(Dst) % 64 == 0 &&
+         RowBytes % 64 == 0;
 }
 
 } // namespace
@@ -206,7 +209,7 @@ uint64_t MemrefPacker::nextBlock(size_t Capacity, size_t &Dim, int64_t &Rows) co
 
 // Copies Rows rows of dimension Dim, everything inside them, as one box.
 size_t MemrefPacker::packBlock(char *Dst, size_t Dim, int64_t Rows) {
-  Box B;
+  copy::Box B;
   B.ElemSize = ElemSize;
   for (size_t K = Dim; K < OuterRank; ++K) {
     int64_t Size = K == Dim ? Rows : Sizes[K];
@@ -223,9 +226,9 @@ size_t MemrefPacker::packBlock(char *Dst, size_t Dim, int64_t Rows) {
     Dense *= B.Size[K];
   }
   uint64_t Elems = uint64_t(Dense) / ElemSize;
-  size_t Col = columnOf(B);
+  size_t Col = copy::columnOf(B);
   bool Whole = Col != B.Rank - 1 && Elems == Remaining;
-  copyBox(B, Col, Whole, Whole && streams(Dst, B), Dst, runStart());
+  copy::copyBox(B, Col, Whole, Whole && streams(Dst, B), Dst, runStart());
   // Past the block: its last row's last run, then one more.
   Index[Dim] += Rows - 1;
   for (size_t K = Dim + 1; K < OuterRank; ++K)
@@ -251,7 +254,7 @@ size_t MemrefPacker::pack(char *Dst, size_t Capacity) {
     if (RunStride == 1)
       std::memcpy(Dst + Written, Src, N * ElemSize);
     else
-      copyElements(Dst + Written, Src, N, RunStride * int64_t(ElemSize), ElemSize);
+      copy::copyElements(Dst + Written, Src, N, RunStride * int64_t(ElemSize), ElemSize);
     Written += N * ElemSize;
     InRun += N;
     Remaining -= N;

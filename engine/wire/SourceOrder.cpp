@@ -2,7 +2,7 @@
 
 #include "SourceOrder.h"
 
-#include "StridedCopy.h"
+#include "../copy/StridedCopy.h"
 
 #include <algorithm>
 
@@ -28,7 +28,7 @@ Expected<SourceOrder> SourceOrder::of(ArrayRef<int64_t> Sizes, ArrayRef<int64_t>
   if (Sizes.size() != Strides.size() || Sizes.size() > MaxRank || ElemSize == 0)
     return notPermutation(Name, "rank or element size out of range");
   SourceOrder S;
-  Box &B = S.View;
+  copy::Box &B = S.View;
   B.ElemSize = ElemSize;
   uint64_t Elements = 1;
   for (size_t K = 0; K < Sizes.size(); ++K) {
@@ -73,7 +73,7 @@ Expected<SourceOrder> SourceOrder::of(ArrayRef<int64_t> Sizes, ArrayRef<int64_t>
     B.Dst[K] = Dense;
     Dense *= B.Size[K];
   }
-  S.Col = columnOf(B);
+  S.Col = copy::columnOf(B);
   return S;
 }
 
@@ -101,7 +101,7 @@ std::optional<SourceOrder> SourceOrder::worthSending(const MemrefDesc &D, size_t
 }
 
 int64_t SourceOrder::chunkRows() const {
-  int64_t Edge = tileEdge(View.ElemSize);
+  int64_t Edge = copy::tileEdge(View.ElemSize);
   int64_t N = int64_t(std::max<uint64_t>(1, ChunkTarget / RowBytes));
   // As many rows as a line has elements, where they are the destination's
   // columns: every write is then a whole line.
@@ -112,7 +112,7 @@ int64_t SourceOrder::chunkRows() const {
 }
 
 void SourceOrder::unpack(int64_t First, int64_t Count, const char *Src, char *Dst) const {
-  Box B = View;
+  copy::Box B = View;
   B.Size[Outer] = Count;
   Dst += First * B.Dst[Outer];
   // Full tiles may stream when every destination row they write starts on
@@ -120,8 +120,8 @@ void SourceOrder::unpack(int64_t First, int64_t Count, const char *Src, char *Ds
   bool Aligned = reinterpret_cast<uintptr_t>(Dst) % 64 == 0;
   for (size_t K = 0; K + 1 < B.Rank; ++K)
     Aligned = Aligned && B.Dst[K] % 64 == 0;
-  bool Stream = Aligned && bytes() >= StreamBytes;
-  copyBox(B, Col, /*SourceOrder=*/true, Stream, Dst, Src);
+  bool Stream = Aligned && bytes() >= copy::StreamBytes;
+  copy::copyBox(B, Col, /*SourceOrder=*/true, Stream, Dst, Src);
 }
 
 } // namespace catalyst::remote::wire

@@ -13,7 +13,7 @@
 #ifndef CATALYST_REMOTE_WIRE_SOURCEORDER_H
 #define CATALYST_REMOTE_WIRE_SOURCEORDER_H
 
-#include "BoxCopy.h"
+#include "../copy/BoxCopy.h"
 #include "MemrefLayout.h"
 
 #include "llvm/ADT/ArrayRef.h"
@@ -55,9 +55,9 @@ public:
 private:
   SourceOrder() = default;
 
-  Box View;         // the whole view, its size-1 dimensions dropped
+  copy::Box View;   // the whole view, its size-1 dimensions dropped
   size_t Outer = 0; // the dimension of View that is the array's rows
-  size_t Col = 0;   // columnOf(View)
+  size_t Col = 0;   // copy::columnOf(View)
   int64_t Rows = 0; // View.Size[Outer]
   uint64_t RowBytes = 0;
 };

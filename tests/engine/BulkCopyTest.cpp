@@ -7,14 +7,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "wire/BulkCopy.h"
+#include "copy/BulkCopy.h"
 
 #include <cstdint>
 #include <gtest/gtest.h>
 #include <vector>
 
-using catalyst::remote::wire::BulkCopyBytes;
-using catalyst::remote::wire::copyBulk;
+using catalyst::remote::copy::BulkCopyBytes;
+using catalyst::remote::copy::copyBulk;
 
 namespace {
 

@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "wire/StridedCopy.h"
+#include "copy/StridedCopy.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -15,7 +15,7 @@
 #include <random>
 #include <vector>
 
-using namespace catalyst::remote::wire;
+using namespace catalyst::remote::copy;
 
 namespace {
 

@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-namespace catalyst::remote::wire {
+namespace catalyst::remote::copy {
 
 namespace {
 
@@ -122,4 +122,4 @@ void copyBox(const Box &B, size_t Col, bool SourceOrder, bool Stream, char *Dst,
   TileWalk(B, Col, SourceOrder, Stream).run(Dst, Src);
 }
 
-} // namespace catalyst::remote::wire
+} // namespace catalyst::remote::copy

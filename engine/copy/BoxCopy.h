@@ -7,15 +7,18 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef CATALYST_REMOTE_WIRE_BOXCOPY_H
-#define CATALYST_REMOTE_WIRE_BOXCOPY_H
-
-#include "MemrefLayout.h"
+#ifndef CATALYST_REMOTE_COPY_BOXCOPY_H
+#define CATALYST_REMOTE_COPY_BOXCOPY_H
 
 #include <cstddef>
 #include <cstdint>
 
-namespace catalyst::remote::wire {
+namespace catalyst::remote::copy {
+
+// The most dimensions of a memref a box is cut from: a memref's most on
+// the wire (wire::MaxRank, which MemrefLayout.cpp checks is no more). A box
+// has room for one more: the packer adds a row's run as a dimension.
+inline constexpr size_t MaxRank = 64;
 
 // A block of a strided memref and where it goes in a dense destination:
 // per dimension, its size and its strides in bytes on either side. The last
@@ -45,6 +48,6 @@ uint64_t magnitude(int64_t V);
 // would not stay there, and would push out what does.
 inline constexpr uint64_t StreamBytes = 8 << 20;
 
-} // namespace catalyst::remote::wire
+} // namespace catalyst::remote::copy
 
 #endif

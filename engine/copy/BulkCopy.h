@@ -11,12 +11,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef CATALYST_REMOTE_WIRE_BULKCOPY_H
-#define CATALYST_REMOTE_WIRE_BULKCOPY_H
+#ifndef CATALYST_REMOTE_COPY_BULKCOPY_H
+#define CATALYST_REMOTE_COPY_BULKCOPY_H
 
 #include <cstdint>
 
-namespace catalyst::remote::wire {
+namespace catalyst::remote::copy {
 
 // Copies from this size on are written around the cache: larger than a
 // core's L2 (2 MiB here), they would not stay there, and would push out
@@ -31,6 +31,6 @@ inline constexpr uint64_t BulkCopyBytes = 2 << 20;
 // comes after the bytes; below, memcpy.
 void copyBulk(char *Dst, const char *Src, uint64_t Bytes);
 
-} // namespace catalyst::remote::wire
+} // namespace catalyst::remote::copy
 
 #endif

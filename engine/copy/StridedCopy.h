@@ -8,13 +8,13 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef CATALYST_REMOTE_WIRE_STRIDEDCOPY_H
-#define CATALYST_REMOTE_WIRE_STRIDEDCOPY_H
+#ifndef CATALYST_REMOTE_COPY_STRIDEDCOPY_H
+#define CATALYST_REMOTE_COPY_STRIDEDCOPY_H
 
 #include <cstddef>
 #include <cstdint>
 
-namespace catalyst::remote::wire {
+namespace catalyst::remote::copy {
 
 // Copies Count elements Step bytes apart into Dst, densely.
 void copyElements(char *Dst, const char *Src, uint64_t Count, int64_t Step, size_t ElemSize);
@@ -50,6 +50,6 @@ void fenceStreams();
 void copyTile(char *Dst, const char *Src, const TileShape &S, int64_t Rows, int64_t Cols,
               size_t ElemSize);
 
-} // namespace catalyst::remote::wire
+} // namespace catalyst::remote::copy
 
 #endif

@@ -10,7 +10,7 @@
 #define CATALYST_REMOTE_X86_TILES 1
 #endif
 
-namespace catalyst::remote::wire {
+namespace catalyst::remote::copy {
 
 namespace {
 
@@ -322,4 +322,4 @@ void copyTile(char *Dst, const char *Src, const TileShape &S, int64_t Rows, int6
     copyElements(Dst + C * S.DstCol, Src + C * S.SrcCol, uint64_t(Rows), S.SrcRow, ElemSize);
 }
 
-} // namespace catalyst::remote::wire
+} // namespace catalyst::remote::copy

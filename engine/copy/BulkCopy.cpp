@@ -9,7 +9,7 @@
 #define CATALYST_REMOTE_X86_STREAMS 1
 #endif
 
-namespace catalyst::remote::wire {
+namespace catalyst::remote::copy {
 
 namespace {
 
@@ -53,4 +53,4 @@ void copyBulk(char *Dst, const char *Src, uint64_t Bytes) {
   std::memcpy(Dst, Src, Bytes);
 }
 
-} // namespace catalyst::remote::wire
+} // namespace catalyst::remote::copy
