@@ -5,6 +5,8 @@
 #include "catalyst/remote/RemoteBindings.h"
 
 #include <array>
+#include <exception>
+#include <new>
 
 namespace catalyst::remote::python {
 
@@ -54,6 +56,23 @@ void raise(int32_t Kind, const std::string &Message) {
 void check(int32_t Status) {
   if (Status != CATALYST_REMOTE_OK)
     raise(Status, __catalyst__remote__last_error());
+}
+
+PyObject *failedCall() {
+  try {
+    throw;
+  } catch (py::error_already_set &E) {
+    E.restore();
+  } catch (py::builtin_exception &E) {
+    E.set_error();
+  } catch (const std::bad_alloc &) {
+    PyErr_NoMemory();
+  } catch (const std::exception &E) {
+    PyErr_SetString(PyExc_RuntimeError, E.what());
+  } catch (...) {
+    PyErr_SetString(PyExc_RuntimeError, "an unknown C++ exception");
+  }
+  return nullptr;
 }
 
 } // namespace catalyst::remote::python

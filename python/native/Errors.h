@@ -7,6 +7,7 @@
 //
 // Usage (GIL held):
 //   check(Status);                      // returns on success, else throws
+//   try { ... } catch (...) { return failedCall(); }   // in a raw entry
 //
 // Thread safety: call with the GIL held, on the thread that made the call
 // (the message is that thread's).
@@ -32,6 +33,11 @@ void loadErrorClasses();
 
 // Returns when Status is 0; else raises with this thread's last error.
 void check(int32_t Status);
+
+// In a catch (...) of a function CPython calls directly (not through
+// pybind11): sets the Python error for the C++ exception in flight, as
+// pybind11 would, and returns nullptr for the function to return.
+PyObject *failedCall();
 
 } // namespace catalyst::remote::python
 

@@ -32,14 +32,18 @@ size_t wordsFor(size_t Rank) {
   return 3 + 2 * Rank;
 }
 
+// NumPy's flag for a dtype that holds Python objects (NPY_ITEM_HASOBJECT).
+constexpr char HasObject = 0x01;
+
 // Types whose elements are plain bytes a kernel can read: numbers, bools,
 // and fixed-size records of them (no Python objects, no byte order that
-// is not this machine's).
+// is not this machine's). Read from the dtype's own fields, not through
+// its Python attributes: this runs for every input of every launch.
 void checkElementType(const py::dtype &T, size_t Index, const char *What) {
-  if (T.kind() == 'O' || T.attr("hasobject").cast<bool>())
+  if (T.kind() == 'O' || (T.flags() & HasObject))
     throw py::type_error(ordinal(What, Index) + " holds Python objects (dtype " +
                          std::string(py::str(py::handle(T))) + "), which have no memref layout");
-  char Order = T.attr("byteorder").cast<std::string>()[0];
+  char Order = T.byteorder();
   if ((Order == '>' && littleEndian()) || (Order == '<' && !littleEndian()))
     raise(CATALYST_REMOTE_BAD_ARGUMENT,
           ordinal(What, Index) + " has byte order '" + std::string(1, Order) +
@@ -48,6 +52,11 @@ void checkElementType(const py::dtype &T, size_t Index, const char *What) {
   if (T.itemsize() <= 0)
     raise(CATALYST_REMOTE_BAD_ARGUMENT, ordinal(What, Index) + " has elements of size 0 (dtype " +
                                             std::string(py::str(py::handle(T))) + ")");
+}
+
+// Frees an output's buffer when the last array over it dies.
+void freeBuffer(PyObject *Capsule) {
+  std::free(PyCapsule_GetPointer(Capsule, nullptr));
 }
 
 } // namespace
@@ -210,8 +219,12 @@ py::tuple Descriptors::takeOutputs() {
     size_t At = OutputOffsets[I];
     void *Allocated = reinterpret_cast<void *>(Words[At]);
     // A capsule cannot hold null: an output with no buffer has no owner.
-    py::object Owner = Allocated ? py::object(py::capsule(Allocated, [](void *P) { std::free(P); }))
-                                 : py::object();
+    py::object Owner;
+    if (Allocated) {
+      Owner = py::reinterpret_steal<py::object>(PyCapsule_New(Allocated, nullptr, freeBuffer));
+      if (!Owner)
+        throw py::error_already_set();
+    }
     Words[At] = 0;
     Out[I] = outputArray(I, Owner);
   }

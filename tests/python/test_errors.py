@@ -49,6 +49,9 @@ def test_bad_arrays_and_output_kinds(map_session):
         map_session.launch(entry, "map.o", swapped, outputs=[("float64", 1)])
     with pytest.raises(TypeError, match="holds Python objects"):
         map_session.launch(entry, "map.o", np.array([1, None]), outputs=[("float64", 1)])
+    with pytest.raises(TypeError, match="holds Python objects"):
+        records = np.zeros(2, dtype=[("a", "O")])
+        map_session.launch(entry, "map.o", records, outputs=[("float64", 1)])
     odd = np.zeros(10, dtype=np.uint8)[1:9].view(np.float64)
     with pytest.raises(cr.BadArgument, match="input 0 is not aligned"):
         map_session.launch(entry, "map.o", odd, outputs=[("float64", 1)])

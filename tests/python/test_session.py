@@ -127,6 +127,21 @@ def test_prepared_launch_runs_again_and_again(session):
     assert session.stats()["launches"] == 20
 
 
+def test_prepared_launch_takes_its_inputs_by_position(session):
+    """A prepared launch is called with its inputs alone: a keyword is a
+    TypeError (not silently dropped), and it is made by prepare() only."""
+    call = session.prepare(f"{PREFIX}map_r1_e8", "map.o", outputs=[("float64", 1)])
+    x = sample("float64", (5,))
+    with pytest.raises(TypeError, match="positional arguments, not keywords"):
+        call(x, extra=x)
+    with pytest.raises(TypeError):
+        type(call)()
+    assert "map_r1_e8 in map.o, 1 outputs" in repr(call)
+    (out,) = call(x)
+    assert out.tobytes() == expected_map(x).tobytes()
+    assert session.stats()["launches"] == 1
+
+
 def test_stats_and_info(session):
     x = np.zeros(16, dtype=np.int32)
     session.launch(f"{PREFIX}map_r1_e4", "map.o", x, outputs=[("int32", 1)])
