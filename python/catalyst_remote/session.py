@@ -59,8 +59,9 @@ class _Target:
         self._async = None
         self._async_lock = threading.Lock()
         # launch()'s prepared launches by (entry, obj, outputs), so that
-        # launching the same kernel again costs a lookup, not a parse.
-        self._prepared = {}
+        # launching the same kernel again costs a few comparisons in C++,
+        # not a parse (python/native/LaunchCache.h).
+        self._launches = self._native.launch_cache()
 
     @property
     def address(self):
@@ -92,7 +93,7 @@ class _Target:
         the shipped object `obj` on `inputs`; returns a tuple of arrays, one
         per (dtype, rank) in `outputs`. progress=True shows the time it has
         taken so far while it runs."""
-        call = self._prepared_for(entry, obj, outputs)
+        call = self._launches(entry, obj, outputs)
         if not progress:
             return call(*inputs)
         with _progress.elapsed(f"{entry} on {self._address}"):
@@ -101,7 +102,7 @@ class _Target:
     def launch_async(self, entry, obj, *inputs, outputs=()):
         """launch() in the background: returns a concurrent.futures.Future
         of its result. The inputs must not change until it is done."""
-        call = self._prepared_for(entry, obj, outputs)
+        call = self._launches(entry, obj, outputs)
         return self._executor().submit(call, *inputs)
 
     def call_wrapper(self, symbol, data=b""):
@@ -156,19 +157,6 @@ class _Target:
 
     def __exit__(self, *exc):
         self.close()
-
-    def _prepared_for(self, entry, obj, outputs):
-        try:
-            key = (entry, obj, tuple(outputs))
-            call = self._prepared.get(key)
-        except TypeError:  # an output kind that cannot be a key (a list)
-            return self.prepare(entry, obj, outputs)
-        if call is None:
-            call = self.prepare(entry, obj, outputs)
-            if len(self._prepared) >= 64:
-                self._prepared.clear()
-            self._prepared[key] = call
-        return call
 
     def _executor(self):
         with self._async_lock:

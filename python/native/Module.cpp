@@ -1,8 +1,9 @@
 //===- Module.cpp - catalyst_remote._native -------------------------------===//
 //
 // The extension the Python package is written over: a Target (one session
-// or pool, Target.h) and a PreparedLaunch (an entry, its object and its
-// outputs' kinds, parsed once: PreparedLaunch.h). Everything else, from
+// or pool, Target.h), a PreparedLaunch (an entry, its object and its
+// outputs' kinds, parsed once: PreparedLaunch.h) and a LaunchCache
+// (Session.launch's PreparedLaunches, LaunchCache.h). Everything else, from
 // futures to executors, is Python (catalyst_remote/*.py).
 //
 // pybind11 rather than ctypes: a ctypes call alone costs microseconds,
@@ -14,6 +15,7 @@
 
 #include "Errors.h"
 #include "Interrupt.h"
+#include "LaunchCache.h"
 #include "PreparedLaunch.h"
 #include "Target.h"
 
@@ -28,6 +30,7 @@ PYBIND11_MODULE(_native, M) {
   loadErrorClasses();
   recordMainThread();
   registerPreparedLaunch(M);
+  registerLaunchCache(M);
   py::class_<Target, std::shared_ptr<Target>>(M, "Target")
       .def_static("open", &Target::open, py::arg("address"), py::arg("options"))
       .def("send_binary", &Target::sendBinary, py::arg("path"), py::arg("format"))
@@ -37,8 +40,10 @@ PYBIND11_MODULE(_native, M) {
       .def("describe", &Target::describe)
       .def("close", &Target::close)
       .def_property_readonly("closed", &Target::closed)
-      .def("prepare", [](std::shared_ptr<Target> T, std::string Entry, std::string Object,
-                         const py::sequence &Outputs) {
-        return prepareLaunch(std::move(T), std::move(Entry), std::move(Object), Outputs);
-      });
+      .def("prepare",
+           [](std::shared_ptr<Target> T, std::string Entry, std::string Object,
+              const py::sequence &Outputs) {
+             return prepareLaunch(std::move(T), std::move(Entry), std::move(Object), Outputs);
+           })
+      .def("launch_cache", [](std::shared_ptr<Target> T) { return makeLaunchCache(std::move(T)); });
 }

@@ -3,9 +3,9 @@
 #include "PreparedLaunch.h"
 
 #include "Errors.h"
+#include "NativeType.h"
 
 #include <cstddef>
-#include <structmember.h>
 #include <vector>
 
 namespace catalyst::remote::python {
@@ -31,7 +31,8 @@ struct Binding {
 };
 
 struct PreparedObject {
-  PyObject_HEAD vectorcallfunc Call;
+  PyObject ob_base; // PyObject_HEAD
+  vectorcallfunc Call;
   Binding *Bound; // owned
 };
 
@@ -48,14 +49,16 @@ PyObject *vectorcall(PyObject *Self, PyObject *const *Args, size_t NArgs, PyObje
                                      "arguments, not keywords");
     return nullptr;
   }
-  return callPrepared(Self, Args, PyVectorcall_NARGS(NArgs));
+  try {
+    return bindingOf(Self).run(Args, PyVectorcall_NARGS(NArgs)).release().ptr();
+  } catch (...) {
+    return failedCall();
+  }
 }
 
 void dealloc(PyObject *Self) {
-  PyTypeObject *Type = Py_TYPE(Self);
   delete reinterpret_cast<PreparedObject *>(Self)->Bound;
-  Type->tp_free(Self);
-  Py_DECREF(Type); // an instance of a heap type holds its type
+  releaseInstance(Self);
 }
 
 PyObject *repr(PyObject *Self) {
@@ -67,25 +70,10 @@ PyObject *repr(PyObject *Self) {
 } // namespace
 
 void registerPreparedLaunch(py::module_ &M) {
-  static PyMemberDef Members[] = {
-      {"__vectorcalloffset__", T_PYSSIZET, offsetof(PreparedObject, Call), READONLY, nullptr},
-      {nullptr, 0, 0, 0, nullptr}};
-  static PyType_Slot Slots[] = {
-      {Py_tp_doc, const_cast<char *>(
-                      "A launch of one entry with fixed output kinds: call it with the inputs.")},
-      {Py_tp_dealloc, reinterpret_cast<void *>(dealloc)},
-      {Py_tp_repr, reinterpret_cast<void *>(repr)},
-      {Py_tp_call, reinterpret_cast<void *>(PyVectorcall_Call)},
-      {Py_tp_members, Members},
-      {0, nullptr}};
-  static PyType_Spec Spec = {
-      "catalyst_remote._native.PreparedLaunch", sizeof(PreparedObject), 0,
-      Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_DISALLOW_INSTANTIATION, Slots};
-  auto Type = py::reinterpret_steal<py::object>(PyType_FromSpec(&Spec));
-  if (!Type)
-    throw py::error_already_set();
-  PreparedType = reinterpret_cast<PyTypeObject *>(Type.inc_ref().ptr()); // kept for good
-  M.add_object("PreparedLaunch", Type);
+  PreparedType =
+      addCallableType(M, {"catalyst_remote._native.PreparedLaunch",
+                          "A launch of one entry with fixed output kinds: call it with the inputs.",
+                          sizeof(PreparedObject), offsetof(PreparedObject, Call), dealloc, repr});
 }
 
 py::object prepareLaunch(std::shared_ptr<Target> On, std::string Entry, std::string Object,
@@ -96,20 +84,10 @@ py::object prepareLaunch(std::shared_ptr<Target> On, std::string Entry, std::str
   Bound->Object = std::move(Object);
   for (size_t I = 0; I < Outputs.size(); ++I)
     Bound->Kinds.push_back(parseOutputKind(Outputs[I], I));
-  auto *Self = PyObject_New(PreparedObject, PreparedType);
-  if (!Self)
-    throw py::error_already_set();
+  auto *Self = newInstance<PreparedObject>(PreparedType);
   Self->Call = vectorcall;
   Self->Bound = Bound.release();
   return py::reinterpret_steal<py::object>(reinterpret_cast<PyObject *>(Self));
-}
-
-PyObject *callPrepared(py::handle Prepared, PyObject *const *Args, size_t N) {
-  try {
-    return bindingOf(Prepared.ptr()).run(Args, N).release().ptr();
-  } catch (...) {
-    return failedCall();
-  }
 }
 
 } // namespace catalyst::remote::python

@@ -39,10 +39,6 @@ void registerPreparedLaunch(py::module_ &M);
 py::object prepareLaunch(std::shared_ptr<Target> On, std::string Entry, std::string Object,
                          const py::sequence &Outputs);
 
-// Calls a PreparedLaunch with the inputs Args[0, N); nullptr with the
-// Python error set when it fails, as a vectorcall returns.
-PyObject *callPrepared(py::handle Prepared, PyObject *const *Args, size_t N);
-
 } // namespace catalyst::remote::python
 
 #endif

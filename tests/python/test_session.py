@@ -142,6 +142,46 @@ def test_prepared_launch_takes_its_inputs_by_position(session):
     assert session.stats()["launches"] == 1
 
 
+def test_launch_tells_output_kinds_apart(session):
+    """Session.launch keeps what it prepared by entry, object and output
+    kinds: the same kinds again, however spelt, launch the same; other
+    kinds, or the same list changed in place, launch what they say."""
+    entry = f"{PREFIX}map_r1_e8"
+    x = sample("float64", (6,))
+    outputs = [("float64", 1)]
+    for kinds in (outputs, [("float64", 1)], [(np.float64, 1)], ((np.dtype("float64"), 1),)):
+        (out,) = session.launch(entry, "map.o", x, outputs=kinds)
+        assert out.dtype == np.float64 and out.tobytes() == expected_map(x).tobytes()
+    outputs[0] = ("int64", 1)
+    (out,) = session.launch(entry, "map.o", x, outputs=outputs)
+    assert out.dtype == np.int64 and out.tobytes() == expected_map(x).tobytes()
+    (out,) = session.launch(entry, "map.o", x, outputs=[(np.uint64, 1)])
+    assert out.dtype == np.uint64
+    # A record dtype spelt as a list, changed in place inside the same tuple.
+    fields = [("a", "f4"), ("b", "i4")]
+    kind = (fields, 1)
+    (out,) = session.launch(entry, "map.o", x, outputs=[kind])
+    assert out.dtype.names == ("a", "b")
+    fields[1] = ("c", "u4")
+    (out,) = session.launch(entry, "map.o", x, outputs=[kind])
+    assert out.dtype.names == ("a", "c")
+    with pytest.raises(TypeError, match="output 0 must be a \\(dtype, rank\\) pair"):
+        session.launch(entry, "map.o", x, outputs=[["float64", 1]])
+    assert session.stats()["launches"] == 8
+
+
+def test_launch_past_the_kept_launches(session):
+    """More kinds than Session.launch keeps (64): each still launches what
+    it says, the first again too."""
+    cases = [(dtype, rank) for rank in range(5) for dtype in DTYPES]
+    assert len(cases) > 64
+    for dtype, rank in cases + cases[:3]:
+        x = sample(dtype, (2,) * rank, seed=rank)
+        entry = f"{PREFIX}map_r{rank}_e{x.dtype.itemsize}"
+        (out,) = session.launch(entry, "map.o", x, outputs=[(dtype, rank)])
+        assert out.dtype == x.dtype and out.tobytes() == expected_map(x).tobytes(), (dtype, rank)
+
+
 def test_stats_and_info(session):
     x = np.zeros(16, dtype=np.int32)
     session.launch(f"{PREFIX}map_r1_e4", "map.o", x, outputs=[("int32", 1)])
