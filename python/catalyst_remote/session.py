@@ -18,7 +18,10 @@ Every call releases the GIL while it waits, so launches on different
 sessions, or on one pool's members, overlap from threads. Ctrl-C during a
 call on the main thread raises KeyboardInterrupt within a moment and
 leaves the session closed: the executor's connection process ends with
-the connection, and a later call raises SessionClosed.
+the connection, and a later call raises SessionClosed. (signal.signal()
+for SIGINT puts Python's handler in front of the package's; the package
+puts its own back within 50 ms of the next call's start, and a Ctrl-C
+before that raises KeyboardInterrupt once that call ends.)
 """
 
 import concurrent.futures

@@ -7,9 +7,9 @@
 // InterruptibleCall runs, also closing the call's target (from a watcher
 // thread, since a signal handler may do almost nothing), which ends the
 // wait at once; the call then raises the KeyboardInterrupt Python's handler
-// made pending, as if the signal had come between bytecodes. The target stays closed:
-// the executor's connection process is gone with the connection, and
-// whatever the kernel was doing with it.
+// made pending, as if the signal had come between bytecodes. The target
+// stays closed: the executor's connection process is gone with the
+// connection, and whatever the kernel was doing with it.
 //
 // Usage (GIL held):
 //   InterruptibleCall Guard(Handle);
@@ -20,12 +20,21 @@
 //   }
 //
 // Only on Python's main thread, and only while SIGINT has a handler (not
-// ignored, not the default action); otherwise a no-op. A call costs one
-// sigaction() to see that ours is still in place (signal.signal replaces
-// it; the next call puts it back in front of the new one).
+// ignored, not the default action); otherwise a no-op.
 //
-// Thread safety: one guard at a time (the main thread's); the watcher
-// thread and the signal handler share only the atomics and the pipe.
+// signal.signal() replaces ours; it is put back in front of the new
+// handler without a system call on the launch path, which a tiny launch
+// cannot afford: the first main-thread call after a quiet second checks
+// and wakes the watcher, which from then on checks every CheckEveryMs
+// while a main-thread call runs (signal.signal() cannot run then), until
+// a second passes without one. So a Ctrl-C within CheckEveryMs of the
+// start of a call made right after signal.signal() goes to Python alone:
+// KeyboardInterrupt when the call ends.
+//
+// Thread safety: one guard at a time (the main thread's). The signal
+// handler and the watcher share only atomics and the pipe; SIGINT's
+// disposition (and the handler ours chains to) is read and changed under
+// a mutex that the guard holds to end its call.
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,6 +45,10 @@
 #include <cstdint>
 
 namespace catalyst::remote::python {
+
+// How often the watcher checks that ours handles SIGINT while main-thread
+// calls run.
+inline constexpr int CheckEveryMs = 50;
 
 // Records Python's main thread; call once at import, GIL held.
 void recordMainThread();
@@ -56,7 +69,9 @@ public:
   bool interrupted();
 
 private:
-  bool Watching = false;
+  void stop();
+
+  bool Watching = false; // on the main thread, with a watcher
 };
 
 } // namespace catalyst::remote::python

@@ -2,6 +2,7 @@
 of the class for its kind; none aborts the interpreter."""
 
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -203,3 +204,74 @@ def test_ctrl_c_during_a_long_launch(executor, kernels, tmp_path):
             proc.kill()
     assert out.split("\n")[:3] == ["interrupted True", "closed", "idle interrupted"], (out, err)
     assert took < 1.0 * float(os.environ.get("CATALYST_REMOTE_TEST_PACE", "1")) + 1.0, took
+
+
+CTRL_C_AFTER_SIGNAL_SIGNAL = textwrap.dedent(
+    """
+    import os, signal, sys, time
+    import numpy as np
+    import catalyst_remote as cr
+    address, kernels, flag = sys.argv[1:4]
+
+    class Stop(Exception):
+        pass
+
+    def stop(signum, frame):
+        raise Stop()
+
+    def long_launch(phase):
+        s = cr.Session(address)
+        s.send_binary(os.path.join(kernels, "sleepy.o"))
+        s.send_binary(os.path.join(kernels, "map.o"))
+        if phase == "busy":
+            for _ in range(20):
+                s.launch("_catalyst_pyface_map_r1_e8", "map.o", np.zeros(8),
+                         outputs=[("float64", 1)])
+        else:
+            time.sleep(2)
+        # Python's handler in front of the extension's again (the same
+        # Python handler: signal.signal() puts it back all the same).
+        signal.signal(signal.SIGINT, stop)
+        path = np.frombuffer((flag + "." + phase).encode() + b"\\0", dtype=np.int8)
+        try:
+            s.launch("_catalyst_pyface_sleepy_flag", "sleepy.o",
+                     np.array([20000], dtype=np.int64), path, outputs=[("int64", 1)])
+            return "finished"
+        except Stop:
+            return "interrupted %s" % s.closed
+
+    for phase in ("busy", "quiet"):
+        print(phase, long_launch(phase), flush=True)
+    """
+)
+
+
+def test_ctrl_c_after_signal_signal(executor, kernels, tmp_path):
+    """signal.signal() replaces the extension's SIGINT handler; Ctrl-C
+    during the next long launch still ends it within a second: after
+    launches in a row (the watcher puts the handler back while a launch
+    runs) and after a quiet while (the first launch puts it back)."""
+    pace = float(os.environ.get("CATALYST_REMOTE_TEST_PACE", "1"))
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CTRL_C_AFTER_SIGNAL_SIGNAL, executor.address, kernels,
+         str(tmp_path / "running")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        for phase in ("busy", "quiet"):
+            wait_for((tmp_path / f"running.{phase}").exists, 30, f"the {phase} launch")
+            if phase == "busy":
+                # Past the watcher's next look (every 50 ms).
+                time.sleep(0.5 * pace)
+            sent = time.monotonic()
+            proc.send_signal(signal.SIGINT)
+            ready, _, _ = select.select([proc.stdout], [], [], 30)
+            took = time.monotonic() - sent
+            line = proc.stdout.readline() if ready else "(nothing in 30 s)"
+            assert line == f"{phase} interrupted True\n", (line, phase)
+            assert took < 1.0 * pace + 1.0, (phase, took)
+        assert proc.wait(timeout=30) == 0, proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
