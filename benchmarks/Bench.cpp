@@ -255,7 +255,7 @@ Error startPeer(BenchEnv &Env) {
 
 // The shared-memory session, when the executor offers one here.
 void openShared(BenchEnv &Env) {
-  auto Opened = openSession(Env.Address, Strategy::ZeroCopy, {ForwardKernel}, TransportKind::Shm);
+  auto Opened = openSession(Env.Address, Strategy::ZeroCopy, {ForwardKernel}, TransportKind::Local);
   if (Opened)
     Env.Shared = std::move(*Opened);
   else

@@ -48,7 +48,7 @@ struct Over {
   TransportKind Kind;
   const char *Name;
 };
-constexpr Over Transports[] = {{TransportKind::Tcp, "tcp"}, {TransportKind::Shm, "shm"}};
+constexpr Over Transports[] = {{TransportKind::Tcp, "tcp"}, {TransportKind::Local, "shm"}};
 
 // Held at once, in payload sizes: the input, the fresh output, the raw
 // link's and the raw peer's buffers, the executor's input slab and its
@@ -158,7 +158,7 @@ void runKernel(benchmark::State &State, BenchEnv &Env, const Over &T, uint64_t B
                        std::string("this ") + T.Name + " kernel launch and its references"))
     return;
   auto S = openSession(Env.Address, Strategy::ZeroCopy, {ScaleKernel}, T.Kind);
-  if (!S && T.Kind == TransportKind::Shm)
+  if (!S && T.Kind == TransportKind::Local)
     return skip(State, "skipped: no shared memory here: " + toString(S.takeError()));
   if (!S)
     return fail(State, S.takeError());

@@ -2,8 +2,8 @@
 
 #include "Announcement.h"
 
-#include "../engine/wire/SysError.h"
-#include "../engine/wire/WriteAll.h"
+#include "wire/SysError.h"
+#include "wire/WriteAll.h"
 
 #include "llvm/ADT/StringExtras.h"
 

@@ -2,8 +2,8 @@
 
 #include "Assets.h"
 
-#include "../engine/wire/SysError.h"
-#include "../engine/wire/WriteAll.h"
+#include "wire/SysError.h"
+#include "wire/WriteAll.h"
 #include "Log.h"
 
 #include "llvm/ADT/ScopeExit.h"

@@ -8,9 +8,9 @@
 
 #include "BatchedService.h"
 
-#include "../engine/wire/MemrefLayout.h"
-#include "../engine/wire/Protocol.h"
-#include "../engine/wire/SpsCheck.h"
+#include "wire/MemrefLayout.h"
+#include "wire/Protocol.h"
+#include "wire/SpsCheck.h"
 #include "CrashReporter.h"
 
 #include "llvm/ADT/SmallPtrSet.h"

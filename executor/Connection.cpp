@@ -2,9 +2,9 @@
 
 #include "Connection.h"
 
-#include "../engine/wire/SocketFile.h"
-#include "../engine/wire/SocketTransport.h"
-#include "../engine/wire/UnixSocket.h"
+#include "wire/SocketFile.h"
+#include "wire/SocketTransport.h"
+#include "wire/UnixSocket.h"
 #include "Assets.h"
 #include "BudgetedMemoryManager.h"
 #include "CrashReporter.h"

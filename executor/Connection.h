@@ -3,9 +3,9 @@
 #ifndef CATALYST_REMOTE_EXECUTOR_CONNECTION_H
 #define CATALYST_REMOTE_EXECUTOR_CONNECTION_H
 
-#include "../engine/wire/Handshake.h"
-#include "../engine/wire/Secret.h"
-#include "../engine/wire/SendMark.h"
+#include "wire/Handshake.h"
+#include "wire/Secret.h"
+#include "wire/SendMark.h"
 #include "Services.h"
 
 #include <atomic>

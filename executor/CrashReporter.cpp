@@ -2,8 +2,8 @@
 
 #include "CrashReporter.h"
 
-#include "../engine/wire/HangupKind.h"
-#include "../engine/wire/SocketTransport.h"
+#include "wire/HangupKind.h"
+#include "wire/SocketTransport.h"
 
 #include <atomic>
 #include <cerrno>

@@ -2,7 +2,7 @@
 
 #include "Heartbeat.h"
 
-#include "../engine/wire/SocketTransport.h"
+#include "wire/SocketTransport.h"
 #include "Log.h"
 
 #include <algorithm>

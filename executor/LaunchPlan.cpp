@@ -2,8 +2,8 @@
 
 #include "LaunchPlan.h"
 
-#include "../engine/wire/MemrefLayout.h"
-#include "../engine/wire/SpsCheck.h"
+#include "wire/MemrefLayout.h"
+#include "wire/SpsCheck.h"
 
 #include "llvm/Support/FormatVariadic.h"
 

@@ -10,8 +10,8 @@
 #ifndef CATALYST_REMOTE_EXECUTOR_LAUNCHPLAN_H
 #define CATALYST_REMOTE_EXECUTOR_LAUNCHPLAN_H
 
-#include "../engine/wire/Protocol.h"
-#include "../engine/wire/SourceOrder.h"
+#include "wire/Protocol.h"
+#include "wire/SourceOrder.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/Error.h"

@@ -13,7 +13,7 @@
 #ifndef CATALYST_REMOTE_EXECUTOR_LISTENER_H
 #define CATALYST_REMOTE_EXECUTOR_LISTENER_H
 
-#include "../engine/wire/SocketFile.h"
+#include "wire/SocketFile.h"
 #include "Connection.h"
 #include "Startups.h"
 

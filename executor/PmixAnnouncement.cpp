@@ -2,7 +2,7 @@
 
 #include "PmixAnnouncement.h"
 
-#include "../engine/pool/PmixKey.h"
+#include "wire/PmixKey.h"
 #include "Announcement.h"
 
 #if CATALYST_REMOTE_HAVE_PMIX
@@ -30,7 +30,7 @@ Error announceThroughPmix(const std::vector<Listener> &Listeners) {
   if (Listeners.empty())
     return createStringError(inconvertibleErrorCode(), "--announce pmix: nothing to announce");
   std::string Address = reachableAddress(Listeners.front());
-  if (Address.size() > pool::MaxPmixAddress)
+  if (Address.size() > wire::MaxPmixAddress)
     return createStringError(inconvertibleErrorCode(), "--announce pmix: address too long: %s",
                              Address.c_str());
   pmix_proc_t Me;
@@ -41,7 +41,7 @@ Error announceThroughPmix(const std::vector<Listener> &Listeners) {
   Initialized = true;
   pmix_value_t Value;
   PMIX_VALUE_LOAD(&Value, Address.c_str(), PMIX_STRING);
-  pmix_status_t Rc = PMIx_Put(PMIX_GLOBAL, pool::PmixAddressKey, &Value);
+  pmix_status_t Rc = PMIx_Put(PMIX_GLOBAL, wire::PmixAddressKey, &Value);
   PMIX_VALUE_DESTRUCT(&Value);
   if (Rc != PMIX_SUCCESS)
     return pmixError("PMIx_Put", Rc);

@@ -2,7 +2,7 @@
 //
 // An executor started by a PMIx launcher (mpirun, srun --mpi=pmix) in the
 // same job as its host (--announce pmix) publishes the address hosts
-// should dial under pool::PmixAddressKey, for the host to read per rank
+// should dial under wire::PmixAddressKey, for the host to read per rank
 // (engine/pool/PmixSource.cpp says how, and why no fence).
 //
 //   if (auto Err = announceThroughPmix(Listeners)) ...  // once listening

@@ -10,8 +10,8 @@
 #ifndef CATALYST_REMOTE_EXECUTOR_REORDEREDINPUT_H
 #define CATALYST_REMOTE_EXECUTOR_REORDEREDINPUT_H
 
-#include "../engine/wire/SocketTransport.h"
-#include "../engine/wire/SourceOrder.h"
+#include "wire/SocketTransport.h"
+#include "wire/SourceOrder.h"
 
 #include <cstdlib>
 #include <memory>

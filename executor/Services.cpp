@@ -9,9 +9,9 @@
 
 #include "Services.h"
 
-#include "../engine/wire/LocalOffer.h"
-#include "../engine/wire/Protocol.h"
-#include "../engine/wire/SpsCheck.h"
+#include "wire/LocalOffer.h"
+#include "wire/Protocol.h"
+#include "wire/SpsCheck.h"
 #include "Assets.h"
 #include "BatchedService.h"
 #include "CrashReporter.h"

@@ -2,9 +2,9 @@
 
 #include "SharedSlabs.h"
 
-#include "../engine/copy/BulkCopy.h"
-#include "../engine/wire/Mailbox.h"
-#include "../engine/wire/SharedMemory.h"
+#include "copy/BulkCopy.h"
+#include "wire/Mailbox.h"
+#include "wire/SharedMemory.h"
 #include "MemoryBudget.h"
 #include "Slabs.h"
 

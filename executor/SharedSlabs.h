@@ -15,8 +15,8 @@
 #ifndef CATALYST_REMOTE_EXECUTOR_SHAREDSLABS_H
 #define CATALYST_REMOTE_EXECUTOR_SHAREDSLABS_H
 
-#include "../engine/wire/Protocol.h"
-#include "../engine/wire/SocketTransport.h"
+#include "wire/Protocol.h"
+#include "wire/SocketTransport.h"
 
 #include "llvm/Support/Error.h"
 

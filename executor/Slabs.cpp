@@ -2,7 +2,7 @@
 
 #include "Slabs.h"
 
-#include "../engine/wire/SharedMemory.h"
+#include "wire/SharedMemory.h"
 #include "MemoryBudget.h"
 
 #include <cerrno>

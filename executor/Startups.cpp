@@ -2,7 +2,7 @@
 
 #include "Startups.h"
 
-#include "../engine/wire/Handshake.h"
+#include "wire/Handshake.h"
 
 #include "llvm/ADT/SmallVector.h"
 

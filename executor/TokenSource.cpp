@@ -2,7 +2,7 @@
 
 #include "TokenSource.h"
 
-#include "../engine/wire/Secret.h"
+#include "wire/Secret.h"
 
 #include <cstdlib>
 #include <cstring>

@@ -2,8 +2,8 @@
 
 #include "ZeroCopyService.h"
 
-#include "../engine/wire/MemrefLayout.h"
-#include "../engine/wire/ReadableMemory.h"
+#include "wire/MemrefLayout.h"
+#include "wire/ReadableMemory.h"
 #include "CrashReporter.h"
 #include "Heartbeat.h"
 #include "SharedSlabs.h"

@@ -15,9 +15,9 @@
 #ifndef CATALYST_REMOTE_EXECUTOR_ZEROCOPYSERVICE_H
 #define CATALYST_REMOTE_EXECUTOR_ZEROCOPYSERVICE_H
 
-#include "../engine/wire/MemrefLayout.h"
-#include "../engine/wire/Protocol.h"
-#include "../engine/wire/SocketTransport.h"
+#include "wire/MemrefLayout.h"
+#include "wire/Protocol.h"
+#include "wire/SocketTransport.h"
 #include "LaunchPlan.h"
 #include "ReorderedInput.h"
 

@@ -4,8 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "../engine/wire/Secret.h"
-#include "../engine/wire/TlsStream.h"
+#include "wire/Secret.h"
+#include "wire/TlsStream.h"
 #include "Listener.h"
 #include "TokenSource.h"
 

@@ -2,7 +2,7 @@
 
 #include "MemberSource.h"
 
-#include "../wire/SysError.h"
+#include "wire/SysError.h"
 #include "catalyst/remote/Failure.h"
 
 #include "llvm/ADT/STLExtras.h"

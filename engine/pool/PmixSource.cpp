@@ -26,7 +26,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "MemberSource.h"
-#include "PmixKey.h"
+#include "wire/PmixKey.h"
 
 #include <algorithm>
 #include <chrono>
@@ -63,8 +63,8 @@ Error pmixError(const Twine &What, pmix_status_t Rc) {
 std::optional<std::string> addressIn(const pmix_value_t *V) {
   if (!V || V->type != PMIX_STRING || !V->data.string)
     return std::nullopt;
-  size_t Len = ::strnlen(V->data.string, MaxPmixAddress + 1);
-  if (Len == 0 || Len > MaxPmixAddress)
+  size_t Len = ::strnlen(V->data.string, wire::MaxPmixAddress + 1);
+  if (Len == 0 || Len > wire::MaxPmixAddress)
     return std::nullopt;
   StringRef A(V->data.string, Len);
   if (!all_of(A, [](char C) { return C > ' ' && C < 127; }))
@@ -169,7 +169,7 @@ private:
     pmix_info_t Info;
     PMIX_INFO_LOAD(&Info, PMIX_TIMEOUT, &Timeout, PMIX_INT);
     auto *R = new Request{State, Rank};
-    pmix_status_t Rc = PMIx_Get_nb(&Peer, PmixAddressKey, &Info, 1, onValue, R);
+    pmix_status_t Rc = PMIx_Get_nb(&Peer, wire::PmixAddressKey, &Info, 1, onValue, R);
     PMIX_INFO_DESTRUCT(&Info);
     if (Rc == PMIX_SUCCESS)
       return;

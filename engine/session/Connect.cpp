@@ -2,8 +2,8 @@
 
 #include "Connect.h"
 
-#include "../wire/Keepalive.h"
-#include "../wire/SocketFile.h"
+#include "wire/Keepalive.h"
+#include "wire/SocketFile.h"
 #include "catalyst/remote/Failure.h"
 
 #include <algorithm>

@@ -2,8 +2,8 @@
 
 #include "ExecutorInfo.h"
 
-#include "../wire/Protocol.h"
-#include "../wire/SpsCheck.h"
+#include "wire/Protocol.h"
+#include "wire/SpsCheck.h"
 
 #include "llvm/ADT/STLExtras.h"
 

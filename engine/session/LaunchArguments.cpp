@@ -2,8 +2,8 @@
 
 #include "LaunchArguments.h"
 
-#include "../wire/MemrefLayout.h"
-#include "../wire/ReadableMemory.h"
+#include "wire/MemrefLayout.h"
+#include "wire/ReadableMemory.h"
 #include "catalyst/remote/Failure.h"
 
 using namespace llvm;
@@ -38,8 +38,8 @@ Error checkInto(ArrayRef<MutableArrayRef<char>> Into, size_t NumOutputs) {
 
 } // namespace
 
-Expected<std::vector<InputPlan>> planInputs(ArrayRef<MemrefArg> Inputs) {
-  std::vector<InputPlan> Plans;
+Expected<std::vector<CheckedInput>> checkInputs(ArrayRef<MemrefArg> Inputs) {
+  std::vector<CheckedInput> Plans;
   Plans.reserve(Inputs.size());
   wire::ReadableSet Readable;
   for (size_t I = 0; I < Inputs.size(); ++I) {

@@ -7,7 +7,7 @@
 // caller's (FailureKind::BadArgument) and names the argument.
 //
 //   if (auto Err = checkOutputs(Call)) return Err;
-//   auto Inputs = planInputs(Call.Inputs);   // InputPlans for a Transfer
+//   auto Inputs = checkInputs(Call.Inputs);   // CheckedInputs for a Transfer
 //
 // Thread safety: pure functions of their arguments.
 //
@@ -27,7 +27,7 @@
 namespace catalyst::remote {
 
 // The inputs' layouts, once every input is a readable memref.
-llvm::Expected<std::vector<InputPlan>> planInputs(llvm::ArrayRef<MemrefArg> Inputs);
+llvm::Expected<std::vector<CheckedInput>> checkInputs(llvm::ArrayRef<MemrefArg> Inputs);
 
 // Every output a memref (a descriptor, an element size, a rank the wire
 // carries) and the buffers lent for them (Call.Into) usable.

@@ -10,21 +10,22 @@
 #include "../transfer/OutputForecast.h"
 #include "../transfer/PhaseClock.h"
 #include "../transfer/ZeroCopyTransfer.h"
-#include "../wire/Protocol.h"
-#include "../wire/Secret.h"
-#include "../wire/SocketTimeouts.h"
-#include "../wire/SocketTransport.h"
-#include "../wire/UnixSocket.h"
 #include "CodeLinker.h"
 #include "ExecutorInfo.h"
 #include "LaunchArguments.h"
 #include "LaunchProfile.h"
 #include "LaunchQueue.h"
 #include "LaunchWatchdog.h"
-#include "OpenLink.h"
+#include "OpenChannel.h"
 #include "SentAssets.h"
+#include "SessionImpl.h"
 #include "TaskPool.h"
 #include "catalyst/remote/Failure.h"
+#include "wire/Protocol.h"
+#include "wire/Secret.h"
+#include "wire/SocketTimeouts.h"
+#include "wire/SocketTransport.h"
+#include "wire/UnixSocket.h"
 
 #include "llvm/ExecutionEngine/Orc/MapperJITLinkMemoryManager.h"
 #include "llvm/ExecutionEngine/Orc/Shared/OrcRTBridge.h"
@@ -35,28 +36,12 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
-#include <chrono>
-#include <shared_mutex>
-
 using namespace llvm;
 using namespace llvm::orc;
 
 namespace catalyst::remote {
 
 namespace {
-
-Expected<std::unique_ptr<jitlink::JITLinkMemoryManager>> createCodeMemory(SimpleRemoteEPC &EPC,
-                                                                          uint64_t SlabSize) {
-  SimpleRemoteMemoryMapper::SymbolAddrs SAs;
-  if (auto Err = EPC.getBootstrapSymbols(
-          {{SAs.Instance, rt::SimpleExecutorMemoryManagerInstanceName},
-           {SAs.Reserve, rt::SimpleExecutorMemoryManagerReserveWrapperName},
-           {SAs.Initialize, rt::SimpleExecutorMemoryManagerInitializeWrapperName},
-           {SAs.Deinitialize, rt::SimpleExecutorMemoryManagerDeinitializeWrapperName},
-           {SAs.Release, rt::SimpleExecutorMemoryManagerReleaseWrapperName}}))
-    return Err;
-  return MapperJITLinkMemoryManager::CreateWithMapper<SimpleRemoteMemoryMapper>(SlabSize, EPC, SAs);
-}
 
 // What the transport counted, to be differenced around one launch.
 struct WireCounters {
@@ -75,257 +60,6 @@ struct WireCounters {
 };
 
 } // namespace
-
-class Session::Impl {
-public:
-  Impl(std::string Address, const SessionOptions &Opts) : Address(std::move(Address)), Opts(Opts) {
-    if (!this->Opts.Outputs.Allocate)
-      this->Opts.Outputs = defaultOutputAllocator();
-    Forecast = std::make_unique<OutputForecast>(this->Opts.Outputs);
-  }
-
-  Error open();
-  Error connect(SessionTrace *Trace);
-  Error startEpc(Link L);
-  Error startLiveness();
-  Error chooseTransfer();
-  Expected<std::unique_ptr<Transfer>> makeTransfer(Strategy S);
-  Error sendBinary(StringRef Path, BinaryFormat Format);
-  Error sendAsset(StringRef Path);
-  Expected<std::vector<char>> callWrapper(ExecutorAddr Fn, ArrayRef<char> Args);
-  Error launch(const LaunchCall &Call);
-  Error startTrace(StringRef Path);
-  Error launchMeasured(const LaunchCall &Call, HostOutputs &Outputs, LaunchStats &S,
-                       LaunchTimeline &When, uint64_t &InputBytes);
-  Error ping();
-  Error runLaunch(ExecutorAddr Entry, ArrayRef<InputPlan> Inputs, HostOutputs &Outputs,
-                  LaunchStats &S, LaunchTimeline &When);
-  Error explain(Error Err, const Twine &What);
-  std::string endReason() const;
-  void settle();
-  Error close();
-  Error tearDown();
-  // Null, with the reason in Err, when the session is closed; else the
-  // shared hold on the connection every call works under.
-  std::shared_lock<std::shared_mutex> hold(Error &Err);
-
-  // Set by open, read-only afterwards.
-  std::string Address;
-  SessionOptions Opts; // without the secret, once connected
-  bool Proved = false; // both ends proved they know the secret
-  catalyst::remote::Strategy Chosen = Strategy::Naive;
-  OpenMarks Opening; // written by open only
-  ExecutorInfo Info;
-  // The transport's protection, kept so that reading it never touches a
-  // transport close() may be tearing down.
-  std::string Protection = "plain";
-
-  // The connection and what works over it, from open until close, which
-  // tears them down holding Life exclusively; every call that uses them
-  // holds it shared (hold()) and first checks Closed.
-  std::shared_mutex Life;
-  std::unique_ptr<ExecutionSession> ES;
-  wire::SocketTransport *Transport = nullptr;
-  TaskPool *Tasks = nullptr; // owned by the EPC, like Transport
-  std::unique_ptr<CodeLinker> Linker;
-  UpstreamServices Upstream;
-  std::unique_ptr<Transfer> Active;
-  // Made by the first launch with a deadline (under LaunchMutex); closes the
-  // transport when one passes, so close() ends it before the transport.
-  std::unique_ptr<LaunchWatchdog> Watchdog;
-  std::atomic<bool> Closed{false}; // set once, by the one close() that runs
-
-  // Launches share the session's slab, so they take turns.
-  std::mutex LaunchMutex;
-  uint64_t Launched = 0; // launches begun (traces number them), under LaunchMutex
-  // Written at each launch's end under LaunchMutex and StatsMutex, read
-  // under StatsMutex alone, so that stats() never waits for a launch; but
-  // for Transport, set by open and read-only afterwards.
-  SessionStats Stats;
-  mutable std::mutex StatsMutex;
-  std::unique_ptr<OutputForecast> Forecast; // used under LaunchMutex
-
-  // Held across a send, so that two sends of one name cannot cross.
-  std::mutex AssetMutex;
-  SentAssets Assets; // under AssetMutex
-  LaunchQueue Async; // locks its own
-
-  // The trace now: each call takes it once (TraceSlot.h); started by open
-  // (TracePath) or startTrace, which holds LaunchMutex while it reads the
-  // executor's clock; outlives the connection. Locks its own.
-  TraceSlot Tracing;
-};
-
-// Connects, and when tracing, writes how it went, failed or not.
-Error Session::Impl::open() {
-  TraceSlot::Held T;
-  if (!Opts.TracePath.empty()) {
-    auto Made = SessionTrace::create(Opts.TracePath, Address);
-    if (!Made)
-      return Made.takeError();
-    // No other thread sees the session yet: the slot is empty.
-    auto Started = Tracing.start(std::move(*Made));
-    if (!Started)
-      return Started.takeError();
-    T = std::move(*Started);
-  }
-  Opening.Start = PhaseClock::now();
-  Error Err = connect(T.get());
-  if (!Err && Transport)
-    Protection = Transport->protection();
-  if (T)
-    T->opened(Opening, Chosen, messageOf(Err));
-  return Err;
-}
-
-// Trace, when not null, has the executor's clock read once connected.
-Error Session::Impl::connect(SessionTrace *Trace) {
-  if (!Opts.Secret.empty())
-    if (auto Err = wire::checkSecret(Opts.Secret.reveal(), "the session's options"))
-      return Err;
-  auto By = std::chrono::steady_clock::now() + Opts.HandshakeTimeout;
-  auto L = openLink(Address, Opts, By);
-  // The secret was needed to authenticate, and is no more: the session
-  // lets go of its share, so that it is wiped once the caller's is gone.
-  Proved = !Opts.Secret.empty();
-  Opts.Secret = SecretBytes();
-  if (!L)
-    return L.takeError();
-  Stats.Transport = L->Kind;
-  Opening.Connected = PhaseClock::now();
-  // Until the liveness timeout replaces it: the session's setup, the
-  // executor's first replies included, cannot outlast the handshake's
-  // deadline, whoever does the reading.
-  if (L->Tls)
-    L->Tls->setReadTimeout(std::chrono::duration_cast<std::chrono::microseconds>(
-        std::max(By - std::chrono::steady_clock::now(), std::chrono::steady_clock::duration(1))));
-  else
-    wire::setReadDeadline(L->Fd, By);
-  Error Err = startEpc(std::move(*L));
-  if (!Err)
-    Err = startLiveness();
-  if (!Err && Trace) {
-    Opening.SetUp = PhaseClock::now();
-    Trace->syncClock(ES->getExecutorProcessControl());
-    Opening.Synced = PhaseClock::now();
-  }
-  if (!Err || std::chrono::steady_clock::now() < By)
-    return Err;
-  return makeFailure(FailureKind::Timeout,
-                     "cannot open a session with " + Address +
-                         ": the executor did not complete the session's setup within " +
-                         Twine(Opts.HandshakeTimeout.count()) +
-                         " ms (SessionOptions::HandshakeTimeout): " + toString(std::move(Err)));
-}
-
-// The EPC over the authenticated link Over (which it takes over), the
-// linker, and the transfer strategy, which may ask the executor to set up.
-Error Session::Impl::startEpc(Link Over) {
-  SimpleRemoteEPC::Setup S;
-  uint64_t SlabSize = Opts.CodeSlabSize;
-  S.CreateMemoryManager = [SlabSize](SimpleRemoteEPC &EPC) {
-    return createCodeMemory(EPC, SlabSize);
-  };
-  wire::TransportOptions TOpts;
-  TOpts.MaxMessageSize = Opts.MaxMessageSize;
-  TOpts.ReadOnDemand = true; // the setup message is waiting: the handshake saw it
-  if (Stats.Transport == TransportKind::Shm) {
-    TOpts.AcceptDescriptors = true; // shared slabs come so
-    TOpts.Spin = wire::localSpin();
-  }
-  auto Pool = std::make_unique<TaskPool>();
-  Tasks = Pool.get();
-  auto EPC = SimpleRemoteEPC::Create<wire::SocketTransport>(std::move(Pool), std::move(S), Over.Fd,
-                                                            TOpts, std::move(Over.Tls), &Transport);
-  if (!EPC) {
-    Tasks = nullptr;
-    return withContext("handshake with " + Address + " failed", EPC.takeError());
-  }
-  ES = std::make_unique<ExecutionSession>(std::move(*EPC));
-  auto L = CodeLinker::Create(*ES);
-  if (!L)
-    return L.takeError();
-  Linker = std::move(*L);
-  ES->setErrorReporter(
-      [Linker = Linker.get()](Error Err) { Linker->noteReportedError(std::move(Err)); });
-  return chooseTransfer();
-}
-
-// Asks the executor for heartbeats while it works on a request, and from
-// then on bounds every wait for a reply by the liveness timeout (which
-// replaces the handshake's deadline on the socket). An executor without
-// heartbeats (Catalyst's own) is waited for as long as it takes.
-Error Session::Impl::startLiveness() {
-  auto &EPC = ES->getExecutorProcessControl();
-  auto It = EPC.getBootstrapSymbolsMap().find(wire::LivenessEnableName);
-  if (Opts.LivenessTimeout.count() <= 0 || It == EPC.getBootstrapSymbolsMap().end()) {
-    Transport->clearReadTimeout();
-    return Error::success();
-  }
-  // Several heartbeats fit in the timeout: one late beat is not a death.
-  auto Interval =
-      std::max<std::chrono::milliseconds>(Opts.LivenessTimeout / 4, std::chrono::milliseconds(1));
-  uint32_t Version = 0;
-  if (auto Err = callChecked<wire::SPSLivenessEnableSig>(EPC, It->second, wire::LivenessEnableName,
-                                                         Version, uint32_t(Interval.count())))
-    return Err;
-  if (Version != wire::LivenessVersion)
-    return createStringError(
-        inconvertibleErrorCode(),
-        "the executor at %s sends heartbeats of version %u, this host reads %u", Address.c_str(),
-        Version, wire::LivenessVersion);
-  Transport->setReplyTimeout(Opts.LivenessTimeout);
-  return Error::success();
-}
-
-Error Session::Impl::chooseTransfer() {
-  auto &EPC = ES->getExecutorProcessControl();
-  if (!hasSymbols(EPC, {wire::AllocName, wire::FreeName, wire::InvokeName, wire::StoreAssetName}))
-    return createStringError(inconvertibleErrorCode(),
-                             "%s is not a Catalyst executor: it lacks the catalyst_remote_* "
-                             "services",
-                             Address.c_str());
-  if (auto Err = EPC.getBootstrapSymbols({{Upstream.Alloc, wire::AllocName},
-                                          {Upstream.Free, wire::FreeName},
-                                          {Upstream.Invoke, wire::InvokeName},
-                                          {Upstream.StoreAsset, wire::StoreAssetName}}))
-    return Err;
-  Info = describeExecutor(EPC, Proved);
-  auto Offers = [&](Strategy S) { return llvm::is_contained(Info.Strategies, S); };
-  Strategy Want = Opts.Transfer;
-  if ((Want == Strategy::Auto || Want == Strategy::ZeroCopy) && Offers(Strategy::ZeroCopy))
-    Chosen = Strategy::ZeroCopy;
-  else if (Want != Strategy::Naive && Offers(Strategy::Batched))
-    Chosen = Strategy::Batched;
-  else
-    Chosen = Strategy::Naive;
-  auto T = makeTransfer(Chosen);
-  if (!T)
-    return T.takeError();
-  Active = std::move(*T);
-  return Error::success();
-}
-
-Expected<std::unique_ptr<Transfer>> Session::Impl::makeTransfer(catalyst::remote::Strategy S) {
-  auto &EPC = ES->getExecutorProcessControl();
-  if (S == Strategy::Naive)
-    return std::make_unique<NaiveTransfer>(EPC, Upstream);
-  if (S == Strategy::ZeroCopy)
-    return ZeroCopyTransfer::Create(EPC, *Transport, Opts.SlabInitial, Opts.SlabCap,
-                                    Stats.Transport == TransportKind::Shm);
-  BatchedTransfer::Services BS;
-  if (auto Err = EPC.getBootstrapSymbols(
-          {{BS.Invoke, wire::BatchedInvokeName}, {BS.Release, wire::BatchedReleaseName}}))
-    return Err;
-  if (auto It = EPC.getBootstrapSymbolsMap().find(wire::BatchedInvokeTimedName);
-      It != EPC.getBootstrapSymbolsMap().end())
-    BS.InvokeTimed = It->second;
-  auto Backend = executorMemoryBackend(EPC);
-  if (!Backend)
-    return Backend.takeError();
-  return std::make_unique<BatchedTransfer>(EPC, BS, std::move(*Backend), Opts.SlabInitial,
-                                           Opts.SlabCap);
-}
 
 // Says why the connection ended, when it did: that, not ORC's generic
 // "disconnecting", is what the caller needs to hear, and its kind what a
@@ -413,8 +147,8 @@ Expected<std::vector<char>> Session::Impl::callWrapper(ExecutorAddr Fn, ArrayRef
 }
 
 // The transfer's launch, under the launch deadline when there is one.
-Error Session::Impl::runLaunch(ExecutorAddr Entry, ArrayRef<InputPlan> Inputs, HostOutputs &Outputs,
-                               LaunchStats &S, LaunchTimeline &When) {
+Error Session::Impl::runLaunch(ExecutorAddr Entry, ArrayRef<CheckedInput> Inputs,
+                               HostOutputs &Outputs, LaunchStats &S, LaunchTimeline &When) {
   if (Opts.LaunchTimeout.count() <= 0)
     return Active->launch(Entry, Inputs, Outputs, S, When);
   if (!Watchdog)
@@ -454,10 +188,10 @@ Error Session::Impl::launchMeasured(const LaunchCall &Call, HostOutputs &Outputs
                                     LaunchTimeline &When, uint64_t &InputBytes) {
   if (auto Err = checkOutputs(Call))
     return Err;
-  auto Inputs = planInputs(Call.Inputs);
+  auto Inputs = checkInputs(Call.Inputs);
   if (!Inputs)
     return Inputs.takeError();
-  for (const InputPlan &In : *Inputs)
+  for (const CheckedInput &In : *Inputs)
     InputBytes += In.Layout.Bytes;
   uint64_t Request = Active->largestRequest(*Inputs);
   if (Request > Opts.MaxMessageSize)

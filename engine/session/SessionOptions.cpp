@@ -2,7 +2,7 @@
 
 #include "catalyst/remote/SessionOptions.h"
 
-#include "../wire/Secret.h"
+#include "wire/Secret.h"
 #include "catalyst/remote/Failure.h"
 
 #include <cstdlib>
@@ -150,7 +150,7 @@ const char *transportName(TransportKind K) {
     return "auto";
   case TransportKind::Tcp:
     return "tcp";
-  case TransportKind::Shm:
+  case TransportKind::Local:
     return "shm";
   }
   return "?";
@@ -177,7 +177,7 @@ Expected<WireProtection> parseWire(StringRef Name) {
 }
 
 Expected<TransportKind> parseTransport(StringRef Name) {
-  for (TransportKind K : {TransportKind::Auto, TransportKind::Tcp, TransportKind::Shm})
+  for (TransportKind K : {TransportKind::Auto, TransportKind::Tcp, TransportKind::Local})
     if (Name == transportName(K))
       return K;
   return makeFailure(FailureKind::BadArgument,

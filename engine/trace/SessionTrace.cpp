@@ -3,7 +3,7 @@
 #include "SessionTrace.h"
 
 #include "../transfer/CheckedCall.h"
-#include "../wire/Protocol.h"
+#include "wire/Protocol.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"

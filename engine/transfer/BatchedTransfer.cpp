@@ -2,7 +2,7 @@
 
 #include "BatchedTransfer.h"
 
-#include "../wire/Protocol.h"
+#include "wire/Protocol.h"
 #include "CheckedCall.h"
 #include "OutputReplies.h"
 #include "PhaseClock.h"
@@ -22,7 +22,7 @@ using namespace wire;
 namespace {
 
 // The bytes of a dense descriptor of Values shaped like In.
-void denseDescriptor(const InputPlan &In, ExecutorAddr Values, std::vector<char> &Out) {
+void denseDescriptor(const CheckedInput &In, ExecutorAddr Values, std::vector<char> &Out) {
   size_t At = Out.size();
   Out.resize(At + MemrefDesc::byteSize(In.Desc.rank()));
   MemrefDesc D(Out.data() + At, In.Desc.rank());
@@ -61,11 +61,11 @@ Expected<SlabPool::Backend> executorMemoryBackend(ExecutorProcessControl &EPC) {
 
 // Places values, descriptors and the argument area, in that order, and
 // writes them all in one call. Dense inputs go from the caller's memory.
-Error BatchedTransfer::writeInputs(ArrayRef<InputPlan> Inputs, ExecutorAddr &Av,
+Error BatchedTransfer::writeInputs(ArrayRef<CheckedInput> Inputs, ExecutorAddr &Av,
                                    LaunchStats &Stats) {
   std::vector<uint64_t> Sizes;
   uint64_t DescBytes = 0;
-  for (const InputPlan &In : Inputs) {
+  for (const CheckedInput &In : Inputs) {
     Sizes.push_back(In.Layout.Bytes);
     DescBytes += MemrefDesc::byteSize(In.Desc.rank());
   }
@@ -80,7 +80,7 @@ Error BatchedTransfer::writeInputs(ArrayRef<InputPlan> Inputs, ExecutorAddr &Av,
   std::vector<ExecutorAddr> Args;
   std::vector<tpctypes::BufferWrite> Writes;
   for (size_t I = 0; I < Inputs.size(); ++I) {
-    const InputPlan &In = Inputs[I];
+    const CheckedInput &In = Inputs[I];
     const char *Values =
         static_cast<const char *>(In.Desc.aligned()) + In.Desc.offset() * int64_t(In.ElemSize);
     if (!In.Layout.Dense) {
@@ -177,7 +177,7 @@ Expected<std::vector<char>> BatchedTransfer::invoke(ExecutorAddr Entry, Executor
   return std::move(Rv);
 }
 
-Error BatchedTransfer::launch(ExecutorAddr Entry, ArrayRef<InputPlan> Inputs, HostOutputs &Outputs,
+Error BatchedTransfer::launch(ExecutorAddr Entry, ArrayRef<CheckedInput> Inputs, HostOutputs &Outputs,
                               LaunchStats &Stats, LaunchTimeline &When) {
   When.Send = PhaseClock::now();
   ExecutorAddr Av;

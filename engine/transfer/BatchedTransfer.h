@@ -31,12 +31,12 @@ public:
       : EPC(EPC), S(S), Pool(std::move(Slabs), SlabInitial, SlabCap) {}
 
   const char *name() const override { return "batched"; }
-  llvm::Error launch(llvm::orc::ExecutorAddr Entry, llvm::ArrayRef<InputPlan> Inputs,
+  llvm::Error launch(llvm::orc::ExecutorAddr Entry, llvm::ArrayRef<CheckedInput> Inputs,
                      HostOutputs &Outputs, LaunchStats &Stats, LaunchTimeline &When) override;
   llvm::Error close() override;
 
 private:
-  llvm::Error writeInputs(llvm::ArrayRef<InputPlan> Inputs, llvm::orc::ExecutorAddr &Av,
+  llvm::Error writeInputs(llvm::ArrayRef<CheckedInput> Inputs, llvm::orc::ExecutorAddr &Av,
                           LaunchStats &Stats);
   llvm::Expected<std::vector<char>> invoke(llvm::orc::ExecutorAddr Entry,
                                            llvm::orc::ExecutorAddr Av, const HostOutputs &Outputs,

@@ -12,7 +12,7 @@
 #ifndef CATALYST_REMOTE_TRANSFER_CHECKEDCALL_H
 #define CATALYST_REMOTE_TRANSFER_CHECKEDCALL_H
 
-#include "../wire/SpsCheck.h"
+#include "wire/SpsCheck.h"
 
 #include "llvm/ExecutionEngine/Orc/ExecutorProcessControl.h"
 #include "llvm/ExecutionEngine/Orc/MemoryAccess.h"

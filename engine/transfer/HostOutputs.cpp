@@ -2,7 +2,7 @@
 
 #include "HostOutputs.h"
 
-#include "../wire/MemrefLayout.h"
+#include "wire/MemrefLayout.h"
 #include "OutputForecast.h"
 
 #include "llvm/ADT/STLExtras.h"

@@ -2,7 +2,7 @@
 
 #include "NaiveTransfer.h"
 
-#include "../wire/Protocol.h"
+#include "wire/Protocol.h"
 #include "CheckedCall.h"
 #include "OutputReplies.h"
 #include "PhaseClock.h"
@@ -74,7 +74,7 @@ private:
 };
 
 // The bytes of a descriptor for Values, dense row-major, shaped like In.
-std::vector<char> denseDescriptor(const InputPlan &In, ExecutorAddr Values) {
+std::vector<char> denseDescriptor(const CheckedInput &In, ExecutorAddr Values) {
   std::vector<char> Bytes(MemrefDesc::byteSize(In.Desc.rank()));
   MemrefDesc D(Bytes.data(), In.Desc.rank());
   for (size_t I = 0; I < D.rank(); ++I)
@@ -84,7 +84,7 @@ std::vector<char> denseDescriptor(const InputPlan &In, ExecutorAddr Values) {
 }
 
 // Values to send: the caller's memory when dense, else a packed copy.
-ArrayRef<char> denseValues(const InputPlan &In, std::vector<char> &Scratch) {
+ArrayRef<char> denseValues(const CheckedInput &In, std::vector<char> &Scratch) {
   const char *Base = static_cast<const char *>(In.Desc.aligned());
   if (In.Layout.Dense)
     return {Base + In.Desc.offset() * int64_t(In.ElemSize), size_t(In.Layout.Bytes)};
@@ -155,9 +155,9 @@ Error fetchOutputs(Launch &L, ArrayRef<char> Rv, HostOutputs &Outputs, LaunchSta
 } // namespace
 
 // One input's values per write.
-uint64_t NaiveTransfer::largestRequest(ArrayRef<InputPlan> Inputs) const {
+uint64_t NaiveTransfer::largestRequest(ArrayRef<CheckedInput> Inputs) const {
   uint64_t Largest = 0;
-  for (const InputPlan &In : Inputs)
+  for (const CheckedInput &In : Inputs)
     Largest = std::max<uint64_t>(Largest, In.Layout.Bytes);
   return Largest + 4096;
 }
@@ -166,12 +166,12 @@ uint64_t NaiveTransfer::largestRequest(ArrayRef<InputPlan> Inputs) const {
 // by the host and copied into place by the executor; each read is
 // serialized by the executor, then copied out of the message, out of the
 // decoded vector and into the host buffer by the host.
-Error NaiveTransfer::launch(ExecutorAddr Entry, ArrayRef<InputPlan> Inputs, HostOutputs &Outputs,
+Error NaiveTransfer::launch(ExecutorAddr Entry, ArrayRef<CheckedInput> Inputs, HostOutputs &Outputs,
                             LaunchStats &Stats, LaunchTimeline &When) {
   Launch L(EPC, S);
   When.Send = PhaseClock::now();
   std::vector<ExecutorAddr> InputValues, Args;
-  for (const InputPlan &In : Inputs) {
+  for (const CheckedInput &In : Inputs) {
     std::vector<char> Scratch;
     auto Values = L.alloc(In.Layout.Bytes);
     if (!Values)

@@ -27,8 +27,8 @@ public:
   NaiveTransfer(llvm::orc::ExecutorProcessControl &EPC, UpstreamServices S) : EPC(EPC), S(S) {}
 
   const char *name() const override { return "naive"; }
-  uint64_t largestRequest(llvm::ArrayRef<InputPlan> Inputs) const override;
-  llvm::Error launch(llvm::orc::ExecutorAddr Entry, llvm::ArrayRef<InputPlan> Inputs,
+  uint64_t largestRequest(llvm::ArrayRef<CheckedInput> Inputs) const override;
+  llvm::Error launch(llvm::orc::ExecutorAddr Entry, llvm::ArrayRef<CheckedInput> Inputs,
                      HostOutputs &Outputs, LaunchStats &Stats, LaunchTimeline &When) override;
 
 private:

@@ -2,10 +2,10 @@
 
 #include "SharedPayloads.h"
 
-#include "../copy/BulkCopy.h"
-#include "../wire/Mailbox.h"
-#include "../wire/Protocol.h"
-#include "../wire/SpsCheck.h"
+#include "copy/BulkCopy.h"
+#include "wire/Mailbox.h"
+#include "wire/Protocol.h"
+#include "wire/SpsCheck.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"

@@ -18,8 +18,8 @@
 #ifndef CATALYST_REMOTE_TRANSFER_SHAREDPAYLOADS_H
 #define CATALYST_REMOTE_TRANSFER_SHAREDPAYLOADS_H
 
-#include "../wire/SharedMemory.h"
-#include "../wire/SocketTransport.h"
+#include "wire/SharedMemory.h"
+#include "wire/SocketTransport.h"
 #include "SharedResult.h"
 #include "SlabPool.h"
 #include "catalyst/remote/Stats.h"

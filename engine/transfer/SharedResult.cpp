@@ -2,7 +2,7 @@
 
 #include "SharedResult.h"
 
-#include "../wire/SpsCheck.h"
+#include "wire/SpsCheck.h"
 
 #include "llvm/Support/FormatVariadic.h"
 

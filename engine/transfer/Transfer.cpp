@@ -4,9 +4,9 @@ namespace catalyst::remote {
 Transfer::~Transfer() = default;
 
 // Every input in one message, with room for descriptors and framing.
-uint64_t Transfer::largestRequest(llvm::ArrayRef<InputPlan> Inputs) const {
+uint64_t Transfer::largestRequest(llvm::ArrayRef<CheckedInput> Inputs) const {
   uint64_t Bytes = 4096;
-  for (const InputPlan &In : Inputs)
+  for (const CheckedInput &In : Inputs)
     Bytes += In.Layout.Bytes + wire::MemrefDesc::byteSize(In.Desc.rank()) + 64;
   return Bytes;
 }

@@ -9,7 +9,7 @@
 #ifndef CATALYST_REMOTE_TRANSFER_TRANSFER_H
 #define CATALYST_REMOTE_TRANSFER_TRANSFER_H
 
-#include "../wire/MemrefLayout.h"
+#include "wire/MemrefLayout.h"
 #include "HostOutputs.h"
 #include "LaunchTimeline.h"
 #include "catalyst/remote/Stats.h"
@@ -21,7 +21,7 @@
 namespace catalyst::remote {
 
 // An input whose descriptor has been validated on the host.
-struct InputPlan {
+struct CheckedInput {
   wire::MemrefDesc Desc;
   size_t ElemSize;
   wire::MemrefLayout Layout;
@@ -34,11 +34,11 @@ public:
   // Runs one launch; adds what it measured to Stats (round trips, messages
   // and bytes are counted by the session) and notes in When when its
   // phases began.
-  virtual llvm::Error launch(llvm::orc::ExecutorAddr Entry, llvm::ArrayRef<InputPlan> Inputs,
+  virtual llvm::Error launch(llvm::orc::ExecutorAddr Entry, llvm::ArrayRef<CheckedInput> Inputs,
                              HostOutputs &Outputs, LaunchStats &Stats, LaunchTimeline &When) = 0;
   // The largest message this strategy would send for Inputs: the session
   // refuses a launch whose message could not go, before any traffic.
-  virtual uint64_t largestRequest(llvm::ArrayRef<InputPlan> Inputs) const;
+  virtual uint64_t largestRequest(llvm::ArrayRef<CheckedInput> Inputs) const;
   // Returns what the strategy holds on the executor; called while connected.
   virtual llvm::Error close() { return llvm::Error::success(); }
 };

@@ -2,7 +2,7 @@
 
 #include "ZeroCopyResult.h"
 
-#include "../wire/SpsCheck.h"
+#include "wire/SpsCheck.h"
 
 using namespace llvm;
 

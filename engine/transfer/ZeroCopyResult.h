@@ -12,7 +12,7 @@
 #ifndef CATALYST_REMOTE_TRANSFER_ZEROCOPYRESULT_H
 #define CATALYST_REMOTE_TRANSFER_ZEROCOPYRESULT_H
 
-#include "../wire/Protocol.h"
+#include "wire/Protocol.h"
 #include "HostOutputs.h"
 
 #include <string>

@@ -2,9 +2,9 @@
 
 #include "ZeroCopyTransfer.h"
 
-#include "../wire/Protocol.h"
-#include "../wire/SourceOrder.h"
-#include "../wire/SpsCheck.h"
+#include "wire/Protocol.h"
+#include "wire/SourceOrder.h"
+#include "wire/SpsCheck.h"
 #include "CheckedCall.h"
 #include "PhaseClock.h"
 #include "ZeroCopyResult.h"
@@ -129,11 +129,11 @@ ZeroCopyTransfer::~ZeroCopyTransfer() {
   T.setPayloadHandler(nullptr);
 }
 
-Error ZeroCopyTransfer::encodePlan(ExecutorAddr Entry, ArrayRef<InputPlan> Inputs,
+Error ZeroCopyTransfer::encodePlan(ExecutorAddr Entry, ArrayRef<CheckedInput> Inputs,
                                    const HostOutputs &Outputs) {
   Scratch &S = Work;
   S.Sizes.clear();
-  for (const InputPlan &In : Inputs)
+  for (const CheckedInput &In : Inputs)
     S.Sizes.push_back(In.Layout.Bytes);
   if (auto Err = Pool.place(S.Sizes, S.Places))
     return Err;
@@ -166,13 +166,13 @@ Error ZeroCopyTransfer::encodePlan(ExecutorAddr Entry, ArrayRef<InputPlan> Input
 // Over TCP the host's processor is busy sending, the executor's waiting on
 // the socket: a transpose costs less there, done as the bytes land. In
 // shared memory the host writes the slab itself, packing as it goes.
-void ZeroCopyTransfer::chooseSourceOrders(ArrayRef<InputPlan> Inputs) {
+void ZeroCopyTransfer::chooseSourceOrders(ArrayRef<CheckedInput> Inputs) {
   Scratch &S = Work;
   S.Reordered.clear();
   if (Version < SourceOrderVersion || Shared)
     return;
   for (size_t I = 0; I < Inputs.size(); ++I) {
-    const InputPlan &In = Inputs[I];
+    const CheckedInput &In = Inputs[I];
     if (!SourceOrder::worthSending(In.Desc, In.ElemSize, In.Layout))
       continue;
     Shape Strides(In.Desc.rank());
@@ -184,14 +184,14 @@ void ZeroCopyTransfer::chooseSourceOrders(ArrayRef<InputPlan> Inputs) {
 
 // The payload: dense inputs straight from the caller's memory, strided ones
 // through packers.
-void ZeroCopyTransfer::collectPayload(ArrayRef<InputPlan> Inputs, LaunchStats &Stats) {
+void ZeroCopyTransfer::collectPayload(ArrayRef<CheckedInput> Inputs, LaunchStats &Stats) {
   Scratch &S = Work;
   S.Parts.clear();
   S.Packers.clear();
   S.Packers.reserve(Inputs.size());
   size_t NextOrder = 0;
   for (size_t I = 0; I < Inputs.size(); ++I) {
-    const InputPlan &In = Inputs[I];
+    const CheckedInput &In = Inputs[I];
     bool Reordered =
         NextOrder < S.Reordered.size() && std::get<0>(S.Reordered[NextOrder]) == I && ++NextOrder;
     if (In.Layout.Dense || Reordered) {
@@ -207,7 +207,7 @@ void ZeroCopyTransfer::collectPayload(ArrayRef<InputPlan> Inputs, LaunchStats &S
   }
 }
 
-Error ZeroCopyTransfer::launch(ExecutorAddr Entry, ArrayRef<InputPlan> Inputs, HostOutputs &Outputs,
+Error ZeroCopyTransfer::launch(ExecutorAddr Entry, ArrayRef<CheckedInput> Inputs, HostOutputs &Outputs,
                                LaunchStats &Stats, LaunchTimeline &When) {
   auto Start = PhaseClock::now();
   if (auto Err = encodePlan(Entry, Inputs, Outputs))

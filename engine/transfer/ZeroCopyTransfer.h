@@ -15,8 +15,8 @@
 #ifndef CATALYST_REMOTE_TRANSFER_ZEROCOPYTRANSFER_H
 #define CATALYST_REMOTE_TRANSFER_ZEROCOPYTRANSFER_H
 
-#include "../wire/Protocol.h"
-#include "../wire/SocketTransport.h"
+#include "wire/Protocol.h"
+#include "wire/SocketTransport.h"
 #include "PhaseClock.h"
 #include "SharedPayloads.h"
 #include "SlabPool.h"
@@ -42,7 +42,7 @@ public:
   const char *name() const override { return "zerocopy"; }
   // The session runs one launch at a time, which the scratch buffers and
   // the single waiting launch rely on.
-  llvm::Error launch(llvm::orc::ExecutorAddr Entry, llvm::ArrayRef<InputPlan> Inputs,
+  llvm::Error launch(llvm::orc::ExecutorAddr Entry, llvm::ArrayRef<CheckedInput> Inputs,
                      HostOutputs &Outputs, LaunchStats &Stats, LaunchTimeline &When) override;
   llvm::Error close() override;
 
@@ -81,10 +81,10 @@ private:
   ZeroCopyTransfer(wire::SocketTransport &T, uint32_t Version, SlabPool::Backend B,
                    uint64_t Initial, uint64_t Cap, std::unique_ptr<SharedPayloads> Shared)
       : T(T), Version(Version), Shared(std::move(Shared)), Pool(std::move(B), Initial, Cap) {}
-  llvm::Error encodePlan(llvm::orc::ExecutorAddr Entry, llvm::ArrayRef<InputPlan> Inputs,
+  llvm::Error encodePlan(llvm::orc::ExecutorAddr Entry, llvm::ArrayRef<CheckedInput> Inputs,
                          const HostOutputs &Outputs);
-  void chooseSourceOrders(llvm::ArrayRef<InputPlan> Inputs);
-  void collectPayload(llvm::ArrayRef<InputPlan> Inputs, LaunchStats &Stats);
+  void chooseSourceOrders(llvm::ArrayRef<CheckedInput> Inputs);
+  void collectPayload(llvm::ArrayRef<CheckedInput> Inputs, LaunchStats &Stats);
   llvm::Error sendAndWait(Waiting &W, LaunchStats &Stats);
   llvm::Error placeOutputs(Waiting &W, wire::PayloadOpcode OpC, llvm::ArrayRef<char> Plan,
                            uint64_t PayloadBytes, std::vector<iovec> &Dst);

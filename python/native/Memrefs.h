@@ -38,7 +38,7 @@ namespace catalyst::remote::python {
 namespace py = pybind11;
 
 // The most dimensions an array here may have: NumPy's (NPY_MAXDIMS, 32),
-// below the wire's 64 (engine/wire/MemrefLayout.h).
+// below the wire's 64 (wire/MemrefLayout.h).
 inline constexpr size_t MaxRank = 32;
 
 // What one output is: its element type and rank. Parsed once (a prepared

@@ -124,7 +124,7 @@ private:
 
 // How a test session moves memrefs. ZeroCopy, Batched and Naive ask the C
 // ABI for that strategy through CATALYST_REMOTE_STRATEGY, over TCP
-// (CATALYST_REMOTE_TRANSPORT); the Shm ones for the same over the
+// (CATALYST_REMOTE_TRANSPORT); the Local ones for the same over the
 // executor's local socket, zero-copy payloads in shared memory.
 // UpstreamOnly runs the executor with --upstream-only, so the host must
 // fall back to the upstream protocol (over TCP: such an executor offers

@@ -13,7 +13,7 @@ namespace catalyst::remote::test {
 TransportKind testTransport() {
   const char *Asked = std::getenv("CATALYST_REMOTE_TEST_TRANSPORT");
   bool Stream = Asked && (std::string(Asked) == "tcp" || socketFileRun());
-  return Stream ? TransportKind::Tcp : TransportKind::Shm;
+  return Stream ? TransportKind::Tcp : TransportKind::Local;
 }
 
 SessionOptions forThisRun(SessionOptions O) {

@@ -63,7 +63,7 @@ constexpr std::chrono::milliseconds Liveness = paced(250ms);
 class SessionChurnTest : public ::testing::Test {
 protected:
   void SetUp() override {
-    if (testTransport() != TransportKind::Shm)
+    if (testTransport() != TransportKind::Local)
       GTEST_SKIP() << "the shared-memory run covers the handoff";
     Dir = std::filesystem::path(::testing::TempDir()) /
           ("session-churn-" + std::to_string(::getpid()));
@@ -93,7 +93,7 @@ protected:
   auto S = openWithConcat(Address, Strategy::ZeroCopy, O);
   if (!S)
     return ::testing::AssertionFailure() << "session " << I << " did not open or link concat.o";
-  if (S->transport() != TransportKind::Shm)
+  if (S->transport() != TransportKind::Local)
     return ::testing::AssertionFailure() << "session " << I << " is not in shared memory";
   std::mt19937_64 Rng(I);
   if (auto R = concatMatches(*S, byteInputs({100}, Rng)); !R)

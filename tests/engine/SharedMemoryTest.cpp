@@ -56,7 +56,7 @@ TEST(SharedMemoryTest, SlabsAreMappedForAsLongAsTheSessionOnBothSides) {
   ASSERT_TRUE(Exec.start());
   size_t Before = sharedSlabsOf(::getpid());
   SessionOptions O;
-  O.Transport = TransportKind::Shm;
+  O.Transport = TransportKind::Local;
   O.SlabInitial = 1 << 20;
   auto S = openWithConcat(Exec.address(), Strategy::ZeroCopy, O);
   ASSERT_TRUE(S);
@@ -87,7 +87,7 @@ TEST(SharedMemoryTest, SmallLaunchesGoThroughTheMailbox) {
   ExecutorProcess Exec;
   ASSERT_TRUE(Exec.start());
   SessionOptions O;
-  O.Transport = TransportKind::Shm;
+  O.Transport = TransportKind::Local;
   auto S = openWithConcat(Exec.address(), Strategy::ZeroCopy, O);
   ASSERT_TRUE(S);
   std::mt19937_64 Rng(3);
@@ -109,7 +109,7 @@ TEST(SharedMemoryTest, AnExecutorAsleepOnTheSocketIsRungAwake) {
   ExecutorProcess Exec;
   ASSERT_TRUE(Exec.start());
   SessionOptions O;
-  O.Transport = TransportKind::Shm;
+  O.Transport = TransportKind::Local;
   O.LivenessTimeout = 5s; // a launch nobody woke for fails, rather than hangs
   auto S = openWithConcat(Exec.address(), Strategy::ZeroCopy, O);
   ASSERT_TRUE(S);
@@ -144,7 +144,7 @@ TEST(SharedMemoryTest, TheConnectionLeftForTheLocalSocketEndsQuietly) {
     ExecutorProcess Exec;
     ASSERT_TRUE(Exec.start(withRuntimeLog(Token.dir(), EO)));
     SessionOptions O;
-    O.Transport = TransportKind::Shm;
+    O.Transport = TransportKind::Local;
     if (WithSecret)
       O.Secret = SecretBytes::copyOf(Token.secret());
     auto S = openWithConcat(Exec.address(), Strategy::ZeroCopy, O);

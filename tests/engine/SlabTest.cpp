@@ -89,7 +89,7 @@ TEST_F(SlabTest, TheFirstLaunchIsChargedOnlyItsOwnRequests) {
     LaunchStats Last = S->stats().Last;
     ASSERT_EQ(Last.RoundTrips, 2u) << "reserve the slab, then launch";
     // In shared memory the executor also passes the slab and its output area.
-    uint64_t Passed = S->transport() == TransportKind::Shm ? 2 : 0;
+    uint64_t Passed = S->transport() == TransportKind::Local ? 2 : 0;
     ASSERT_EQ(Last.Messages, 2 * Last.RoundTrips + Passed) << "each request and its reply";
   }
 }

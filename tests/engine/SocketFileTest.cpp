@@ -250,7 +250,7 @@ TEST(SocketFileTest, AHostOnThisMachineMovesToSharedMemory) {
   TempDir Dir;
   ExecutorProcess Exec;
   ASSERT_TRUE(Exec.start(at(Dir.path("exec.sock"))));
-  launchesAt(Exec.address(), {}, TransportKind::Shm);
+  launchesAt(Exec.address(), {}, TransportKind::Local);
 }
 
 TEST(SocketFileTest, AHostRelayedToTheSocketIsServedAsOverTcp) {
@@ -263,8 +263,8 @@ TEST(SocketFileTest, AHostRelayedToTheSocketIsServedAsOverTcp) {
   EXPECT_EQ(Relay.relayed(), 1u);
   // Relayed from this machine after all: the offer leads here too.
   SessionOptions Shm;
-  Shm.Transport = TransportKind::Shm;
-  launchesAt(Relay.address(), Shm, TransportKind::Shm);
+  Shm.Transport = TransportKind::Local;
+  launchesAt(Relay.address(), Shm, TransportKind::Local);
   EXPECT_EQ(Relay.relayed(), 2u);
 }
 

@@ -87,7 +87,7 @@ TEST(WireProtection, TheLocalSocketAndPlainWireStayPlainAndAutoFollows) {
   ExecutorProcess Exec;
   ASSERT_TRUE(Exec.start(tcpWithToken(Token)));
   SessionOptions Local = overTcp(Token);
-  Local.Transport = TransportKind::Shm;
+  Local.Transport = TransportKind::Local;
   auto S = openWithConcat(Exec.address(), Strategy::ZeroCopy, Local);
   ASSERT_TRUE(S);
   EXPECT_EQ(S->protection(), "plain");

@@ -16,7 +16,7 @@
 #include "Memref.h"
 #include "Text.h"
 #include "session/CodeLinker.h"
-#include "session/OpenLink.h"
+#include "session/OpenChannel.h"
 #include "wire/Protocol.h"
 #include "wire/SocketTransport.h"
 #include "wire/SpsCheck.h"
@@ -105,8 +105,8 @@ private:
 Expected<std::unique_ptr<RawClient>> RawClient::connect(const std::string &Address,
                                                         uint32_t HostVersion, bool Local) {
   SessionOptions O;
-  O.Transport = Local ? TransportKind::Shm : TransportKind::Tcp;
-  auto Fd = openLink(Address, O, std::chrono::steady_clock::now() + std::chrono::seconds(10));
+  O.Transport = Local ? TransportKind::Local : TransportKind::Tcp;
+  auto Fd = openChannel(Address, O, std::chrono::steady_clock::now() + std::chrono::seconds(10));
   if (!Fd)
     return Fd.takeError();
   std::unique_ptr<RawClient> C(new RawClient);

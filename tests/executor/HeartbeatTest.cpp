@@ -16,7 +16,7 @@
 
 #include "../../executor/Heartbeat.h"
 
-#include "../../engine/wire/SocketTransport.h"
+#include "wire/SocketTransport.h"
 #include "../support/Pace.h"
 #include "../support/QuietClient.h"
 #include "../support/Signals.h"

@@ -64,7 +64,7 @@ public:
   Strategy strategy() const;
 
   // What the connection runs over: Tcp (the address as given, unix:PATH
-  // included), or Shm for an executor on this machine
+  // included), or Local for an executor on this machine
   // (SessionOptions::Transport).
   TransportKind transport() const;
   // What protects the session's bytes: "plain", or the TLS version and

@@ -91,7 +91,7 @@ struct SessionOptions {
   Strategy Transfer = Strategy::Auto;
   // Auto: shared memory when the executor offers it and runs on this
   // machine (same boot id, its local socket reachable), TCP otherwise,
-  // silently. Shm: shared memory or an error saying why not. Tcp: never
+  // silently. Local ("shm"): shared memory or an error saying why not. Tcp: never
   // tries (CATALYST_REMOTE_TRANSPORT through the C ABI).
   TransportKind Transport = TransportKind::Auto;
   // CATALYST_REMOTE_WIRE through the C ABI.

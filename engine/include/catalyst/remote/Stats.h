@@ -47,10 +47,18 @@ struct LaunchStats {
 // (SessionOptions::Transport), never reported.
 //   Tcp: the connection to the address given, to any machine: TCP, or a
 //        socket file (unix:PATH), which ssh may relay from anywhere.
-//   Shm: an executor on this machine: its local Unix socket, and for
+//   Local: an executor on this machine: its local Unix socket, and for
 //        zero-copy launches memory both processes map, through which
-//        payloads move with one copy on the host each way.
-enum class TransportKind { Auto, Tcp, Shm };
+//        payloads move with one copy on the host each way. Spelled "shm"
+//        in options and output; the other strategies use no shared memory
+//        over it, only the local socket.
+//   Shm: the old name of Local, kept so that code written against it builds.
+enum class TransportKind {
+  Auto,
+  Tcp,
+  Local,
+  Shm [[deprecated("TransportKind::Shm is now TransportKind::Local")]] = Local
+};
 
 // Bytes a session's connection carried each way so far, framing included,
 // counted as they move (a launch's large message, part way through).

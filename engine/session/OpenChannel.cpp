@@ -1,12 +1,12 @@
-//===- OpenLink.cpp - The connection a session runs over ------------------===//
+//===- OpenChannel.cpp - The connection a session runs over ------------------===//
 
-#include "OpenLink.h"
+#include "OpenChannel.h"
 
-#include "../wire/Handshake.h"
-#include "../wire/LocalOffer.h"
-#include "../wire/UnixSocket.h"
 #include "Connect.h"
 #include "catalyst/remote/Failure.h"
+#include "wire/Handshake.h"
+#include "wire/LocalOffer.h"
+#include "wire/UnixSocket.h"
 
 #include <algorithm>
 #include <random>
@@ -35,7 +35,7 @@ Error notLocal(const Twine &Why) {
 // first, so that the close is orderly (unread bytes would reset it, and
 // the executor's connection process would log an error). Over TLS the
 // stream has read it already.
-void hangUp(Link &L, size_t SetupBytes) {
+void hangUp(Channel &L, size_t SetupBytes) {
   std::vector<char> Sink(SetupBytes);
   // Best effort: all of it is buffered (the handshake waited for it), and a
   // short read only makes the close a reset.
@@ -65,7 +65,7 @@ Expected<wire::LocalOffer> usableOffer(ArrayRef<char> Setup) {
 // quickly then gets in while slow or silent peers pile up.
 constexpr std::chrono::milliseconds LastAttempt{50};
 
-template <typename AttemptFn> Expected<Link> retryWhileBusy(Deadline By, AttemptFn Attempt) {
+template <typename AttemptFn> Expected<Channel> retryWhileBusy(Deadline By, AttemptFn Attempt) {
   std::minstd_rand Jitter(uint32_t(std::chrono::steady_clock::now().time_since_epoch().count()));
   std::chrono::milliseconds Pause(2);
   for (;;) {
@@ -107,8 +107,8 @@ Expected<wire::HostAuth> hostAuth(const SessionOptions &O, bool Local) {
 
 // Fd, once the executor on it proved itself, and its TLS stream when it
 // has one; Fd is closed otherwise.
-Expected<Link> authenticated(Expected<int> Fd, const SessionOptions &O, Deadline By,
-                             std::vector<char> *Setup) {
+Expected<Channel> authenticated(Expected<int> Fd, const SessionOptions &O, Deadline By,
+                                std::vector<char> *Setup) {
   if (!Fd)
     return Fd.takeError();
   auto Auth = hostAuth(O, wire::isUnixSocket(*Fd));
@@ -121,10 +121,11 @@ Expected<Link> authenticated(Expected<int> Fd, const SessionOptions &O, Deadline
     ::close(*Fd);
     return Tls.takeError();
   }
-  return Link{*Fd, TransportKind::Tcp, std::move(*Tls)};
+  return Channel{*Fd, TransportKind::Tcp, std::move(*Tls)};
 }
 
-Expected<Link> connectToOffer(const wire::LocalOffer &Offer, const SessionOptions &O, Deadline By) {
+Expected<Channel> connectToOffer(const wire::LocalOffer &Offer, const SessionOptions &O,
+                                 Deadline By) {
   return retryWhileBusy(By, [&] {
     return authenticated(wire::connectLocal(Offer.Socket, Offer.Pid, By), O, By, nullptr);
   });
@@ -139,8 +140,8 @@ std::chrono::milliseconds timeLeft(Deadline By) {
 // A connection to Address (TCP or unix:PATH), authenticated; Setup, when
 // given, receives the setup message. A failure to connect says so itself;
 // one to authenticate names the address.
-Expected<Link> openStream(StringRef Address, const SessionOptions &O, Deadline By,
-                          std::vector<char> *Setup) {
+Expected<Channel> openStream(StringRef Address, const SessionOptions &O, Deadline By,
+                             std::vector<char> *Setup) {
   bool Connected = false;
   auto L = retryWhileBusy(By, [&] {
     auto Fd = connectTo(Address, timeLeft(By));
@@ -157,14 +158,14 @@ Expected<Link> openStream(StringRef Address, const SessionOptions &O, Deadline B
 // The TCP connection is hung up before the local one is made: the
 // listener counts connections against --max-connections, and one it sees
 // hung up no longer counts, so the local one takes its place.
-Expected<Link> openLink(StringRef Address, const SessionOptions &O, Deadline By) {
+Expected<Channel> openChannel(StringRef Address, const SessionOptions &O, Deadline By) {
   std::vector<char> Setup;
   auto L = openStream(Address, O, By, &Setup);
   if (!L || O.Transport == TransportKind::Tcp)
     return L;
   const char *How = " over shared memory (transport shm)";
   auto Offer = usableOffer(Setup);
-  if (!Offer && O.Transport == TransportKind::Shm) {
+  if (!Offer && O.Transport == TransportKind::Local) {
     ::close(L->Fd);
     return cannotOpen(Address, How, Offer.takeError());
   }
@@ -177,10 +178,10 @@ Expected<Link> openLink(StringRef Address, const SessionOptions &O, Deadline By)
   hangUp(*L, Setup.size());
   auto Local = connectToOffer(*Offer, O, By);
   if (Local) {
-    Local->Kind = TransportKind::Shm;
+    Local->Kind = TransportKind::Local;
     return Local;
   }
-  if (O.Transport == TransportKind::Shm)
+  if (O.Transport == TransportKind::Local)
     return cannotOpen(Address, How, Local.takeError());
   // Auto, and the offer led nowhere (the executor in another network
   // namespace, say): TCP again.

@@ -5,7 +5,7 @@
 // listens on an abstract Unix socket of a random name, and each connection
 // it serves over TCP names it in its EPC setup message's bootstrap map,
 // with the machine's boot id and the listener's pid: a host that finds its
-// own boot id there may switch to that socket (engine/session/OpenLink.cpp).
+// own boot id there may switch to that socket (engine/session/OpenChannel.cpp).
 // A host that does not know the key (Catalyst's own) ignores it.
 //
 //===----------------------------------------------------------------------===//

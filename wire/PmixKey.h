@@ -8,12 +8,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef CATALYST_REMOTE_ENGINE_POOL_PMIXKEY_H
-#define CATALYST_REMOTE_ENGINE_POOL_PMIXKEY_H
+#ifndef CATALYST_REMOTE_WIRE_PMIXKEY_H
+#define CATALYST_REMOTE_WIRE_PMIXKEY_H
 
 #include <cstddef>
 
-namespace catalyst::remote::pool {
+namespace catalyst::remote::wire {
 
 inline constexpr char PmixAddressKey[] = "catalyst-remote.address";
 
@@ -21,6 +21,6 @@ inline constexpr char PmixAddressKey[] = "catalyst-remote.address";
 // socket path, or a host name of 253 characters and a port.
 inline constexpr size_t MaxPmixAddress = 512;
 
-} // namespace catalyst::remote::pool
+} // namespace catalyst::remote::wire
 
 #endif

@@ -2,7 +2,7 @@
 
 #include "SourceOrder.h"
 
-#include "../copy/StridedCopy.h"
+#include "copy/StridedCopy.h"
 
 #include <algorithm>
 

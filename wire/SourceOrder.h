@@ -13,7 +13,7 @@
 #ifndef CATALYST_REMOTE_WIRE_SOURCEORDER_H
 #define CATALYST_REMOTE_WIRE_SOURCEORDER_H
 
-#include "../copy/BoxCopy.h"
+#include "copy/BoxCopy.h"
 #include "MemrefLayout.h"
 
 #include "llvm/ADT/ArrayRef.h"

@@ -2,8 +2,8 @@
 
 #include "MemrefLayout.h"
 
-#include "../copy/BoxCopy.h"
-#include "../copy/StridedCopy.h"
+#include "copy/BoxCopy.h"
+#include "copy/StridedCopy.h"
 
 #include "llvm/Support/FormatVariadic.h"
 

@@ -1,4 +1,4 @@
-//===- OpenLink.h - The connection a session runs over ----------*- C++ -*-===//
+//===- OpenChannel.h - The connection a session runs over ----------*- C++ -*-===//
 //
 // A session starts over TCP, which reaches an executor anywhere, or over a
 // socket file (unix:PATH), which ssh may relay from anywhere too. When the
@@ -13,11 +13,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef CATALYST_REMOTE_SESSION_OPENLINK_H
-#define CATALYST_REMOTE_SESSION_OPENLINK_H
+#ifndef CATALYST_REMOTE_SESSION_OPENCHANNEL_H
+#define CATALYST_REMOTE_SESSION_OPENCHANNEL_H
 
-#include "../wire/TlsStream.h"
 #include "catalyst/remote/SessionOptions.h"
+#include "wire/TlsStream.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -27,17 +27,17 @@
 
 namespace catalyst::remote {
 
-struct Link {
+struct Channel {
   int Fd = -1;          // authenticated, the executor's setup message waiting on it
-  TransportKind Kind{}; // Tcp or Shm
+  TransportKind Kind{}; // Tcp or Local
   // The TLS stream over Fd the session's bytes travel in; null when plain.
   std::unique_ptr<wire::TlsStream> Tls;
 };
 
 // Connects to Address and authenticates the executor, choosing the
 // transport as Options.Transport says, all by the deadline.
-llvm::Expected<Link> openLink(llvm::StringRef Address, const SessionOptions &Options,
-                              std::chrono::steady_clock::time_point By);
+llvm::Expected<Channel> openChannel(llvm::StringRef Address, const SessionOptions &Options,
+                                    std::chrono::steady_clock::time_point By);
 
 } // namespace catalyst::remote
 

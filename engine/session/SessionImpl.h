@@ -1,0 +1,132 @@
+//===- SessionImpl.h - What a session holds, and who may touch it ---------===//
+//
+// Session::Impl, shared by the files that implement a session: setting up
+// the connection (SessionSetup.cpp) and everything done over it
+// (Session.cpp). Nothing outside engine/session includes it.
+//
+// Threads: any number of callers use one session at once. Each member's
+// comment says who owns it: set by open and read-only afterwards, or the
+// lock that guards it. Life, taken shared by every call (hold()) and
+// exclusively by close(), keeps the connection from being torn down under
+// a call.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CATALYST_REMOTE_ENGINE_SESSION_SESSIONIMPL_H
+#define CATALYST_REMOTE_ENGINE_SESSION_SESSIONIMPL_H
+
+#include "../trace/SessionTrace.h"
+#include "../trace/TraceSlot.h"
+#include "../transfer/HostOutputs.h"
+#include "../transfer/LaunchTimeline.h"
+#include "../transfer/NaiveTransfer.h"
+#include "../transfer/OutputForecast.h"
+#include "../transfer/Transfer.h"
+#include "CodeLinker.h"
+#include "LaunchArguments.h"
+#include "LaunchProfile.h"
+#include "LaunchQueue.h"
+#include "LaunchWatchdog.h"
+#include "OpenChannel.h"
+#include "SentAssets.h"
+#include "catalyst/remote/Session.h"
+
+#include "llvm/ExecutionEngine/Orc/Core.h"
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+
+namespace catalyst::remote {
+
+namespace wire {
+class SocketTransport;
+} // namespace wire
+class TaskPool;
+
+class Session::Impl {
+public:
+  Impl(std::string Address, const SessionOptions &Opts) : Address(std::move(Address)), Opts(Opts) {
+    if (!this->Opts.Outputs.Allocate)
+      this->Opts.Outputs = defaultOutputAllocator();
+    Forecast = std::make_unique<OutputForecast>(this->Opts.Outputs);
+  }
+
+  llvm::Error open();
+  llvm::Error connect(SessionTrace *Trace);
+  llvm::Error startEpc(Channel L);
+  llvm::Error startLiveness();
+  llvm::Error chooseTransfer();
+  llvm::Expected<std::unique_ptr<Transfer>> makeTransfer(Strategy S);
+  llvm::Error sendBinary(llvm::StringRef Path, BinaryFormat Format);
+  llvm::Error sendAsset(llvm::StringRef Path);
+  llvm::Expected<std::vector<char>> callWrapper(llvm::orc::ExecutorAddr Fn,
+                                                llvm::ArrayRef<char> Args);
+  llvm::Error launch(const LaunchCall &Call);
+  llvm::Error startTrace(llvm::StringRef Path);
+  llvm::Error launchMeasured(const LaunchCall &Call, HostOutputs &Outputs, LaunchStats &S,
+                             LaunchTimeline &When, uint64_t &InputBytes);
+  llvm::Error ping();
+  llvm::Error runLaunch(llvm::orc::ExecutorAddr Entry, llvm::ArrayRef<CheckedInput> Inputs,
+                        HostOutputs &Outputs, LaunchStats &S, LaunchTimeline &When);
+  llvm::Error explain(llvm::Error Err, const llvm::Twine &What);
+  std::string endReason() const;
+  void settle();
+  llvm::Error close();
+  llvm::Error tearDown();
+  // Null, with the reason in Err, when the session is closed; else the
+  // shared hold on the connection every call works under.
+  std::shared_lock<std::shared_mutex> hold(llvm::Error &Err);
+
+  // Set by open, read-only afterwards.
+  std::string Address;
+  SessionOptions Opts; // without the secret, once connected
+  bool Proved = false; // both ends proved they know the secret
+  catalyst::remote::Strategy Chosen = Strategy::Naive;
+  OpenMarks Opening; // written by open only
+  ExecutorInfo Info;
+  // The transport's protection, kept so that reading it never touches a
+  // transport close() may be tearing down.
+  std::string Protection = "plain";
+
+  // The connection and what works over it, from open until close, which
+  // tears them down holding Life exclusively; every call that uses them
+  // holds it shared (hold()) and first checks Closed.
+  std::shared_mutex Life;
+  std::unique_ptr<llvm::orc::ExecutionSession> ES;
+  wire::SocketTransport *Transport = nullptr;
+  TaskPool *Tasks = nullptr; // owned by the EPC, like Transport
+  std::unique_ptr<CodeLinker> Linker;
+  UpstreamServices Upstream;
+  std::unique_ptr<Transfer> Active;
+  // Made by the first launch with a deadline (under LaunchMutex); closes the
+  // transport when one passes, so close() ends it before the transport.
+  std::unique_ptr<LaunchWatchdog> Watchdog;
+  std::atomic<bool> Closed{false}; // set once, by the one close() that runs
+
+  // Launches share the session's slab, so they take turns.
+  std::mutex LaunchMutex;
+  uint64_t Launched = 0; // launches begun (traces number them), under LaunchMutex
+  // Written at each launch's end under LaunchMutex and StatsMutex, read
+  // under StatsMutex alone, so that stats() never waits for a launch; but
+  // for Transport, set by open and read-only afterwards.
+  SessionStats Stats;
+  mutable std::mutex StatsMutex;
+  std::unique_ptr<OutputForecast> Forecast; // used under LaunchMutex
+
+  // Held across a send, so that two sends of one name cannot cross.
+  std::mutex AssetMutex;
+  SentAssets Assets; // under AssetMutex
+  LaunchQueue Async; // locks its own
+
+  // The trace now: each call takes it once (TraceSlot.h); started by open
+  // (TracePath) or startTrace, which holds LaunchMutex while it reads the
+  // executor's clock; outlives the connection. Locks its own.
+  TraceSlot Tracing;
+};
+
+} // namespace catalyst::remote
+
+#endif // CATALYST_REMOTE_ENGINE_SESSION_SESSIONIMPL_H
