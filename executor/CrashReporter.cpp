@@ -34,8 +34,10 @@ std::string Frames[NumFatal];
 // A TLS stream's records can only be made by OpenSSL, which a signal
 // handler must not call (it allocates and locks). Under TLS the handler
 // hands the report to this thread, which waits for it from arming to
-// disarming, and waits for it to go, a bounded while. Made and ended on
-// the serving thread; the pipe's ends are read by the handlers.
+// disarming, and waits for it to go, a bounded while. Made by
+// armCrashReporter on the reader thread (TransportHandoff hands the
+// transport out there), ended on the serving thread; the pipe's ends are
+// read by the handlers.
 struct Standby {
   int Pipe[2] = {-1, -1};
   std::thread Thread;

@@ -4,7 +4,7 @@
 // here goes out in a single write when the statement ends, so lines of
 // processes logging at once never interleave mid-line:
 //
-//   logLine() << "connection process " << Pid << " exited";
+//   LogLine() << "connection process " << Pid << " exited";
 //
 //===----------------------------------------------------------------------===//
 

@@ -3,7 +3,8 @@
 // Catalyst's four upstream services, with the same names and SPS signatures
 // as its upstream executor, so its host runtime can drive this executor and
 // this project's host can fall back to them against an upstream executor;
-// then this project's own: call_wrapper, zero-copy, slabs, batched.
+// then this project's own: call_wrapper, liveness, zero-copy's enable,
+// slabs and shared slabs, the mailbox, batched, the clock.
 //
 //===----------------------------------------------------------------------===//
 

@@ -1,8 +1,11 @@
 //===- Services.h - What the executor exports to hosts ----------*- C++ -*-===//
 //
-// Wrapper functions a host calls through EPC: Catalyst's four upstream
-// services, so an upstream host runtime can drive this executor, and this
-// project's one-call launch. They are registered as bootstrap symbols.
+// Wrapper functions a host calls through EPC, registered as bootstrap
+// symbols: Catalyst's four upstream services, so an upstream host runtime
+// can drive this executor, and this project's own (call_wrapper,
+// liveness, zero-copy's enable, slabs and shared slabs, the mailbox,
+// batched launches, the clock). Zero-copy launches themselves are no
+// symbol: they come as payload messages, served by ZeroCopyService.
 //
 //===----------------------------------------------------------------------===//
 

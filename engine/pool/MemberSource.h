@@ -16,8 +16,10 @@
 // that cannot be read or does not parse is skipped, not fatal (it may be
 // a file being replaced, or a stray file in the directory).
 //
-// Thread safety: a source is used by one thread at a time (the pool's
-// watcher); different sources are independent.
+// Thread safety: poll() is called by one thread at a time (the pool's
+// watcher); describe() may be called by any thread at once with it (a
+// launch picking a member reads it), so it reads only what was fixed at
+// construction. Different sources are independent.
 //
 //===----------------------------------------------------------------------===//
 

@@ -6,6 +6,12 @@
 // caller releases them with free() as MLIR-compiled code does. Release is
 // only called by the engine to undo a launch that failed half-way.
 //
+// Threads: both functions may be called from any thread, at once: the
+// launching caller's, the transport's reader thread (a zero-copy result
+// read as it arrives) and the thread that prepares forecast outputs ahead
+// of a launch. An allocator given in SessionOptions must allow that, as
+// malloc and Catalyst's managed allocator do.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef CATALYST_REMOTE_OUTPUTALLOCATOR_H
