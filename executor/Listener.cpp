@@ -2,6 +2,11 @@
 
 #include "Listener.h"
 
+#include "Announcement.h"
+#include "Assets.h"
+#include "Log.h"
+#include "PmixAnnouncement.h"
+#include "RefusalLog.h"
 #include "wire/Handshake.h"
 #include "wire/HangupKind.h"
 #include "wire/HostChallenge.h"
@@ -9,12 +14,8 @@
 #include "wire/LocalOffer.h"
 #include "wire/SendMark.h"
 #include "wire/SocketFile.h"
+#include "wire/SysError.h"
 #include "wire/UnixSocket.h"
-#include "Announcement.h"
-#include "Assets.h"
-#include "Log.h"
-#include "PmixAnnouncement.h"
-#include "RefusalLog.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -390,8 +391,13 @@ void checkStartingChildren(Clock::time_point Now) {
   // end closes with its process.
   if (!wire::isUnixSocket(Conn)) {
     int One = 1;
-    ::setsockopt(Conn, IPPROTO_TCP, TCP_NODELAY, &One, sizeof(One));
-    wire::enableKeepalive(Conn);
+    Error Err = ::setsockopt(Conn, IPPROTO_TCP, TCP_NODELAY, &One, sizeof(One)) == 0
+                    ? wire::enableKeepalive(Conn)
+                    : wire::sysError("setting TCP_NODELAY", errno);
+    // Served all the same, as it was before the options: said, not fatal.
+    if (Err)
+      LogLine() << "catalyst-remote-executor: the connection of " << Peer
+                << " is served without its socket options: " << toString(std::move(Err));
   }
   ::_exit(serveConnection(Conn, Peer, Options, Wire, Record));
 }
