@@ -174,6 +174,8 @@ std::string ListeningChild::readAddress(std::chrono::milliseconds Timeout) {
 
 void ListeningChild::forward() {
   if (!Pending.empty())
+    // The child's output, forwarded: a stderr that cannot take it has no one
+    // else to tell.
     (void)!write(STDERR_FILENO, Pending.data(), Pending.size());
   // Polls with a timeout so stop() can end this thread even while a
   // grandchild still holds the pipe open.
@@ -186,6 +188,7 @@ void ListeningChild::forward() {
     if (N == 0 || (N < 0 && errno != EINTR))
       return;
     if (N > 0)
+      // As above.
       (void)!write(STDERR_FILENO, Buf, size_t(N));
   }
 }
