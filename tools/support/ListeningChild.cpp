@@ -55,6 +55,8 @@ public:
   }
   ~OnCpu() {
     if (Moved)
+      // The CPUs it ran on a moment ago: a destructor has no one to tell if
+      // they are refused now, and the thread runs on, pinned.
       sched_setaffinity(0, sizeof(Saved), &Saved);
   }
   std::string Error;
@@ -197,11 +199,13 @@ bool ListeningChild::stop(std::chrono::milliseconds Grace) {
   if (Pid <= 0 || getpid() != Owner)
     return true;
   bool Clean = true;
+  // Fails only for a child already reaped, for which waitpid() returns at once.
   kill(Pid, SIGTERM);
   auto Deadline = Clock::now() + Grace;
   while (waitpid(Pid, nullptr, WNOHANG) == 0) {
     if (Clock::now() > Deadline) {
       Clean = false;
+      // As above.
       kill(Pid, SIGKILL);
       waitpid(Pid, nullptr, 0);
       break;
