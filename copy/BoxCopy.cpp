@@ -25,14 +25,13 @@ namespace {
 // least 32 at a time (SourceRows) and the column innermost. Each step reads
 // those source rows forward, streams the processor prefetches, and writes
 // whole destination lines, which large boxes send around the cache
-// (Stream). About twice as fast on a whole view; cut into parts, it reads
-// short runs and loses that.
+// (Stream). Faster on a whole view; cut into parts, it reads short runs
+// and loses that.
 //
 // Why 32: fewer streams leave the prefetchers idle; more than they track
-// and each row's lines are fetched on demand. On the VM of this change a
-// 256 MiB transposed view packed in 1.7x a memcpy's time 16 rows at a time,
-// 1.3-1.5x 32 at a time and 2.5x 64 at a time (f64); 1.7x 8 rows at a time
-// and 1.3-1.45x 32 at a time (16-byte elements).
+// and each row's lines are fetched on demand. pack/transposed/<size>
+// (benchmarks/PackBench.cpp, its ratio_to_copy) measures the packer on a
+// whole view against a bulk copy; try another value there.
 constexpr int64_t SourceRows = 32;
 
 class TileWalk {

@@ -4,10 +4,11 @@
 // an input written into a shared slab, an output copied out of one. The C
 // library's memcpy writes around the cache only above a size it derives
 // from the cache the processor reports, and a virtual machine may report
-// far more than it has (480 MiB of L3 on the VM this was measured on);
-// below that, memcpy reads every destination line before writing it.
-// There, memcpy took 36-38 ms per 256 MiB in pieces of 256 KiB to 64 MiB
-// and 22 ms in one piece; copyBulk takes 19-21 ms for either.
+// far more than it has; below that, memcpy reads every destination line
+// before writing it. The launch/shm/<size> rows' memory-copy limit
+// (benchmarks/TransferBench.cpp) and copy_us of pack/transposed/<size>
+// (PackBench.cpp) time copyBulk; docs/performance.md ("On one machine:
+// shared memory") has it measured against memcpy.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,10 +20,10 @@
 namespace catalyst::remote::copy {
 
 // Copies from this size on are written around the cache: larger than a
-// core's L2 (2 MiB here), they would not stay there, and would push out
-// what does. Here a 16 MiB launch over four inputs of 4 MiB took 3.2 ms
-// so, 4.6 ms through memcpy; a lone 1 MiB copy into a warm buffer took 1.5x
-// as long so.
+// core's L2 (2 MiB on the machine it was chosen on), they would not stay
+// there, and would push out what does; a smaller one into a warm buffer is
+// faster through memcpy. launch/shm/16MiB/4in/rank1 and the 1MiB rows
+// (TransferBench.cpp) measure both sides of it.
 inline constexpr uint64_t BulkCopyBytes = 2 << 20;
 
 // Copies Bytes from Src to Dst, which must not overlap. From BulkCopyBytes on,

@@ -99,6 +99,7 @@ Error announceIn(StringRef Dir, const std::vector<Listener> &Listeners) {
     Err = wire::sysError("--announce: cannot rename " + Temp + " to " + Final, errno);
   if (Err) {
     Published = 0;
+    // Err says why; a temporary file left has a name no reader looks for.
     ::unlink(Temp.c_str());
   }
   return Err;
@@ -108,6 +109,8 @@ void withdrawAnnouncement() {
   if (!Published)
     return;
   Published = 0;
+  // Async-signal-safe, with nothing to report to: a reader that finds the file
+  // anyway fails to connect to it.
   ::unlink(Announced);
 }
 

@@ -2,9 +2,9 @@
 
 #include "Assets.h"
 
+#include "Log.h"
 #include "wire/SysError.h"
 #include "wire/WriteAll.h"
-#include "Log.h"
 
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/raw_ostream.h"
@@ -149,6 +149,7 @@ Expected<OpenDir> makePrivateRoot(const std::string &Temp) {
     return failure("cannot create a private directory in " + Temp, lastError());
   auto Fd = openOwned(AT_FDCWD, Path.c_str(), Path, Access::Private, true);
   if (!Fd) {
+    // Its error says why; an empty directory left in Temp holds nothing.
     ::rmdir(Path.c_str());
     return Fd.takeError();
   }

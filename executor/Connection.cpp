@@ -2,9 +2,6 @@
 
 #include "Connection.h"
 
-#include "wire/SocketFile.h"
-#include "wire/SocketTransport.h"
-#include "wire/UnixSocket.h"
 #include "Assets.h"
 #include "BudgetedMemoryManager.h"
 #include "CrashReporter.h"
@@ -14,6 +11,9 @@
 #include "Retention.h"
 #include "TransportHandoff.h"
 #include "WorkerPool.h"
+#include "wire/SocketFile.h"
+#include "wire/SocketTransport.h"
+#include "wire/UnixSocket.h"
 
 #include "llvm/ExecutionEngine/Orc/TargetProcess/DefaultHostBootstrapValues.h"
 #include "llvm/ExecutionEngine/Orc/TargetProcess/SimpleRemoteEPCServer.h"
@@ -71,6 +71,7 @@ void endOnTerminate(int Fd) {
   struct sigaction SA {};
   SA.sa_handler = onTerminate;
   sigemptyset(&SA.sa_mask);
+  // Cannot fail: a valid handler for signals a process may catch.
   ::sigaction(SIGTERM, &SA, nullptr);
   ::sigaction(SIGHUP, &SA, nullptr);
 }

@@ -104,6 +104,7 @@ void onFatalSignal(int Sig) {
       Left -= N;
     }
   }
+  // Cannot fail for the fatal signal being handled; raise() then ends the process.
   std::signal(Sig, SIG_DFL);
   std::raise(Sig);
 }
@@ -138,6 +139,7 @@ void armCrashReporter(wire::SocketTransport &Transport) {
     SA.sa_handler = onFatalSignal;
     SA.sa_flags = SA_ONSTACK | SA_RESETHAND;
     sigemptyset(&SA.sa_mask);
+    // Cannot fail: a valid handler for signals a process may catch.
     ::sigaction(FatalSignals[I], &SA, nullptr);
   }
   if (Transport.overTls() && ::pipe2(Relay.Pipe, O_CLOEXEC) == 0) {

@@ -2,8 +2,8 @@
 
 #include "Heartbeat.h"
 
-#include "wire/SocketTransport.h"
 #include "Log.h"
+#include "wire/SocketTransport.h"
 
 #include <algorithm>
 #include <poll.h>
@@ -29,6 +29,7 @@ static_assert(std::atomic<unsigned>::is_always_lock_free);
 // nothing).
 void shutDown(int Fd) {
   if (Fd >= 0)
+    // Fails only on a connection already ended, which is what this asks for.
     ::shutdown(Fd, SHUT_RDWR);
 }
 

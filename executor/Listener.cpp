@@ -2,6 +2,11 @@
 
 #include "Listener.h"
 
+#include "Announcement.h"
+#include "Assets.h"
+#include "Log.h"
+#include "PmixAnnouncement.h"
+#include "RefusalLog.h"
 #include "wire/Handshake.h"
 #include "wire/HangupKind.h"
 #include "wire/HostChallenge.h"
@@ -9,12 +14,8 @@
 #include "wire/LocalOffer.h"
 #include "wire/SendMark.h"
 #include "wire/SocketFile.h"
+#include "wire/SysError.h"
 #include "wire/UnixSocket.h"
-#include "Announcement.h"
-#include "Assets.h"
-#include "Log.h"
-#include "PmixAnnouncement.h"
-#include "RefusalLog.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -223,6 +224,7 @@ void release(int Fd, ConnectionRecord *Record) {
   }
   ::close(Fd);
   Record->~ConnectionRecord();
+  // The record's own mapping, whole: munmap cannot refuse it.
   ::munmap(Record, sizeof(ConnectionRecord));
 }
 
@@ -360,6 +362,7 @@ void checkStartingChildren(Clock::time_point Now) {
       logServed(C, Pid);
     } else if (Now >= C.Deadline && !C.Expired) {
       C.Expired = true;
+      // Fails only for a process already gone, which the reaper then sees.
       ::kill(Pid, SIGKILL);
     }
   }
@@ -368,9 +371,11 @@ void checkStartingChildren(Clock::time_point Now) {
 [[noreturn]] void runChild(int Conn, const std::string &Peer, std::vector<Listener> &Listeners,
                            const ConnectionOptions &Options, ConnectionWire &Wire,
                            ConnectionRecord &Record) {
+  // Cannot fail: a valid signal.
   ::prctl(PR_SET_PDEATHSIG, SIGTERM);
   for (int S : StopSignals)
     std::signal(S, SIG_DFL);
+  // Cannot fail, nor the ones above: the defaults of signals that have one.
   std::signal(SIGCHLD, SIG_DFL);
   for (auto &L : Listeners)
     ::close(L.Fd);
@@ -390,8 +395,13 @@ void checkStartingChildren(Clock::time_point Now) {
   // end closes with its process.
   if (!wire::isUnixSocket(Conn)) {
     int One = 1;
-    ::setsockopt(Conn, IPPROTO_TCP, TCP_NODELAY, &One, sizeof(One));
-    wire::enableKeepalive(Conn);
+    Error Err = ::setsockopt(Conn, IPPROTO_TCP, TCP_NODELAY, &One, sizeof(One)) == 0
+                    ? wire::enableKeepalive(Conn)
+                    : wire::sysError("setting TCP_NODELAY", errno);
+    // Served all the same, as it was before the options: said, not fatal.
+    if (Err)
+      LogLine() << "catalyst-remote-executor: the connection of " << Peer
+                << " is served without its socket options: " << toString(std::move(Err));
   }
   ::_exit(serveConnection(Conn, Peer, Options, Wire, Record));
 }
@@ -638,6 +648,7 @@ bool idleTooLong(Clock::time_point Since, std::chrono::milliseconds Limit) {
 // (a kernel does not stop for a signal).
 void stopChildren(std::chrono::milliseconds Grace) {
   for (auto &[Pid, C] : Children)
+    // Fails only for a process already gone, which reapChildren() then sees.
     ::kill(Pid, SIGTERM);
   auto Deadline = std::chrono::steady_clock::now() + Grace;
   while (!Children.empty() && std::chrono::steady_clock::now() < Deadline) {
@@ -647,6 +658,7 @@ void stopChildren(std::chrono::milliseconds Grace) {
   for (auto &[Pid, C] : Children) {
     LogLine() << "catalyst-remote-executor: connection process " << Pid << " has not ended "
               << secondsText(Grace) << " s after SIGTERM (--stop-grace): killing it";
+    // Fails only for a process already gone, which the reaper then sees.
     ::kill(Pid, SIGKILL);
   }
   while (!Children.empty())
@@ -728,6 +740,7 @@ int serve(std::vector<Listener> Listeners, const ServeOptions &Given) {
   struct sigaction SA {};
   SA.sa_handler = onSignal;
   sigemptyset(&SA.sa_mask);
+  // Cannot fail: a valid handler for signals a process may catch.
   for (int S : StopSignals)
     ::sigaction(S, &SA, nullptr);
   ::sigaction(SIGCHLD, &SA, nullptr);

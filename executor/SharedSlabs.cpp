@@ -2,11 +2,11 @@
 
 #include "SharedSlabs.h"
 
+#include "MemoryBudget.h"
+#include "Slabs.h"
 #include "copy/BulkCopy.h"
 #include "wire/Mailbox.h"
 #include "wire/SharedMemory.h"
-#include "MemoryBudget.h"
-#include "Slabs.h"
 
 #include <cerrno>
 #include <cstring>
@@ -122,11 +122,13 @@ Error SharedSlabs::growOutputArea(uint64_t Bytes) {
     ::close(*Fd);
   if (Err) {
     if (P != MAP_FAILED)
+      // Its own fresh mapping, whole: munmap cannot refuse it.
       ::munmap(P, NewBytes);
     MemoryBudget::get().give(NewBytes);
     return Err;
   }
   if (Area) {
+    // The area mapped before, whole: munmap cannot refuse it.
     ::munmap(Area, AreaBytes);
     MemoryBudget::get().give(AreaBytes);
   }

@@ -2,8 +2,8 @@
 
 #include "Slabs.h"
 
-#include "wire/SharedMemory.h"
 #include "MemoryBudget.h"
+#include "wire/SharedMemory.h"
 
 #include <cerrno>
 #include <cstring>
@@ -48,6 +48,7 @@ Expected<char *> Slabs::map(uint64_t Bytes, int Fd, uint64_t &Usable) {
   if (Start != MAP_FAILED && Fd >= 0 &&
       ::mmap(Base, Usable, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, Fd, 0) == MAP_FAILED) {
     int Errno = errno;
+    // Its own fresh reservation, whole: munmap cannot refuse it.
     ::munmap(Start, Length);
     Start = MAP_FAILED;
     errno = Errno;
@@ -59,6 +60,7 @@ Expected<char *> Slabs::map(uint64_t Bytes, int Fd, uint64_t &Usable) {
                              "cannot reserve a slab of %llu bytes: %s", (unsigned long long)Bytes,
                              std::strerror(Errno));
   }
+  // A hint: refused (no transparent huge pages), the slab is as good.
   ::madvise(Base, Usable, MADV_HUGEPAGE);
   std::lock_guard<std::mutex> Lock(M);
   ByBase[Base] = {Start, Length, Usable, Fd >= 0};
@@ -98,6 +100,7 @@ Error Slabs::release(char *Base) {
     Map = It->second;
     ByBase.erase(It);
   }
+  // The mapping recorded when it was made, whole: munmap cannot refuse it.
   ::munmap(Map.Start, Map.Length);
   MemoryBudget::get().give(Map.Length);
   return Error::success();

@@ -4,10 +4,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "wire/Secret.h"
-#include "wire/TlsStream.h"
 #include "Listener.h"
 #include "TokenSource.h"
+#include "wire/Secret.h"
+#include "wire/TlsStream.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringRef.h"
@@ -415,6 +415,7 @@ int main(int Argc, char **Argv) {
     return 2;
   if (!loadPlugins(A.Plugins))
     return 2;
+  // Cannot fail: SIGPIPE may be ignored.
   std::signal(SIGPIPE, SIG_IGN);
   checkAllocator();
   std::vector<Listener> Listeners;

@@ -265,6 +265,7 @@ void Relay::acceptAll(Listener &L) {
     int One = 1;
     for (int S : {Fd, Up}) {
       setNoDelay(S);
+      // Without stamps arrivalNs() takes the read's time.
       ::setsockopt(S, SOL_SOCKET, SO_TIMESTAMPNS, &One, sizeof(One));
     }
     auto C = std::make_unique<Connection>();
@@ -369,6 +370,7 @@ bool Relay::flush(Connection &C, int Dn, int64_t Now) {
   int64_t Actual = nowNs();
   while (!D.Queue.empty() && D.Queue.front().ReleaseNs <= Now) {
     if (D.Queue.front().Eof) {
+      // Fails only on a connection already ended, whose end the relay sees next.
       ::shutdown(Sink, SHUT_WR);
       D.Shut = true;
       D.Queue.pop_front();
@@ -466,6 +468,7 @@ void Relay::abort(Connection &C, const char *Why, int Err) {
                  (unsigned long long)C.Id, Why, std::strerror(Err));
   linger Hard{1, 0};
   for (int S = 0; S < 2; ++S)
+    // Refused, the close below ends the connection gracefully instead.
     ::setsockopt(C.Fd[S], SOL_SOCKET, SO_LINGER, &Hard, sizeof(Hard));
   erase(C);
 }
@@ -551,12 +554,14 @@ void Relay::onTimer() {
 int Relay::run() {
   // Timers fire within a microsecond or so of their time instead of the
   // default 50 us slack.
+  // Refused, timers keep the default slack: later, never wrong.
   ::prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
   sigset_t Mask;
   sigemptyset(&Mask);
   sigaddset(&Mask, SIGINT);
   sigaddset(&Mask, SIGTERM);
   sigaddset(&Mask, SIGHUP);
+  // Cannot fail: SIG_BLOCK with a valid set.
   ::sigprocmask(SIG_BLOCK, &Mask, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
   Epoll = ::epoll_create1(EPOLL_CLOEXEC);

@@ -117,6 +117,8 @@ void fillPattern(char *Buf, uint64_t Offset, size_t Len) {
 void setTimeouts(int Fd, unsigned Seconds) {
   timeval T{};
   T.tv_sec = Seconds;
+  // Not checked: a valid timeval fails only on a descriptor that is no open
+  // socket, and the read or send it bounds then fails at once the same way.
   ::setsockopt(Fd, SOL_SOCKET, SO_RCVTIMEO, &T, sizeof(T));
   ::setsockopt(Fd, SOL_SOCKET, SO_SNDTIMEO, &T, sizeof(T));
 }
@@ -357,6 +359,7 @@ int main(int Argc, char **Argv) {
   }
   if (Positional.empty())
     usageError("no mode given");
+  // Cannot fail: SIGPIPE may be ignored (and SIGALRM caught, below).
   std::signal(SIGPIPE, SIG_IGN);
   const std::string &M = Positional[0];
   if (M == "server") {

@@ -149,6 +149,7 @@ void ByteStream::clearReadTimeout() {
 }
 
 void ByteStream::shutdown(int How) {
+  // Fails only on a connection already ended, which is what this asks for.
   ::shutdown(Fd, How);
 }
 

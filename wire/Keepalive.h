@@ -11,10 +11,13 @@
 #ifndef CATALYST_REMOTE_WIRE_KEEPALIVE_H
 #define CATALYST_REMOTE_WIRE_KEEPALIVE_H
 
+#include "llvm/Support/Error.h"
+
 namespace catalyst::remote::wire {
 
-// Best effort: a socket that refuses keepalive still works, unwatched.
-void enableKeepalive(int Fd);
+// Fails naming the option the socket refused (a socket that is not TCP
+// refuses them); the socket still works then, unwatched.
+llvm::Error enableKeepalive(int Fd);
 
 } // namespace catalyst::remote::wire
 

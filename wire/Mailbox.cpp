@@ -51,6 +51,7 @@ Mailbox::Mailbox(SharedMapping Mapping, End Self)
 }
 
 Mailbox::~Mailbox() {
+  // This mapping, whole: munmap fails only on arguments that are not one.
   ::munmap(Base, Bytes);
 }
 

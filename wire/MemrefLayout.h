@@ -103,7 +103,8 @@ public:
   // the source holds closest together as two tiles have columns (128 bytes
   // of each source row, the pair of lines the processor fetches together).
   // Smaller calls read lines again; a call given the whole view reads it in
-  // source order, about twice as fast again. Zero for other views, which
+  // source order, faster again (pack/transposed/<size>, PackBench). Zero for
+  // other views, which
   // read lines in order.
   uint64_t wholeLineBytes() const { return WholeLineBytes; }
 

@@ -100,9 +100,9 @@ bool populatesReadable(uintptr_t First, uintptr_t End, uintptr_t Page) {
 }
 
 // Large runs are judged from the process's mappings instead: reading
-// /proc/self/maps costs the same for 16 MiB as for 16 GiB (a fraction of a
-// millisecond), where MADV_POPULATE_READ walks every page (about 0.2 us
-// each, 13 ms per 256 MiB). Memory in a readable anonymous mapping can be
+// /proc/self/maps costs the same for 16 MiB as for 16 GiB, where
+// MADV_POPULATE_READ walks every page, a cost that grows with the run.
+// Memory in a readable anonymous mapping can be
 // read; the parts of a run in file-backed mappings (which fault past the end
 // of their file) are still populated.
 constexpr uintptr_t MapsThreshold = 16 << 20;

@@ -141,6 +141,7 @@ Expected<int> listenAtPath(StringRef Given, SocketFile &File) {
     Err = errno;
   if (Err) {
     if (Bound)
+      // The bind's own failure is what is reported; a file left is named by it.
       ::unlink(A.sun_path);
     ::close(Fd);
     return pathError(Path, std::strerror(Err));
@@ -153,6 +154,7 @@ void removeSocketFile(const SocketFile &File) {
   struct stat St;
   if (!File.Path.empty() && ::lstat(File.Path.c_str(), &St) == 0 && St.st_dev == File.Device &&
       St.st_ino == File.Inode)
+    // Leaving: a file that cannot go is refused by the next bind, which says so.
     ::unlink(File.Path.c_str());
 }
 

@@ -11,8 +11,9 @@ namespace catalyst::remote::wire {
 
 namespace {
 
-// Best effort: a socket that refuses it stays unbounded, which every
-// caller's own deadline check still catches between calls.
+// Not checked: a timeval made here is always valid, so setsockopt fails
+// only on a descriptor that is no open socket, and the read or send it was
+// to bound then fails at once with the same error.
 void setTimeout(int Fd, int Option, std::chrono::microseconds Timeout) {
   int64_t Us = Timeout.count();
   timeval Tv{time_t(Us / 1000000), suseconds_t(Us % 1000000)};

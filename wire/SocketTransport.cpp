@@ -42,8 +42,9 @@ static_assert(SocketTransport::PeekSize >= SocketTransport::HeaderSize);
 
 // A blocking send returns only once all it was given is queued: each call
 // gets at most this much, so that bytesWritten() grows while a large message
-// goes out. That is one system call more per MiB, a microsecond or two
-// against the millisecond or so the MiB takes to move; and a step fits in
+// goes out. That is one system call more per MiB, small beside moving the
+// MiB (launch/zerocopy/256MiB/1in/rank1 against its raw TCP exchange in
+// benchmarks/TransferBench.cpp shows what it costs); and a step fits in
 // the socket buffers of a warmed-up connection, so that it returns even
 // while the peer reads nothing.
 constexpr size_t SendStep = 1 << 20;

@@ -1,12 +1,14 @@
-//===- SocketTransport.h - ORC EPC framing over one TCP socket --*- C++ -*-===//
+//===- SocketTransport.h - ORC EPC framing over one socket ------*- C++ -*-===//
 //
 // Both ends of a session speak ORC's SimpleRemoteEPC framing (a 32-byte
-// little-endian header, then the argument bytes) over one connected socket.
-// LLVM's stock FD transport writes header and payload in two writes, which
-// stalls on delayed ACKs over TCP; this one sends each message with a single
-// writev, bounds the size a peer may announce, and can time out a peer that
-// never sends its first message. The bytes go through a ByteStream: the
-// socket itself, or TLS records on it.
+// little-endian header, then the argument bytes) over one connected socket:
+// TCP, or the executor's local Unix socket, beside which a session may
+// attach a mailbox in shared memory for small messages. LLVM's stock FD
+// transport writes header and payload in two writes, which stalls on
+// delayed ACKs over TCP; this one sends a message with a single writev (a
+// large one 1 MiB at a time), bounds the size a peer may announce, and
+// can time out a peer that never sends its first message. The bytes go
+// through a ByteStream: the socket itself, or TLS records on it.
 //
 // Its work is spread by job: SocketTransport.cpp (sending a message, the
 // reader, reading a message, ending), SocketTransportPayloads.cpp

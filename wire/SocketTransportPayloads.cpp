@@ -30,7 +30,8 @@ constexpr uint64_t MaxPlanSize = 64 << 20;
 // Strided payloads are packed into scratch of 1 MiB, or as much as a
 // transposed view needs to read its source lines whole, up to 16 MiB; a
 // transposed view of up to 64 MiB whole, which the packer copies in source
-// order at about twice the speed. The scratch is kept for the next send.
+// order, faster (pack/transposed/<size> in benchmarks/PackBench.cpp). The
+// scratch is kept for the next send.
 constexpr size_t ChunkSize = 1 << 20;
 
 constexpr size_t MaxChunkSize = 16 << 20;

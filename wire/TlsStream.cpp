@@ -658,6 +658,7 @@ bool TlsStream::waitReadable(int Ms) {
 }
 
 void TlsStream::shutdown() {
+  // Fails only on a connection already ended, which is what this asks for.
   ::shutdown(Fd, SHUT_RDWR);
 }
 

@@ -52,7 +52,9 @@ Error checkPeer(int Fd, uint32_t Pid) {
                              "the local socket is served by process %d, not by the executor's "
                              "listener %u",
                              int(P.Pid), Pid);
-  if (::stat(Path.c_str(), &Proc) != 0 || Proc.st_uid != P.Uid)
+  if (::stat(Path.c_str(), &Proc) != 0)
+    return sysError("cannot tell which user the local socket's listener runs as: " + Path, errno);
+  if (Proc.st_uid != P.Uid)
     return createStringError(inconvertibleErrorCode(),
                              "the local socket's listener %u runs as another user than it did "
                              "when it listened",
@@ -70,13 +72,17 @@ int connectUnixBy(int Fd, const sockaddr_un &A, socklen_t Len,
   if (Left.count() <= 0)
     return ETIMEDOUT;
   timeval Tv{time_t(Left.count() / 1000000), suseconds_t(Left.count() % 1000000)};
-  ::setsockopt(Fd, SOL_SOCKET, SO_SNDTIMEO, &Tv, sizeof(Tv));
+  // Unbounded, the connect could outlast By.
+  if (::setsockopt(Fd, SOL_SOCKET, SO_SNDTIMEO, &Tv, sizeof(Tv)) != 0)
+    return errno;
   int Err;
   do
     Err = ::connect(Fd, reinterpret_cast<const sockaddr *>(&A), Len) == 0 ? 0 : errno;
   while (Err == EINTR);
   timeval Never{0, 0};
-  ::setsockopt(Fd, SOL_SOCKET, SO_SNDTIMEO, &Never, sizeof(Never));
+  // Left in place, the timeout would fail the session's sends later.
+  if (::setsockopt(Fd, SOL_SOCKET, SO_SNDTIMEO, &Never, sizeof(Never)) != 0 && Err == 0)
+    return errno;
   return Err == EAGAIN ? ETIMEDOUT : Err;
 }
 

@@ -216,8 +216,9 @@ void Pool::Impl::startWorker(const MemberPtr &Mem) {
 // A member's worker: takes the first queued launch it has not lost,
 // whenever its member is free, until the member goes or the pool closes.
 void Pool::Impl::work(MemberPtr Mem) {
-  // Its own track in a trace (SessionTrace names host tracks by thread);
-  // names are cut at 15 characters.
+  // Its own track in a trace (SessionTrace names host tracks by thread).
+  // A name of more than 15 characters is refused, which this never is; a
+  // refused one leaves the track the name the thread inherited, no more.
   std::string Name = "pool member " + std::to_string(Mem->Order % 1000);
   ::pthread_setname_np(::pthread_self(), Name.c_str());
   std::unique_lock<std::mutex> L(M);

@@ -75,7 +75,11 @@ Error CodeLinker::addObject(StringRef Path) {
   if (!Err)
     Err = linkAll(*JD, std::move(Syms));
   if (Err) {
-    consumeError(ES.removeJITDylib(*JD));
+    // A removal that fails leaves the object's code in the executor and its
+    // name taken, which a second link of the same path meets: said too.
+    if (Error Left = ES.removeJITDylib(*JD))
+      Err = joinErrors(std::move(Err),
+                       withContext("removing what the failed link left", std::move(Left)));
     return withContext("cannot link '" + Path + "'", std::move(Err));
   }
   std::lock_guard<std::mutex> Lock(M);

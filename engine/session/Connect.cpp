@@ -2,9 +2,10 @@
 
 #include "Connect.h"
 
+#include "catalyst/remote/Failure.h"
 #include "wire/Keepalive.h"
 #include "wire/SocketFile.h"
-#include "catalyst/remote/Failure.h"
+#include "wire/SysError.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -37,9 +38,14 @@ Error notHostPort(StringRef Address) {
 }
 
 // Non-blocking connect bounded by Deadline; returns 0 or an errno value.
-int connectBefore(int Fd, const addrinfo &A, Clock::time_point Deadline) {
+// Local is set when what failed was this process's own socket, not the
+// connect.
+int connectBefore(int Fd, const addrinfo &A, Clock::time_point Deadline, bool &Local) {
+  Local = true;
   int Flags = ::fcntl(Fd, F_GETFL);
-  ::fcntl(Fd, F_SETFL, Flags | O_NONBLOCK);
+  if (Flags < 0 || ::fcntl(Fd, F_SETFL, Flags | O_NONBLOCK) != 0)
+    return errno;
+  Local = false;
   int Err = 0;
   if (::connect(Fd, A.ai_addr, A.ai_addrlen) != 0)
     Err = errno;
@@ -53,11 +59,15 @@ int connectBefore(int Fd, const addrinfo &A, Clock::time_point Deadline) {
       return errno;
     if (R > 0) {
       socklen_t Len = sizeof(Err);
-      ::getsockopt(Fd, SOL_SOCKET, SO_ERROR, &Err, &Len);
+      if (::getsockopt(Fd, SOL_SOCKET, SO_ERROR, &Err, &Len) != 0)
+        Err = errno;
       break;
     }
   }
-  ::fcntl(Fd, F_SETFL, Flags);
+  if (Err == 0 && ::fcntl(Fd, F_SETFL, Flags) != 0) {
+    Local = true;
+    Err = errno;
+  }
   return Err;
 }
 
@@ -101,24 +111,36 @@ Expected<int> connectTcp(StringRef Address, std::chrono::milliseconds Timeout) {
   // nothing of the executor.
   FailureKind Kind = FailureKind::Unreachable;
   int Fd = -1;
+  const char *Step = "";
   for (addrinfo *A = List; A && Fd < 0; A = A->ai_next) {
+    Step = "";
     Fd = ::socket(A->ai_family, A->ai_socktype | SOCK_CLOEXEC, A->ai_protocol);
     Kind = Fd < 0 ? FailureKind::Other : FailureKind::Unreachable;
     if (Fd < 0) {
       LastErr = errno;
       continue;
     }
-    if ((LastErr = connectBefore(Fd, *A, Deadline)) != 0) {
-      ::close(Fd);
+    bool Local = false;
+    if ((LastErr = connectBefore(Fd, *A, Deadline, Local)) != 0) {
+      ::close(Fd); // never connected: nothing of it to lose
       Fd = -1;
+    }
+    if (Local) {
+      Kind = FailureKind::Other;
+      Step = "setting its socket's flags: ";
     }
   }
   ::freeaddrinfo(List);
   if (Fd < 0)
-    return connectError(Address, std::strerror(LastErr), Kind);
+    return connectError(Address, Twine(Step) + std::strerror(LastErr), Kind);
   int One = 1;
-  ::setsockopt(Fd, IPPROTO_TCP, TCP_NODELAY, &One, sizeof(One));
-  wire::enableKeepalive(Fd);
+  Error Err = ::setsockopt(Fd, IPPROTO_TCP, TCP_NODELAY, &One, sizeof(One)) == 0
+                  ? wire::enableKeepalive(Fd)
+                  : wire::sysError("setting TCP_NODELAY", errno);
+  if (Err) {
+    ::close(Fd); // nothing was sent on it
+    return connectError(Address, toString(std::move(Err)), FailureKind::Other);
+  }
   return Fd;
 }
 

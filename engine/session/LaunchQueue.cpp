@@ -9,6 +9,8 @@ using namespace llvm;
 namespace catalyst::remote {
 
 LaunchQueue::~LaunchQueue() {
+  // Session::close drained the queue and returned its errors; what is left
+  // was queued since, on the closed session, and nobody awaits it now.
   consumeError(drain());
 }
 

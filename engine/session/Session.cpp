@@ -347,6 +347,7 @@ Session::~Session() {
 Expected<std::unique_ptr<Session>> Session::open(StringRef Address, const SessionOptions &Options) {
   auto I = std::make_unique<Impl>(Address.str(), Options);
   if (auto Err = I->open()) {
+    // Err says why the open failed; closing what it left adds nothing to act on.
     consumeError(I->close());
     return Err;
   }

@@ -7,7 +7,8 @@
 // format's microseconds, to the nanosecond. Text may come from the executor
 // (an error message): whatever its bytes, it is written as a valid JSON
 // string. Written by hand rather than through llvm::json::OStream, which
-// took several microseconds per launch.
+// cost a traced launch more (trace/launch/8B/<strategy>, TraceBench.cpp,
+// measures what a trace adds to a launch).
 //
 //===----------------------------------------------------------------------===//
 

@@ -79,6 +79,8 @@ Expected<std::shared_ptr<TraceFile>> TraceFile::get(StringRef Given) {
 }
 
 TraceFile::~TraceFile() {
+  // Each write was checked as it was made (writeAt); a destructor has no one
+  // to tell of what close() could add (a network file system's late errors).
   ::close(Fd);
 }
 

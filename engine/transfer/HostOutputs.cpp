@@ -2,8 +2,8 @@
 
 #include "HostOutputs.h"
 
-#include "wire/MemrefLayout.h"
 #include "OutputForecast.h"
+#include "wire/MemrefLayout.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -24,6 +24,7 @@ void adviseHugePages(char *Buf, uint64_t Bytes) {
   uintptr_t Start = (reinterpret_cast<uintptr_t>(Buf) + Huge - 1) & ~(Huge - 1);
   uintptr_t End = (reinterpret_cast<uintptr_t>(Buf) + Bytes) & ~(Huge - 1);
   if (End > Start)
+    // A hint: refused (no transparent huge pages), the buffer is as good.
     ::madvise(reinterpret_cast<void *>(Start), End - Start, MADV_HUGEPAGE);
 }
 

@@ -32,6 +32,7 @@ constexpr size_t MaxInputSlabs = 4;
 
 void unmap(const SharedMapping &M) {
   if (M.Base)
+    // This mapping, whole: munmap fails only on arguments that are not one.
     ::munmap(M.Base, M.Bytes);
 }
 

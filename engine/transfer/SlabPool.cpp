@@ -10,6 +10,9 @@ using namespace llvm::orc;
 namespace catalyst::remote {
 
 SlabPool::~SlabPool() {
+  // close() released the slab of a live connection. One left here fails to
+  // go only with its connection lost, and the executor's connection process
+  // frees it then, as it ends.
   consumeError(release());
 }
 

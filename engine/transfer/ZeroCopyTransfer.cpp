@@ -2,12 +2,12 @@
 
 #include "ZeroCopyTransfer.h"
 
-#include "wire/Protocol.h"
-#include "wire/SourceOrder.h"
-#include "wire/SpsCheck.h"
 #include "CheckedCall.h"
 #include "PhaseClock.h"
 #include "ZeroCopyResult.h"
+#include "wire/Protocol.h"
+#include "wire/SourceOrder.h"
+#include "wire/SpsCheck.h"
 
 #include <sys/uio.h>
 
@@ -207,8 +207,8 @@ void ZeroCopyTransfer::collectPayload(ArrayRef<CheckedInput> Inputs, LaunchStats
   }
 }
 
-Error ZeroCopyTransfer::launch(ExecutorAddr Entry, ArrayRef<CheckedInput> Inputs, HostOutputs &Outputs,
-                               LaunchStats &Stats, LaunchTimeline &When) {
+Error ZeroCopyTransfer::launch(ExecutorAddr Entry, ArrayRef<CheckedInput> Inputs,
+                               HostOutputs &Outputs, LaunchStats &Stats, LaunchTimeline &When) {
   auto Start = PhaseClock::now();
   if (auto Err = encodePlan(Entry, Inputs, Outputs))
     return Err;
@@ -293,8 +293,11 @@ Expected<std::vector<iovec>> ZeroCopyTransfer::place(PayloadOpcode OpC, uint64_t
     std::lock_guard<std::mutex> Lock(M);
     W = Current;
   }
-  if (OpC == PayloadOpcode::SharedSlab && Shared)
+  if (OpC == PayloadOpcode::SharedSlab) {
+    if (!Shared)
+      return createStringError(inconvertibleErrorCode(), "this session maps no shared memory");
     return std::vector<iovec>(); // adopted in finish(), with its descriptor
+  }
   bool Result = OpC == PayloadOpcode::LaunchResult || OpC == PayloadOpcode::SharedResult;
   if (!Result || !W || W->SeqNo != SeqNo)
     return notWaiting(SeqNo);
@@ -307,13 +310,21 @@ Expected<std::vector<iovec>> ZeroCopyTransfer::place(PayloadOpcode OpC, uint64_t
 
 void ZeroCopyTransfer::finish(PayloadOpcode OpC, uint64_t SeqNo, shared::WrapperFunctionBuffer Plan,
                               Error Err) {
-  if (OpC == PayloadOpcode::SharedSlab && Shared && !Err)
-    return Shared->adopt(T, {Plan.data(), Plan.size()}, T.takeDescriptors());
+  if (OpC == PayloadOpcode::SharedSlab) {
+    if (Shared && !Err)
+      return Shared->adopt(T, {Plan.data(), Plan.size()}, T.takeDescriptors());
+    // Without shared memory, or with a payload: refused as a malformed
+    // slab is, rather than taken for a launch's result.
+    T.closeWith("the executor sent a shared slab this host cannot take: " +
+                    toString(std::move(Err)) + "; this end closed the connection",
+                FailureKind::Other);
+    return;
+  }
   Waiting *W = take(SeqNo);
   if (!W) {
     // A result no launch waits for (place() refused it, which is Err): its
-    // payload was drained and the stream is still framed; there is nobody
-    // to tell.
+    // payload was drained unread and the stream is still framed, so the
+    // session goes on; no caller asked for it, so none is told.
     consumeError(std::move(Err));
     return;
   }

@@ -1,6 +1,7 @@
 //===- BinaryTest.cpp - Shipping objects and assets -----------------------===//
 
 #include "CapiHarness.h"
+#include "Pace.h"
 #include "Procfs.h"
 #include "Sockets.h"
 
@@ -67,7 +68,7 @@ void expectPrivate(const fs::path &P) {
 }
 
 // Waits until P no longer exists.
-bool gone(const fs::path &P, std::chrono::seconds Timeout = std::chrono::seconds(5)) {
+bool gone(const fs::path &P, std::chrono::seconds Timeout = paced(std::chrono::seconds(5))) {
   auto Deadline = Clock::now() + Timeout;
   while (fs::exists(P) && Clock::now() < Deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));

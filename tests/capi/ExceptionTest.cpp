@@ -11,6 +11,7 @@
 
 #include "CapiHarness.h"
 #include "Deaths.h"
+#include "Pace.h"
 #include "Sockets.h"
 #include "Text.h"
 
@@ -158,7 +159,7 @@ TEST_P(ExceptionTest, ExecutorKilledMidLaunch) {
   // Killed once the kernel runs, the listener and its connection process
   // both, as an OOM killer or a node failure would.
   std::thread Killer([&] {
-    auto Deadline = Clock::now() + std::chrono::seconds(30);
+    auto Deadline = Clock::now() + paced(std::chrono::seconds(30));
     while (!fs::exists(Flag) && Clock::now() < Deadline)
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     EXPECT_TRUE(fs::exists(Flag)) << "the kernel never started";
@@ -170,7 +171,8 @@ TEST_P(ExceptionTest, ExecutorKilledMidLaunch) {
   std::string Msg = expectThrows(Exec.address(), "sleepy", "sleepy_flag", {&Ms->D, &Path->D});
   Killer.join();
   fs::remove(Flag);
-  EXPECT_LT(Clock::now() - Started, std::chrono::seconds(60)) << "the launch outlived its executor";
+  EXPECT_LT(Clock::now() - Started, paced(std::chrono::seconds(60)))
+      << "the launch outlived its executor";
   EXPECT_TRUE(mentions(Msg, "launch")) << Msg;
   EXPECT_TRUE(mentions(Msg, "signal 9") || mentions(Msg, "closed") || mentions(Msg, "lost")) << Msg;
   expectHealthyExecutor();

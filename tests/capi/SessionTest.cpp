@@ -79,7 +79,7 @@ TEST_F(SessionTest, ClosedPortFailsFast) {
   Unused.close();
   auto Start = Clock::now();
   EXPECT_EQ(__catalyst__remote__open(Address.c_str()), 0);
-  EXPECT_LT(Clock::now() - Start, std::chrono::seconds(2));
+  EXPECT_LT(Clock::now() - Start, paced(std::chrono::seconds(2)));
   EXPECT_NE(FailureLog::last().find(Address), std::string::npos) << FailureLog::last();
 }
 
@@ -88,7 +88,7 @@ TEST_F(SessionTest, SilentPeerFailsWithinTheHandshakeTimeout) {
   auto Start = Clock::now();
   EXPECT_EQ(__catalyst__remote__open(Peer.address().c_str()), 0);
   auto Took = Clock::now() - Start;
-  EXPECT_LT(Took, std::chrono::seconds(15));
+  EXPECT_LT(Took, paced(std::chrono::seconds(15)));
   EXPECT_TRUE(Peer.accepted()) << "open gave up before even connecting";
   EXPECT_NE(FailureLog::last().find("handshake"), std::string::npos) << FailureLog::last();
 }
@@ -327,9 +327,9 @@ TEST_F(SessionTest, FourThreadsSharingOneSession) {
 TEST_F(SessionTest, SigtermStopsTheExecutorAndItsConnections) {
   ASSERT_NO_FATAL_FAILURE(startAndOpen());
   std::vector<pid_t> Pids;
-  ASSERT_TRUE(Exec.waitForConnections(1, Pids, std::chrono::seconds(5)));
+  ASSERT_TRUE(Exec.waitForConnections(1, Pids, paced(std::chrono::seconds(5))));
   EXPECT_TRUE(Exec.stop()) << "the executor ignored SIGTERM";
-  auto Deadline = Clock::now() + std::chrono::seconds(5);
+  auto Deadline = Clock::now() + paced(std::chrono::seconds(5));
   while (processAlive(Pids[0]) && Clock::now() < Deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   EXPECT_FALSE(processAlive(Pids[0])) << "connection process " << Pids[0] << " outlived SIGTERM";

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CapiHarness.h"
+#include "Pace.h"
 #include "Procfs.h"
 
 #include <filesystem>
@@ -184,7 +185,7 @@ TEST_F(RuntimeHookTest, InitializeAndFinalizeRunAroundEachConnection) {
 
   Session.reset();
   std::string Expected = "initialize " + Pid + "\nfinalize " + Pid + "\n";
-  auto Deadline = Clock::now() + std::chrono::seconds(5);
+  auto Deadline = Clock::now() + paced(std::chrono::seconds(5));
   while (readFile(Log) != Expected && Clock::now() < Deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   EXPECT_EQ(readFile(Log), Expected);

@@ -16,6 +16,7 @@
 #include "EngineHarness.h"
 #include "ExecutorProcess.h"
 #include "Kernels.h"
+#include "Pace.h"
 #include "Sockets.h"
 #include "TempDir.h"
 #include "Text.h"
@@ -225,7 +226,7 @@ TEST_F(FailureKindTest, ALaunchInFlightWhenTheSessionClosesFailsAsClosed) {
                              {{MsArg->D.data(), 1, 8}, {FlagArg->D.data(), 1, 1}},
                              {{Out.data(), 1, 8}}}));
   });
-  auto Deadline = std::chrono::steady_clock::now() + 10s;
+  auto Deadline = std::chrono::steady_clock::now() + paced(10s);
   while (!std::filesystem::exists(Flag) && std::chrono::steady_clock::now() < Deadline)
     std::this_thread::sleep_for(5ms);
   bool Started = std::filesystem::exists(Flag);

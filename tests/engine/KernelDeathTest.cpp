@@ -11,6 +11,7 @@
 #include "EngineHarness.h"
 #include "ExecutorProcess.h"
 #include "Kernels.h"
+#include "Pace.h"
 #include "Procfs.h"
 #include "Text.h"
 
@@ -39,7 +40,7 @@ TEST_P(KernelDeathTest, TheHostsErrorNamesTheSignal) {
   auto Start = std::chrono::steady_clock::now();
   auto [Kind, Msg] =
       failureOf(Sess->launch({remoteEntry(D.Entry), "deaths.o", {}, {{Out.data(), 1, 1}}}));
-  EXPECT_LT(std::chrono::steady_clock::now() - Start, 5s);
+  EXPECT_LT(std::chrono::steady_clock::now() - Start, paced(5s));
   EXPECT_NE(Msg.find(D.Named), std::string::npos) << Msg;
   // A signal is named by the process's crash reporter, a crash; a kernel
   // that exits takes the process with it, as any end of the executor would.

@@ -14,6 +14,7 @@
 #include "ExecutorProcess.h"
 #include "Kernels.h"
 #include "Memref.h"
+#include "Pace.h"
 #include "Procfs.h"
 #include "Sockets.h"
 #include "TempDir.h"
@@ -135,7 +136,7 @@ protected:
   }
 
   // Waits up to Limit for the pool to have N healthy members.
-  static bool waitForMembers(Pool &P, size_t N, std::chrono::milliseconds Limit = 10s) {
+  static bool waitForMembers(Pool &P, size_t N, std::chrono::milliseconds Limit = paced(10s)) {
     auto Deadline = Clock::now() + Limit;
     while (P.members() != N && Clock::now() < Deadline)
       std::this_thread::sleep_for(20ms);
@@ -254,17 +255,18 @@ TEST_F(PoolTest, ALongLaunchHoldsUpNeitherStatsNorOtherLaunches) {
   std::string Flag = Flags.path("running");
   auto FlagArg = makeDenseInput<char>({int64_t(Flag.size() + 1)},
                                       std::vector<char>(Flag.begin(), Flag.end() + 1));
-  Whose Long(3000, 1);
+  // Twice the bound below, both at the build's pace.
+  Whose Long(paced(3000ms).count(), 1);
   MemrefArg Args[] = {Long.in(), {FlagArg->D.data(), 1, 1}}, Outs[] = {Long.out()};
   uint64_t T = P->launchAsync({remoteEntry("whose_flag"), "member.o", Args, Outs});
-  auto Deadline = Clock::now() + 10s;
+  auto Deadline = Clock::now() + paced(10s);
   while (readFile(Flag).find('\n') == std::string::npos && Clock::now() < Deadline)
     std::this_thread::sleep_for(10ms);
   auto Start = Clock::now();
   PoolStats S = P->stats();
   Whose Short(0, 2);
   ASSERT_EQ(messageOf(P->launch(Short.call())), "");
-  EXPECT_LT(Clock::now() - Start, 1500ms) << "waited for the long launch";
+  EXPECT_LT(Clock::now() - Start, paced(1500ms)) << "waited for the long launch";
   EXPECT_EQ(S.Members.size(), 2u);
   pid_t LongOn, ShortOn;
   ASSERT_EQ(messageOf(P->await(T)), "");
@@ -346,7 +348,7 @@ protected:
       MemrefArg In = K.in(), Name{FlagArg->D.data(), 1, 1}, Out = K.out();
       Result = failureOf(P.launch({remoteEntry("whose_flag"), "member.o", {In, Name}, {Out}}));
     });
-    auto Deadline = Clock::now() + 10s;
+    auto Deadline = Clock::now() + paced(10s);
     std::string Pid;
     while ((Pid = readFile(FlagPath)).find('\n') == std::string::npos && Clock::now() < Deadline)
       std::this_thread::sleep_for(10ms);

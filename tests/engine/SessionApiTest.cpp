@@ -10,6 +10,7 @@
 #include "ExecutorProcess.h"
 #include "Kernels.h"
 #include "Memref.h"
+#include "Pace.h"
 #include "Procfs.h"
 #include "catalyst/remote/Session.h"
 
@@ -171,7 +172,7 @@ TEST_F(SessionApiTest, ShortHandshakeTimeoutAgainstASilentPeer) {
   std::string Msg = llvm::toString(S.takeError());
   EXPECT_NE(Msg.find("handshake"), std::string::npos) << Msg;
   EXPECT_GE(Took, std::chrono::milliseconds(400));
-  EXPECT_LT(Took, std::chrono::seconds(3));
+  EXPECT_LT(Took, paced(std::chrono::seconds(3)));
   ::close(Fd);
 }
 
@@ -185,9 +186,10 @@ pid_t KillPid = -1;
 void *countAlloc(size_t N) {
   void *P = std::malloc(N);
   Allocated.push_back(P);
-  if (Allocated.size() == KillAt && ::kill(KillPid, SIGKILL) == 0)
-    while (processAlive(KillPid))
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  if (Allocated.size() == KillAt && ::kill(KillPid, SIGKILL) == 0) {
+    EXPECT_TRUE(waitUntilExited(KillPid, paced(std::chrono::milliseconds(10000))))
+        << "connection process " << KillPid << " outlived SIGKILL by 10 s";
+  }
   return P;
 }
 void countRelease(void *P) {
@@ -424,7 +426,7 @@ TEST_F(SessionApiTest, TrafficCountsBytesAsTheyMove) {
   // More than any message but a launch's could be.
   constexpr uint64_t Some = 32 << 10;
   uint64_t Sent = 0;
-  auto Deadline = Clock::now() + std::chrono::seconds(5);
+  auto Deadline = Clock::now() + paced(std::chrono::seconds(5));
   while ((Sent = S->traffic().Sent - Start.Sent) <= Some && Clock::now() < Deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   ::kill(Pids[0], SIGCONT);

@@ -15,14 +15,17 @@
 #include "ExecutorProcess.h"
 #include "Memref.h"
 #include "Procfs.h"
+#include "TamperRelay.h"
 #include "Text.h"
 #include "TokenFile.h"
 #include "transfer/SharedPayloads.h"
 #include "wire/Mailbox.h"
 #include "wire/Protocol.h"
+#include "wire/SocketTransport.h"
 
 #include <algorithm>
 #include <fcntl.h>
+#include <random>
 #include <sstream>
 #include <sys/mman.h>
 #include <thread>
@@ -244,6 +247,36 @@ TEST(SharedMemoryTest, TheHostRefusesSlabsItCannotMapSafely) {
       errorText(Shared.accept(slabPlan(Input, Base + Page, 2 * Page), {sealedMemory(2 * Page)}));
   EXPECT_TRUE(mentions(Msg, "overlaps another")) << Msg;
   EXPECT_EQ(Shared.mappings(), 1u);
+}
+
+// A SharedSlab message on a session that maps no shared memory (over TCP;
+// a relay slips it in ahead of a launch's result) is refused as a
+// malformed slab is: the host closes the connection saying why, and the
+// launch waiting fails with that, rather than the message going unseen.
+TEST(SharedMemoryTest, ASharedSlabOverTcpEndsTheSessionSayingWhy) {
+  ExecutorProcess Exec;
+  ASSERT_TRUE(Exec.start());
+  TamperRelay Relay(Exec.address());
+  SessionOptions O;
+  O.Transport = TransportKind::Tcp;
+  auto S = openWithConcat(Relay.address(), Strategy::ZeroCopy, O);
+  ASSERT_TRUE(S);
+  std::mt19937_64 Rng(6);
+  ASSERT_TRUE(concatMatches(*S, byteInputs({64}, Rng)));
+  // A header alone: its size, the opcode, a sequence number no launch has,
+  // and an empty plan.
+  std::vector<char> Frame(wire::SocketTransport::HeaderSize, 0);
+  Frame[0] = char(Frame.size());
+  Frame[8] = char(wire::PayloadOpcode::SharedSlab);
+  Frame[16] = 99;
+  Relay.injectNext(TamperRelay::Direction::ToHost, Frame);
+  auto Launched = concatMatches(*S, byteInputs({64}, Rng));
+  EXPECT_TRUE(Relay.tampered());
+  ASSERT_FALSE(Launched) << "the slab went unseen";
+  std::string Msg = Launched.message();
+  EXPECT_TRUE(mentions(Msg, "the executor sent a shared slab this host cannot take")) << Msg;
+  EXPECT_TRUE(mentions(Msg, "this session maps no shared memory")) << Msg;
+  EXPECT_FALSE(S->connected());
 }
 
 // A SharedResult's plan: the zero-copy result plan of one rank-1 byte

@@ -21,11 +21,13 @@
 
 #include "llvm/Support/Endian.h"
 
+#include <algorithm>
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <random>
+#include <sstream>
 #include <sys/socket.h>
 #include <thread>
 #include <unistd.h>
@@ -57,6 +59,45 @@ int connectFrom(int Host, const std::string &Address, bool Blocking = false) {
   if (::connect(Fd, reinterpret_cast<sockaddr *>(&To), sizeof(To)) != 0 && errno != EINPROGRESS)
     ADD_FAILURE() << "connect: " << std::strerror(errno);
   return Fd;
+}
+
+// How many connections wait in the accept queue of the TCP listener on
+// Port: the rx_queue of its LISTEN line in /proc/net/tcp or tcp6; -1 when
+// there is none.
+int64_t acceptQueue(uint16_t Port) {
+  for (const char *Table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+    std::istringstream In(readFile(Table));
+    std::string Line;
+    std::getline(In, Line); // the column names
+    while (std::getline(In, Line)) {
+      std::istringstream Fields(Line);
+      std::string Slot, Local, Remote, State, Queues;
+      Fields >> Slot >> Local >> Remote >> State >> Queues;
+      size_t PortAt = Local.rfind(':'), RxAt = Queues.find(':');
+      if (State == "0A" && PortAt != std::string::npos && RxAt != std::string::npos &&
+          std::stoul(Local.substr(PortAt + 1), nullptr, 16) == Port)
+        return std::stoll(Queues.substr(RxAt + 1), nullptr, 16);
+    }
+  }
+  return -1;
+}
+
+// Waits until each of Peers has connected and the executor's listener has
+// accepted them all (its accept queue is empty), so that a host connecting
+// next meets them.
+::testing::AssertionResult takenIn(const std::vector<int> &Peers, const std::string &Address) {
+  auto Connected = [&] {
+    return std::all_of(Peers.begin(), Peers.end(), [](int Fd) {
+      pollfd P{Fd, POLLOUT, 0};
+      return ::poll(&P, 1, 0) > 0;
+    });
+  };
+  if (waitUntil([&] { return Connected() && acceptQueue(portOf(Address)) == 0; },
+                paced(std::chrono::milliseconds(10000))))
+    return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "the listener did not take in " << Peers.size()
+                                       << " peers within 10 s (connected: " << Connected()
+                                       << ", accept queue: " << acceptQueue(portOf(Address)) << ")";
 }
 
 // Reads what the executor sends on Fd until it closes it or Deadline
@@ -126,7 +167,7 @@ TEST_P(SilentPeersTest, DoNotKeepARealHostOut) {
     Peers.push_back(connectFrom(2 + I % 20, L.Exec.address()));
   // Both the host's attempts and the silent peers are on their way: the
   // host goes once the listener has taken the peers in.
-  std::this_thread::sleep_for(100ms);
+  ASSERT_TRUE(takenIn(Peers, L.Exec.address()));
   auto Began = Clock::now();
   auto S = openSession(L.Exec.address(), L.host(WithToken));
   ASSERT_TRUE(S);
@@ -208,7 +249,7 @@ TEST(StartupTest, AFewDescriptorsShrinkTheBudgetAndTheHostStillGetsIn) {
   std::vector<int> Peers;
   for (int I = 0; I < 300; ++I)
     Peers.push_back(connectFrom(2 + I % 30, L.Exec.address()));
-  std::this_thread::sleep_for(100ms);
+  ASSERT_TRUE(takenIn(Peers, L.Exec.address()));
   auto S = openSession(L.Exec.address(), L.host(true));
   EXPECT_TRUE(S);
   for (int Fd : Peers)
@@ -232,7 +273,7 @@ TEST(StartupTest, PeersBeyondTheSourceBudgetAreToldTheExecutorIsBusy) {
   size_t Busy = 0;
   for (int Fd : Peers) {
     std::string Seen;
-    drainUntilClosed(Fd, Seen, Clock::now() + 300ms);
+    drainUntilClosed(Fd, Seen, Clock::now() + paced(300ms));
     Busy += mentions(Seen, "--max-startups-per-source");
     ::close(Fd);
   }
@@ -246,7 +287,7 @@ TEST(StartupTest, AHostRetriesWhileTheExecutorIsBusy) {
   Lab L;
   ASSERT_TRUE(L.start(true, {"--max-startups", "2", "--handshake-timeout", secondsArg(Timeout)}));
   int A = connectFrom(2, L.Exec.address()), B = connectFrom(3, L.Exec.address());
-  std::this_thread::sleep_for(100ms);
+  ASSERT_TRUE(takenIn({A, B}, L.Exec.address()));
   auto Began = Clock::now();
   auto S = openSession(L.Exec.address(), L.host(true));
   EXPECT_TRUE(S);
@@ -260,7 +301,7 @@ TEST(StartupTest, AHostBusyUntilItsDeadlineSaysSo) {
   Lab L;
   ASSERT_TRUE(L.start(true, {"--max-startups", "1"}));
   int A = connectFrom(2, L.Exec.address());
-  std::this_thread::sleep_for(100ms);
+  ASSERT_TRUE(takenIn({A}, L.Exec.address()));
   SessionOptions O = L.host(true);
   O.HandshakeTimeout = 300ms;
   auto S = Session::open(L.Exec.address(), forThisRun(O));

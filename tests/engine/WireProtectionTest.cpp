@@ -274,7 +274,7 @@ using Streams = std::pair<llvm::Expected<std::unique_ptr<wire::TlsStream>>,
                           llvm::Expected<std::unique_ptr<wire::TlsStream>>>;
 
 Streams handshakes(int C, int S, const wire::Psk &ClientKey, const wire::Psk &ServerKey) {
-  auto By = std::chrono::steady_clock::now() + 5s;
+  auto By = std::chrono::steady_clock::now() + paced(5s);
   auto Server = std::async(std::launch::async, [&] {
     return wire::TlsStream::handshake(S, wire::TlsRole::Server, ServerKey, By);
   });

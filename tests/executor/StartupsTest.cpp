@@ -9,6 +9,7 @@
 #include "../../executor/Startups.h"
 
 #include "../../executor/RefusalLog.h"
+#include "../support/Pace.h"
 
 #include "gtest/gtest.h"
 #include <algorithm>
@@ -128,7 +129,11 @@ size_t lines(const std::string &Text) {
 
 TEST(RefusalLogTest, LogsTheFirstRefusalAndSummarizesTheRest) {
   StderrCapture Err;
-  RefusalLog Log(std::chrono::milliseconds(50));
+  // Long enough that the 91 notes below fit in one interval on a loaded
+  // machine; each sleep outlasts it, which is the time being tested.
+  const auto Interval = catalyst::remote::test::paced(std::chrono::milliseconds(200));
+  const auto PastIt = Interval + Interval / 4;
+  RefusalLog Log(Interval);
   Log.note(RefusalLog::Kind::WrongProof, "10.0.0.9", "refused 10.0.0.9:1: wrong token");
   for (int I = 0; I < 60; ++I)
     Log.note(RefusalLog::Kind::Left, "10.0.0.1", "refused 10.0.0.1");
@@ -137,7 +142,7 @@ TEST(RefusalLogTest, LogsTheFirstRefusalAndSummarizesTheRest) {
   std::string First = Err.take();
   EXPECT_EQ(lines(First), 1u) << First;
   EXPECT_NE(First.find("wrong token"), std::string::npos) << First;
-  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  std::this_thread::sleep_for(PastIt);
   Log.flush();
   std::string Summary = Err.take();
   EXPECT_EQ(lines(Summary), 1u) << Summary;
@@ -145,7 +150,7 @@ TEST(RefusalLogTest, LogsTheFirstRefusalAndSummarizesTheRest) {
   EXPECT_NE(Summary.find("60 left before authenticating"), std::string::npos) << Summary;
   EXPECT_NE(Summary.find("most from 10.0.0.1 (60), 10.0.0.2 (30)"), std::string::npos) << Summary;
   // A quiet interval logs nothing; the next refusal is logged at once.
-  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  std::this_thread::sleep_for(PastIt);
   Log.flush();
   EXPECT_EQ(Err.take(), "");
   Log.note(RefusalLog::Kind::Left, "10.0.0.3", "refused 10.0.0.3");

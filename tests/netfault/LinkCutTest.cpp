@@ -20,6 +20,7 @@
 #include "EngineHarness.h"
 #include "ExecutorProcess.h"
 #include "Kernels.h"
+#include "Pace.h"
 #include "Text.h"
 #include "TokenFile.h"
 
@@ -43,7 +44,7 @@ constexpr const char *ExecDev = "e0";
 constexpr auto Liveness = 2000ms;
 // How late past the liveness timeout the launch may end: a stalled send
 // looks again every quarter of the timeout, and the machine is shared.
-constexpr auto Slack = 3000ms;
+constexpr auto Slack = paced(3000ms);
 // The launch moves this much each way, some 1.1 s at 1 Gbit/s; the link is
 // cut once a few tenths of it went through.
 constexpr int64_t LaunchBytes = int64_t(128) << 20;

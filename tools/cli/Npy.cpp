@@ -250,6 +250,7 @@ Error writeNpy(StringRef Path, const DType &Type, ArrayRef<int64_t> Shape, const
   if (!Err && ::rename(Partial.c_str(), Path.str().c_str()) != 0)
     Err = sysError(Path, "cannot rename " + Partial + " to it");
   if (Err)
+    // Err says why; the partial file keeps a name no reader takes for the array.
     ::unlink(Partial.c_str());
   return Err;
 }

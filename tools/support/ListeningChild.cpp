@@ -55,6 +55,8 @@ public:
   }
   ~OnCpu() {
     if (Moved)
+      // The CPUs it ran on a moment ago: a destructor has no one to tell if
+      // they are refused now, and the thread runs on, pinned.
       sched_setaffinity(0, sizeof(Saved), &Saved);
   }
   std::string Error;
@@ -174,6 +176,8 @@ std::string ListeningChild::readAddress(std::chrono::milliseconds Timeout) {
 
 void ListeningChild::forward() {
   if (!Pending.empty())
+    // The child's output, forwarded: a stderr that cannot take it has no one
+    // else to tell.
     (void)!write(STDERR_FILENO, Pending.data(), Pending.size());
   // Polls with a timeout so stop() can end this thread even while a
   // grandchild still holds the pipe open.
@@ -186,6 +190,7 @@ void ListeningChild::forward() {
     if (N == 0 || (N < 0 && errno != EINTR))
       return;
     if (N > 0)
+      // As above.
       (void)!write(STDERR_FILENO, Buf, size_t(N));
   }
 }
@@ -194,11 +199,13 @@ bool ListeningChild::stop(std::chrono::milliseconds Grace) {
   if (Pid <= 0 || getpid() != Owner)
     return true;
   bool Clean = true;
+  // Fails only for a child already reaped, for which waitpid() returns at once.
   kill(Pid, SIGTERM);
   auto Deadline = Clock::now() + Grace;
   while (waitpid(Pid, nullptr, WNOHANG) == 0) {
     if (Clock::now() > Deadline) {
       Clean = false;
+      // As above.
       kill(Pid, SIGKILL);
       waitpid(Pid, nullptr, 0);
       break;

@@ -85,6 +85,7 @@ inline std::string errnoText(const char *What) {
 
 inline void setNoDelay(int Fd) {
   int One = 1;
+  // Latency only: a socket that refuses it still carries every byte.
   ::setsockopt(Fd, IPPROTO_TCP, TCP_NODELAY, &One, sizeof(One));
 }
 
@@ -96,6 +97,7 @@ inline int listenOn(const SocketAddress &A, int Flags, std::string &Error) {
     return -1;
   }
   int One = 1;
+  // Without it a port still in TIME_WAIT fails the bind, which says so.
   ::setsockopt(Fd, SOL_SOCKET, SO_REUSEADDR, &One, sizeof(One));
   setNoDelay(Fd);
   if (::bind(Fd, A.get(), A.Length) != 0 || ::listen(Fd, 128) != 0) {

@@ -53,8 +53,10 @@ const char *wireName(WireProtection W);
 llvm::Expected<WireProtection> parseWire(llvm::StringRef Name);
 
 struct SessionOptions {
-  // Connecting, authenticating and the EPC handshake must all finish
-  // within this.
+  // Connecting, authenticating and the EPC handshake: each wait on the
+  // executor in them ends once this has passed since the open began.
+  // Resolving a host name is not bounded by it (the system resolver has
+  // timeouts of its own).
   std::chrono::milliseconds HandshakeTimeout{10000};
   // An executor that sends nothing (no reply, no heartbeat) for this long
   // while a reply is due, or that takes none of a request the host is
