@@ -313,6 +313,8 @@ private:
   llvm::Expected<size_t> readPlan(Head &H, uint64_t PlanSize,
                                   llvm::orc::shared::WrapperFunctionBuffer &Plan);
   llvm::Error readPayloadMessage(Head &H, uint64_t MsgSize);
+  llvm::Error readBody(Head &H, uint64_t Bytes, llvm::orc::shared::WrapperFunctionBuffer &Out);
+  llvm::Error protocolError(const llvm::Twine &Why);
   llvm::Error readInto(llvm::MutableArrayRef<iovec> Dst);
   llvm::Error readPlaced(llvm::SmallVectorImpl<iovec> &Iov, llvm::ArrayRef<iovec> Dst,
                          PayloadHandler &Handler, llvm::Error &Refused);
