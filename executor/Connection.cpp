@@ -2,9 +2,6 @@
 
 #include "Connection.h"
 
-#include "wire/SocketFile.h"
-#include "wire/SocketTransport.h"
-#include "wire/UnixSocket.h"
 #include "Assets.h"
 #include "BudgetedMemoryManager.h"
 #include "CrashReporter.h"
@@ -14,6 +11,9 @@
 #include "Retention.h"
 #include "TransportHandoff.h"
 #include "WorkerPool.h"
+#include "wire/SocketFile.h"
+#include "wire/SocketTransport.h"
+#include "wire/UnixSocket.h"
 
 #include "llvm/ExecutionEngine/Orc/TargetProcess/DefaultHostBootstrapValues.h"
 #include "llvm/ExecutionEngine/Orc/TargetProcess/SimpleRemoteEPCServer.h"
@@ -125,6 +125,7 @@ int serveConnection(int Fd, const std::string &Peer, const ConnectionOptions &Gi
   TOpts.MaxMessageSize = Options.MaxMessageSize;
   TOpts.Mark = &Record.Sending;
   TOpts.ReadAfterFirstSend = true;
+  TOpts.PeerSendsHeartbeats = false;
   if (Local)
     TOpts.Spin = wire::localSpin();
   // Without a secret, a peer is admitted by its first message, which the

@@ -667,7 +667,7 @@ void SocketTransport::readLoop() {
     } else {
       std::lock_guard<std::mutex> Lock(ReadMutex);
       Err = readMessage(Eof);
-      if (!Err && !Eof && !ReadOne) {
+      if (!Err && !Eof && !ReadOne && Received.load() > 0) {
         ReadOne = true;
         if (Opts.OnFirstMessageRead)
           Opts.OnFirstMessageRead();

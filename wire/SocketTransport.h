@@ -53,8 +53,12 @@ struct TransportOptions {
   // beyond MaxMessageSize).
   uint64_t FirstMessageLimit = 0;
   // Runs on the reader thread once the peer's first message has been read
-  // and handled whole.
+  // and handled whole: an EPC or payload message, not a heartbeat or a
+  // doorbell, which prove nothing.
   std::function<void()> OnFirstMessageRead;
+  // Whether the peer may send heartbeats. Only an executor does: the
+  // executor's end refuses one from the host.
+  bool PeerSendsHeartbeats = true;
   // The host's mode. Its peer speaks only when spoken to, so the reader
   // thread reads only while an EPC reply is due and no caller is reading its
   // own (readUntil); when idle it looks for a hangup every IdleCheck.
