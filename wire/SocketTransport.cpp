@@ -338,7 +338,7 @@ Error SocketTransport::readMessage(bool &Eof) {
   // A message posted before the bytes just seen were sent goes first; so
   // does one posted before the peer hung up.
   if (B) {
-    auto S = B->look(FramesIn);
+    auto S = B->look(FramesIn, [this] { return bytesWaiting(); });
     if (!S)
       return S.takeError();
     if (*S == Mailbox::State::Ready) {

@@ -309,6 +309,7 @@ private:
   void spinForMessage();
   llvm::Expected<bool> awaitMail(Mailbox &B);
   void wake(Mailbox &B);
+  uint64_t bytesWaiting() const;
   llvm::Error readMail(Mailbox &B);
   llvm::Error sendBareFrame(uint64_t OpC, const char *What);
   llvm::Error ringDoorbell();
