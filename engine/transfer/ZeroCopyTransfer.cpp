@@ -2,14 +2,15 @@
 
 #include "ZeroCopyTransfer.h"
 
-#include "wire/Protocol.h"
-#include "wire/SourceOrder.h"
-#include "wire/SpsCheck.h"
 #include "CheckedCall.h"
 #include "PhaseClock.h"
 #include "ZeroCopyResult.h"
+#include "wire/Protocol.h"
+#include "wire/SourceOrder.h"
+#include "wire/SpsCheck.h"
 
 #include <sys/uio.h>
+#include <utility>
 
 using namespace llvm;
 using namespace llvm::orc;
@@ -71,7 +72,8 @@ Error openMailbox(ExecutorProcessControl &EPC) {
 
 Error notWaiting(uint64_t SeqNo) {
   return createStringError(inconvertibleErrorCode(),
-                           "malformed launch result: no launch %llu is waiting",
+                           "malformed launch result: the executor answered launch %llu, which "
+                           "no launch is waiting for",
                            (unsigned long long)SeqNo);
 }
 
@@ -311,10 +313,21 @@ void ZeroCopyTransfer::finish(PayloadOpcode OpC, uint64_t SeqNo, shared::Wrapper
     return Shared->adopt(T, {Plan.data(), Plan.size()}, T.takeDescriptors());
   Waiting *W = take(SeqNo);
   if (!W) {
-    // A result no launch waits for (place() refused it, which is Err): its
-    // payload was drained and the stream is still framed; there is nobody
-    // to tell.
-    consumeError(std::move(Err));
+    // A result no launch waits for (place() refused it, which is Err): the
+    // executor broke the protocol. The launch waiting, if any, fails with
+    // that rather than wait for a result that may never come, and the
+    // connection ends, naming it to later calls. Without an error, place()
+    // found the launch, which the connection's end has resolved since.
+    if (!Err)
+      return;
+    std::string Why = toString(std::move(Err));
+    {
+      std::lock_guard<std::mutex> Lock(M);
+      W = std::exchange(Current, nullptr);
+    }
+    T.closeWith(Why + "; this end closed the connection", FailureKind::Other);
+    if (W)
+      resolve(*W, createStringError(inconvertibleErrorCode(), Why));
     return;
   }
   W->Stats->Phases.ReceiveNs += nsSince(W->Landing);

@@ -11,10 +11,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "EngineHarness.h"
+#include "ExecutorProcess.h"
 #include "FakeExecutor.h"
 #include "Kernels.h"
 #include "Pace.h"
 #include "Procfs.h"
+#include "TamperRelay.h"
 #include "Text.h"
 #include "wire/Protocol.h"
 #include "wire/SocketTransport.h"
@@ -303,6 +305,37 @@ TEST_F(HostileWireTest, AHugeAnnouncedMessageReservesOnlyWhatArrived) {
   EXPECT_EQ(Kind, FailureKind::ExecutorLost) << Msg;
   // Whatever the allocator reserves for itself besides, far below 8 GiB.
   EXPECT_LT(Grown, uint64_t(3) << 20) << "KiB of address space more at the peak";
+}
+
+// A zero-copy result for a launch nobody waits for (its sequence number
+// rewritten on the way) fails the launch that waits, as the protocol
+// error it is, rather than leave it waiting for a result that never comes.
+TEST(HostileResultTest, AResultForNoLaunchFailsTheWaitingLaunch) {
+  ExecutorProcess Exec;
+  ExecutorOptions EO;
+  EO.Bind = "0"; // TCP in every run: the relay is
+  ASSERT_TRUE(Exec.start(EO));
+  TamperRelay Relay(Exec.address());
+  SessionOptions O;
+  O.Transport = TransportKind::Tcp;
+  O.LaunchTimeout = paced(5s); // without the check, the launch would wait this long
+  auto S = openWithConcat(Relay.address(), Strategy::ZeroCopy, O);
+  ASSERT_TRUE(S);
+  std::mt19937_64 Rng(11);
+  auto Ins = byteInputs({64}, Rng);
+  ASSERT_TRUE(concatMatches(*S, Ins)) << "honest at first";
+  // The sequence number's low byte (header offset 16) of the next result.
+  Relay.overwriteNext(TamperRelay::Direction::ToHost, 16, char(0x7f));
+  Desc Out(1, 1);
+  std::vector<MemrefArg> Args = {{Ins[0]->D.data(), 1, 1}};
+  auto Began = std::chrono::steady_clock::now();
+  auto [Kind, Msg] =
+      failureOf(S->launch({remoteEntry("concat_1"), "concat.o", Args, {{Out.data(), 1, 1}}}));
+  EXPECT_TRUE(Relay.tampered());
+  EXPECT_EQ(Kind, FailureKind::Other) << Msg;
+  EXPECT_TRUE(mentions(Msg, "the executor answered launch 127, which no launch is waiting for"))
+      << Msg;
+  EXPECT_LT(std::chrono::steady_clock::now() - Began, paced(4s)) << Msg;
 }
 
 // What could steer a terminal: C0 controls, DEL, C1 controls (as UTF-8),
