@@ -2,8 +2,9 @@
 
 #include "Heartbeat.h"
 
-#include "wire/SocketTransport.h"
 #include "Log.h"
+#include "wire/Protocol.h"
+#include "wire/SocketTransport.h"
 
 #include <algorithm>
 #include <poll.h>
@@ -85,6 +86,9 @@ void Heartbeat::enable(std::chrono::milliseconds Interval) {
   std::lock_guard<std::mutex> Lock(M);
   if (Beater.joinable() || Stopped || !Transport || Interval.count() <= 0)
     return;
+  // A host asking for less gets the floor: beats more often than that
+  // would cost the kernels a CPU, and the host's timeout cannot be so short.
+  Interval = std::max(Interval, wire::MinHeartbeatInterval);
   Beater = std::thread([this, Interval] { run(Interval); });
 }
 

@@ -170,8 +170,8 @@ Error Session::Impl::startLiveness() {
     return Error::success();
   }
   // Several heartbeats fit in the timeout: one late beat is not a death.
-  auto Interval =
-      std::max<std::chrono::milliseconds>(Opts.LivenessTimeout / 4, std::chrono::milliseconds(1));
+  // Never below the protocol's floor, and the timeout then holds four.
+  auto Interval = std::max(Opts.LivenessTimeout / 4, wire::MinHeartbeatInterval);
   uint32_t Version = 0;
   if (auto Err = callChecked<wire::SPSLivenessEnableSig>(EPC, It->second, wire::LivenessEnableName,
                                                          Version, uint32_t(Interval.count())))
@@ -181,7 +181,7 @@ Error Session::Impl::startLiveness() {
         inconvertibleErrorCode(),
         "the executor at %s sends heartbeats of version %u, this host reads %u", Address.c_str(),
         Version, wire::LivenessVersion);
-  Transport->setReplyTimeout(Opts.LivenessTimeout);
+  Transport->setReplyTimeout(std::max(Opts.LivenessTimeout, 4 * Interval));
   return Error::success();
 }
 

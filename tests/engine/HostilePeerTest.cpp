@@ -45,6 +45,8 @@ namespace {
 
 enum class Lie { None, EmptyRead, ShortRead, HugeRead, WrappingSpan, ShortDescriptors };
 std::atomic<Lie> Lying{Lie::None};
+// The heartbeat interval the host asked for, in ms.
+std::atomic<uint32_t> AskedInterval{0};
 
 WrapperFunctionBuffer hugeCount() {
   char Bytes[8];
@@ -119,6 +121,16 @@ CWrapperFunctionBuffer batchedRelease(const char *Data, size_t Size) {
   return WrapperFunction<wire::SPSBatchedReleaseSig>::handle(Data, Size, [] {}).release();
 }
 
+// Records the interval asked for; sends no heartbeat.
+CWrapperFunctionBuffer enableLiveness(const char *Data, size_t Size) {
+  return WrapperFunction<wire::SPSLivenessEnableSig>::handle(Data, Size,
+                                                             [](uint32_t IntervalMs) {
+                                                               AskedInterval = IntervalMs;
+                                                               return wire::LivenessVersion;
+                                                             })
+      .release();
+}
+
 Error setup(SimpleRemoteEPCServer::Setup &S) {
   S.setDispatcher(std::make_unique<SimpleRemoteEPCServer::ThreadDispatcher>());
   S.bootstrapSymbols() = SimpleRemoteEPCServer::defaultBootstrapSymbols();
@@ -133,6 +145,7 @@ Error setup(SimpleRemoteEPCServer::Setup &S) {
   Sym[wire::BatchedInvokeName] = ExecutorAddr::fromPtr(&batchedInvoke);
   Sym[wire::BatchedReleaseName] = ExecutorAddr::fromPtr(&batchedRelease);
   std::vector<char> Version(SPSArgList<wire::SPSProtocolValue>::size(wire::ProtocolVersion));
+  Sym[wire::LivenessEnableName] = ExecutorAddr::fromPtr(&enableLiveness);
   SPSOutputBuffer OB(Version.data(), Version.size());
   if (!SPSArgList<wire::SPSProtocolValue>::serialize(OB, wire::ProtocolVersion))
     return createStringError(inconvertibleErrorCode(), "cannot encode the protocol version");
@@ -277,6 +290,19 @@ TEST_F(HostileWireTest, ASecondSetupMessageEndsTheSessionNamingIt) {
   EXPECT_TRUE(mentions(Msg, "the session with " + Exec.Address + " is closed")) << Msg;
   EXPECT_TRUE(mentions(Msg, "the peer sent a Setup message (opcode 0) after its first message"))
       << Msg;
+}
+
+// However short the liveness timeout, the host asks for heartbeats no more
+// often than the protocol's floor.
+TEST(HostileLivenessTest, TheHostAsksForNoHeartbeatIntervalBelowTheFloor) {
+  LyingExecutor Exec;
+  ASSERT_TRUE(Exec.start());
+  SessionOptions O;
+  O.LivenessTimeout = 4ms;
+  AskedInterval = 0;
+  auto S = Session::open(Exec.Address, O);
+  ASSERT_TRUE(bool(S)) << toString(S.takeError());
+  EXPECT_EQ(AskedInterval.load(), uint32_t(wire::MinHeartbeatInterval.count()));
 }
 
 uint64_t peakVirtualKiB() {
