@@ -198,6 +198,13 @@ Error Session::Impl::chooseTransfer() {
                                           {Upstream.StoreAsset, wire::StoreAssetName}}))
     return Err;
   Info = describeExecutor(EPC, Proved);
+  // This project's services change with its protocol version: an executor
+  // of another would misread this host's calls, or this host its replies.
+  if (EPC.getBootstrapMap().count(wire::ProtocolKey) && Info.Protocol != wire::ProtocolVersion)
+    return createStringError(inconvertibleErrorCode(),
+                             "the executor at %s speaks catalyst-remote protocol %u, this host "
+                             "%u: use the same release of catalyst-remote on both ends",
+                             Address.c_str(), Info.Protocol, wire::ProtocolVersion);
   auto Offers = [&](Strategy S) { return llvm::is_contained(Info.Strategies, S); };
   Strategy Want = Opts.Transfer;
   if ((Want == Strategy::Auto || Want == Strategy::ZeroCopy) && Offers(Strategy::ZeroCopy))

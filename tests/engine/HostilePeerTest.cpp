@@ -45,6 +45,8 @@ namespace {
 
 enum class Lie { None, EmptyRead, ShortRead, HugeRead, WrappingSpan, ShortDescriptors };
 std::atomic<Lie> Lying{Lie::None};
+// The protocol version the lying executor announces.
+std::atomic<uint32_t> Announced{wire::ProtocolVersion};
 // The heartbeat interval the host asked for, in ms.
 std::atomic<uint32_t> AskedInterval{0};
 
@@ -144,10 +146,11 @@ Error setup(SimpleRemoteEPCServer::Setup &S) {
   Sym[wire::StoreAssetName] = ExecutorAddr::fromPtr(&storeAsset);
   Sym[wire::BatchedInvokeName] = ExecutorAddr::fromPtr(&batchedInvoke);
   Sym[wire::BatchedReleaseName] = ExecutorAddr::fromPtr(&batchedRelease);
-  std::vector<char> Version(SPSArgList<wire::SPSProtocolValue>::size(wire::ProtocolVersion));
   Sym[wire::LivenessEnableName] = ExecutorAddr::fromPtr(&enableLiveness);
+  uint32_t Protocol = Announced.load();
+  std::vector<char> Version(SPSArgList<wire::SPSProtocolValue>::size(Protocol));
   SPSOutputBuffer OB(Version.data(), Version.size());
-  if (!SPSArgList<wire::SPSProtocolValue>::serialize(OB, wire::ProtocolVersion))
+  if (!SPSArgList<wire::SPSProtocolValue>::serialize(OB, Protocol))
     return createStringError(inconvertibleErrorCode(), "cannot encode the protocol version");
   S.bootstrapMap()[wire::ProtocolKey] = std::move(Version);
   return Error::success();
@@ -289,6 +292,22 @@ TEST_F(HostileWireTest, ASecondSetupMessageEndsTheSessionNamingIt) {
   auto [Kind, Msg] = launchAfterTheEnd(*S);
   EXPECT_TRUE(mentions(Msg, "the session with " + Exec.Address + " is closed")) << Msg;
   EXPECT_TRUE(mentions(Msg, "the peer sent a Setup message (opcode 0) after its first message"))
+      << Msg;
+}
+
+// An executor of another protocol version is refused, naming both.
+TEST(HostileVersionTest, AnotherProtocolVersionIsRefusedNamingBoth) {
+  Announced = wire::ProtocolVersion + 1;
+  LyingExecutor Exec;
+  ASSERT_TRUE(Exec.start());
+  auto S = Session::open(Exec.Address, {});
+  Announced = wire::ProtocolVersion;
+  ASSERT_FALSE(S);
+  std::string Msg = toString(S.takeError());
+  EXPECT_TRUE(mentions(Msg, "the executor at " + Exec.Address +
+                                " speaks catalyst-remote protocol " +
+                                std::to_string(wire::ProtocolVersion + 1) + ", this host " +
+                                std::to_string(wire::ProtocolVersion)))
       << Msg;
 }
 
