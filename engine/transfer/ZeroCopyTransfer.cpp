@@ -209,8 +209,12 @@ void ZeroCopyTransfer::collectPayload(ArrayRef<CheckedInput> Inputs, LaunchStats
   }
 }
 
-Error ZeroCopyTransfer::launch(ExecutorAddr Entry, ArrayRef<CheckedInput> Inputs, HostOutputs &Outputs,
-                               LaunchStats &Stats, LaunchTimeline &When) {
+uint64_t ZeroCopyTransfer::largestRequest(ArrayRef<CheckedInput> Inputs) const {
+  return Shared ? framingFor(Inputs) : Transfer::largestRequest(Inputs);
+}
+
+Error ZeroCopyTransfer::launch(ExecutorAddr Entry, ArrayRef<CheckedInput> Inputs,
+                               HostOutputs &Outputs, LaunchStats &Stats, LaunchTimeline &When) {
   auto Start = PhaseClock::now();
   if (auto Err = encodePlan(Entry, Inputs, Outputs))
     return Err;
