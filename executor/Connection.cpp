@@ -97,6 +97,9 @@ int serveConnection(int Fd, const std::string &Peer, const ConnectionOptions &Gi
   if (Local)
     Options.Services.LocalOffer.clear();
   std::string Label = "catalyst-remote-executor[" + std::to_string(::getpid()) + "] " + Peer;
+  // Only TLS may write on its stream, from the handshake on.
+  if (!Wire.Tls)
+    Heartbeat::sayWhyOnStop(Record.Sending);
   endOnTerminate(Fd);
   // The listener checked the host when a secret is set; kernels run in
   // this process from now on and do not find the secret in its memory.
