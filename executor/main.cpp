@@ -4,10 +4,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "wire/Secret.h"
-#include "wire/TlsStream.h"
 #include "Listener.h"
 #include "TokenSource.h"
+#include "wire/Secret.h"
+#include "wire/TlsStream.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringRef.h"
@@ -83,7 +83,8 @@ const char *Usage =
     "                           peers not yet authenticated from one address (default 20)\n"
     "  --handshake-timeout S    seconds a peer has to authenticate, or without a token to\n"
     "                           send its whole first message, before it is dropped\n"
-    "                           (default 10)\n"
+    "                           (default 10); the TLS handshake that follows gets as\n"
+    "                           long again\n"
     "  --max-slab-mib MIB       executor memory (code and launch slabs) one host may\n"
     "                           reserve (default 16384)\n"
     "  --max-message MIB        largest message accepted from a host (default 8192)\n"
