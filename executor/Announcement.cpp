@@ -21,10 +21,14 @@ namespace catalyst::remote::executor {
 
 namespace {
 
-// Where the announcement is, for the signal handler: written before the
-// file exists and read only once Published says it does; cleared by the
-// first withdrawal, so that a later one cannot remove a rerun's file.
+// Where the announcement is, for the signal handler, and where it is
+// written before it is renamed there: both set before the rename and read
+// only once Published says so; cleared by the first withdrawal, so that a
+// later one cannot remove a rerun's file. A withdrawal removes the file
+// under either name: one that comes before the rename makes it fail, so
+// the file is never put in place after a stop.
 char Announced[PATH_MAX];
+char Pending[PATH_MAX];
 volatile sig_atomic_t Published = 0;
 
 std::string variable(const char *Name) {
@@ -81,9 +85,9 @@ Error announceIn(StringRef Dir, const std::vector<Listener> &Listeners) {
   std::string Name = announcementName();
   std::string Final = (Dir + "/" + Name + ".addr").str();
   std::string Temp = (Dir + "/." + Name + ".addr." + Twine(::getpid())).str();
-  if (Final.size() >= sizeof(Announced))
+  if (Temp.size() >= sizeof(Pending))
     return createStringError(inconvertibleErrorCode(), "--announce: path too long: %s",
-                             Final.c_str());
+                             Temp.c_str());
   int Fd = ::open(Temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (Fd < 0)
     return wire::sysError("--announce: cannot create " + Temp, errno);
@@ -94,9 +98,15 @@ Error announceIn(StringRef Dir, const std::vector<Listener> &Listeners) {
   if (::close(Fd) != 0 && !Err)
     Err = wire::sysError("--announce: cannot write " + Temp, errno);
   std::memcpy(Announced, Final.c_str(), Final.size() + 1);
+  std::memcpy(Pending, Temp.c_str(), Temp.size() + 1);
   Published = 1;
-  if (!Err && ::rename(Temp.c_str(), Final.c_str()) != 0)
+  if (!Err && ::rename(Temp.c_str(), Final.c_str()) != 0) {
+    // A stop withdrew it first, removing the file to rename: the executor
+    // is going, and has nothing to announce.
+    if (!Published)
+      return Error::success();
     Err = wire::sysError("--announce: cannot rename " + Temp + " to " + Final, errno);
+  }
   if (Err) {
     Published = 0;
     // Err says why; a temporary file left has a name no reader looks for.
@@ -109,6 +119,7 @@ void withdrawAnnouncement() {
   if (!Published)
     return;
   Published = 0;
+  ::unlink(Pending);
   // Async-signal-safe, with nothing to report to: a reader that finds the file
   // anyway fails to connect to it.
   ::unlink(Announced);

@@ -98,6 +98,9 @@ int serveConnection(int Fd, const std::string &Peer, const ConnectionOptions &Gi
   if (Local)
     Options.Services.LocalOffer.clear();
   std::string Label = "catalyst-remote-executor[" + std::to_string(::getpid()) + "] " + Peer;
+  // Only TLS may write on its stream, from the handshake on.
+  if (!Wire.Tls)
+    Heartbeat::sayWhyOnStop(Record.Sending);
   endOnTerminate(Fd);
   // The listener checked the host when a secret is set; kernels run in
   // this process from now on and do not find the secret in its memory.
@@ -126,6 +129,7 @@ int serveConnection(int Fd, const std::string &Peer, const ConnectionOptions &Gi
   TOpts.MaxMessageSize = Options.MaxMessageSize;
   TOpts.Mark = &Record.Sending;
   TOpts.ReadAfterFirstSend = true;
+  TOpts.PeerSendsHeartbeats = false;
   if (Local)
     TOpts.Spin = wire::localSpin();
   // Without a secret, a peer is admitted by its first message, which the

@@ -3,9 +3,14 @@
 #include "Heartbeat.h"
 
 #include "Log.h"
+#include "wire/HangupKind.h"
+#include "wire/Protocol.h"
+#include "wire/SendMark.h"
 #include "wire/SocketTransport.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -24,13 +29,46 @@ static_assert(std::atomic<bool>::is_always_lock_free);
 static_assert(std::atomic<int>::is_always_lock_free);
 static_assert(std::atomic<unsigned>::is_always_lock_free);
 
-// Ends the session as a hangup would; whichever of the stop and the end of
-// the last work comes second gets here (both may: a second shutdown does
-// nothing).
+// The Hangup frame a stopping connection sends, made before any stop
+// signal is handled, and the mark of the transport it must not interrupt
+// (published last, once the frame is there).
+std::atomic<wire::SendMark *> StopMark{nullptr};
+char StopFrame[256];
+size_t StopFrameBytes = 0;
+static_assert(std::atomic<wire::SendMark *>::is_always_lock_free);
+
+// Tells the host why the session ends, when no message is being written
+// and the stream is not TLS's: takes the stream for good, as a crash report
+// does, so that nothing is sent after it. It goes at once or not at all
+// (a full socket buffer: the host finds the connection closed unexplained).
+// Async-signal-safe.
+void sayWhy(int Fd) {
+  wire::SendMark *Mark = StopMark.load(std::memory_order_acquire);
+  if (!Mark || Mark->Sealed.load(std::memory_order_acquire))
+    return;
+  bool Free = false;
+  if (!Mark->Busy.compare_exchange_strong(Free, true, std::memory_order_acquire))
+    return;
+  Mark->Until.store(wire::SendMark::Never, std::memory_order_release);
+  for (size_t Sent = 0; Sent < StopFrameBytes;) {
+    ssize_t N = ::send(Fd, StopFrame + Sent, StopFrameBytes - Sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (N < 0 && errno == EINTR)
+      continue;
+    if (N <= 0)
+      return;
+    Sent += size_t(N);
+  }
+}
+
+// Ends the session as a hangup would, saying why; whichever of the stop and
+// the end of the last work comes second gets here (both may: a second
+// shutdown does nothing, nor does a second word).
 void shutDown(int Fd) {
-  if (Fd >= 0)
-    // Fails only on a connection already ended, which is what this asks for.
-    ::shutdown(Fd, SHUT_RDWR);
+  if (Fd < 0)
+    return;
+  sayWhy(Fd);
+  // Fails only on a connection already ended, which is what this asks for.
+  ::shutdown(Fd, SHUT_RDWR);
 }
 
 int64_t nowNs() {
@@ -67,6 +105,16 @@ void Heartbeat::stopWhenIdle(int Fd) {
     shutDown(Fd);
 }
 
+void Heartbeat::sayWhyOnStop(wire::SendMark &Mark) {
+  std::string Frame = wire::encodeHangupFrame(
+      (wire::StopNotice + ": its connection process was told to end (SIGTERM or SIGHUP)").str());
+  if (Frame.size() > sizeof(StopFrame) || StopMark.load())
+    return;
+  std::memcpy(StopFrame, Frame.data(), Frame.size());
+  StopFrameBytes = Frame.size();
+  StopMark.store(&Mark, std::memory_order_release);
+}
+
 Heartbeat::Busy::Busy() {
   if (Working.fetch_add(1) == 0)
     get().Since.store(nowNs(), std::memory_order_release);
@@ -86,6 +134,9 @@ void Heartbeat::enable(std::chrono::milliseconds Interval) {
   std::lock_guard<std::mutex> Lock(M);
   if (Beater.joinable() || Stopped || !Transport || Interval.count() <= 0)
     return;
+  // A host asking for less gets the floor: beats more often than that
+  // would cost the kernels a CPU, and the host's timeout cannot be so short.
+  Interval = std::max(Interval, wire::MinHeartbeatInterval);
   Beater = std::thread([this, Interval] { run(Interval); });
 }
 
@@ -121,7 +172,7 @@ bool Heartbeat::hostGone() const {
 // Why the socket closed under a running kernel.
 std::string Heartbeat::goneReason() const {
   if (Stopping.load(std::memory_order_relaxed))
-    return "the executor is stopping";
+    return wire::StopNotice.str();
   std::string Closed = Transport->closeReason();
   return Closed.empty() ? "the host closed the connection"
                         : "the executor closed the connection: " + Closed;

@@ -28,7 +28,8 @@
 
 namespace catalyst::remote::wire {
 class SocketTransport;
-}
+struct SendMark;
+} // namespace catalyst::remote::wire
 
 namespace catalyst::remote::executor {
 
@@ -57,6 +58,11 @@ public:
   // connection's socket) is shut down, which ends the session as a hangup
   // would. Safe in a signal handler.
   static void stopWhenIdle(int Fd);
+  // Before the stop signal is handled: the mark the connection's transport
+  // sends under (SocketTransport.h). The stop then tells the host why,
+  // in a Hangup frame, unless a message is being written or TLS seals
+  // the stream (a frame from outside the transport would break either).
+  static void sayWhyOnStop(wire::SendMark &Mark);
 
   // Marks work in progress for its lifetime, on any thread. Work covers a
   // request from its dispatch to its reply sent.

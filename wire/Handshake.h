@@ -43,8 +43,10 @@ enum class AuthOpcode : uint64_t { Challenge = 0x50, Response = 0x51, Proof = 0x
 inline constexpr uint64_t AuthVersion = 2;
 
 // What carries a session's bytes once both ends are authenticated. Over a
-// socket file or the local socket a session is plain: the kernel checked
-// the peer's user, and no network lies between.
+// socket file or the local socket a session is plain: no network lies
+// between. On a socket file both ends check the peer's user
+// (SO_PEERCRED); on the local socket the host checks that the listener
+// that made the offer serves it, and the executor checks no peer.
 enum class WireMode : uint64_t { Plain = 0, Tls = 1 };
 const char *wireName(WireMode M); // "plain", "tls"
 

@@ -15,6 +15,8 @@ FailureKind hangupKind(StringRef Said, FailureKind Otherwise) {
     return FailureKind::Busy;
   if (Said.starts_with(KernelCrashReport))
     return FailureKind::KernelCrashed;
+  if (Said.starts_with(StopNotice))
+    return FailureKind::ExecutorLost;
   return Otherwise;
 }
 

@@ -39,6 +39,10 @@ inline constexpr llvm::StringLiteral CapacityRefusal = "executor at capacity: ";
 inline constexpr llvm::StringLiteral KernelCrashReport =
     "the kernel crashed the executor's connection process ";
 
+// A connection process told to stop (SIGTERM, SIGHUP) ends its session
+// saying so: the executor went away, which a program treats as a lost one.
+inline constexpr llvm::StringLiteral StopNotice = "the executor is stopping";
+
 // The kind of failure the peer's reason Said names (its raw text, before
 // quotePeerText): Otherwise when it names none of the above, nor a busy
 // executor (Handshake.h's BusyRefusal).

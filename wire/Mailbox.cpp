@@ -2,6 +2,8 @@
 
 #include "Mailbox.h"
 
+#include "Framing.h"
+
 #include <cstring>
 #include <sys/mman.h>
 
@@ -72,13 +74,21 @@ bool Mailbox::post(uint64_t OpC, uint64_t SeqNo, ArrayRef<char> Plan, uint64_t F
   return true;
 }
 
-Expected<Mailbox::State> Mailbox::look(uint64_t FramesRead) const {
+Expected<Mailbox::State> Mailbox::look(uint64_t FramesRead,
+                                       function_ref<uint64_t()> BytesWaiting) const {
   uint64_t Now = load(In, PostedAt, __ATOMIC_SEQ_CST);
   if (Now == Taken)
     return State::Empty;
   if (Now != Taken + 1)
     return broken("its count of messages went from " + Twine(Taken) + " to " + Twine(Now));
-  return load(In, FramesAt) > FramesRead ? State::AfterFrames : State::Ready;
+  uint64_t Frames = load(In, FramesAt);
+  if (Frames <= FramesRead)
+    return State::Ready;
+  uint64_t Ahead = Frames - FramesRead, Waiting = BytesWaiting();
+  if (Ahead > Waiting / FrameHeaderSize)
+    return broken("its message follows " + Twine(Ahead) + " frames not read yet, but " +
+                  Twine(Waiting) + " bytes wait on the socket");
+  return State::AfterFrames;
 }
 
 Expected<Mailbox::Message> Mailbox::take() {

@@ -32,6 +32,7 @@
 #include "SharedMemory.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ExecutionEngine/Orc/Shared/WrapperFunctionUtils.h"
 #include "llvm/Support/Error.h"
 
@@ -71,8 +72,14 @@ public:
     Ready,      // a message to take now
     AfterFrames // a message, behind frames still to read on the socket
   };
-  // FramesRead: the frames this end read from the socket so far.
-  llvm::Expected<State> look(uint64_t FramesRead) const;
+  // FramesRead: the frames this end read from the socket so far;
+  // BytesWaiting, asked only for a message behind frames, says how many
+  // bytes wait unread on the socket. Those frames were sent whole before
+  // the message was posted, a header at least each: a message behind more
+  // than the bytes waiting can hold is the peer breaking the protocol,
+  // not frames still to come.
+  llvm::Expected<State> look(uint64_t FramesRead,
+                             llvm::function_ref<uint64_t()> BytesWaiting) const;
   struct Message {
     uint64_t OpC = 0, SeqNo = 0;
     llvm::orc::shared::WrapperFunctionBuffer Plan;

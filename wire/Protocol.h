@@ -15,6 +15,7 @@
 #include "llvm/ExecutionEngine/Orc/Shared/ExecutorAddress.h"
 #include "llvm/ExecutionEngine/Orc/Shared/SimplePackedSerialization.h"
 
+#include <chrono>
 #include <cstdint>
 #include <tuple>
 #include <vector>
@@ -71,6 +72,10 @@ inline constexpr const char *ZeroCopyEnableName = "catalyst_remote_zerocopy_enab
 inline constexpr const char *LivenessEnableName = "catalyst_remote_liveness_enable";
 using SPSLivenessEnableSig = uint32_t(uint32_t); // interval in ms -> heartbeat version
 inline constexpr uint32_t LivenessVersion = 1;
+// The shortest interval either end uses: the host asks for no less, and
+// the executor beats no more often, whatever it is asked (a thread that
+// waits half an interval would otherwise spin).
+inline constexpr std::chrono::milliseconds MinHeartbeatInterval{10};
 // host version -> that version when the executor speaks it, else its newest
 using SPSZeroCopyEnableSig = uint32_t(uint32_t);
 inline constexpr const char *SlabReserveName = "catalyst_remote_slab_reserve";

@@ -22,11 +22,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <sched.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
+#include <utility>
 
 using namespace llvm;
 using namespace llvm::orc;
@@ -37,6 +39,10 @@ namespace {
 
 // A reason to hang up is a line of text: more is no reason.
 constexpr uint64_t MaxHangupFrame = 64 << 10;
+
+// A message body up to this size is reserved whole when its header
+// arrives; a larger one grows as it arrives (readBody).
+constexpr uint64_t BodyStep = 1 << 20;
 
 static_assert(SocketTransport::PeekSize >= SocketTransport::HeaderSize);
 
@@ -333,7 +339,7 @@ Error SocketTransport::readMessage(bool &Eof) {
   // A message posted before the bytes just seen were sent goes first; so
   // does one posted before the peer hung up.
   if (B) {
-    auto S = B->look(FramesIn);
+    auto S = B->look(FramesIn, [this] { return bytesWaiting(); });
     if (!S)
       return S.takeError();
     if (*S == Mailbox::State::Ready) {
@@ -366,13 +372,14 @@ Error SocketTransport::readMessage(bool &Eof) {
   if (OpC > static_cast<uint64_t>(SimpleRemoteEPCOpcode::LastOpC))
     return createStringError(inconvertibleErrorCode(), "peer sent unknown opcode %llu",
                              (unsigned long long)OpC);
-  auto Args = shared::WrapperFunctionBuffer::allocate(MsgSize - HeaderSize);
-  SmallVector<iovec, 8> Iov;
-  if (!H.Consumed)
-    Iov.push_back({H.Bytes, HeaderSize});
-  if (Args.size())
-    Iov.push_back({Args.data(), Args.size()});
-  if (auto Err = readInto(Iov))
+  // ORC's host takes a Setup message as the answer to its call 0, which
+  // only the first message is: a second would be handed a pending call
+  // that is not there.
+  if (OpC == uint64_t(SimpleRemoteEPCOpcode::Setup) && Received.load() > 0)
+    return protocolError("the peer sent a Setup message (opcode 0) after its first message; "
+                         "a session is set up once");
+  shared::WrapperFunctionBuffer Args;
+  if (auto Err = readBody(H, MsgSize - HeaderSize, Args))
     return Err;
   ++FramesIn;
   Received.fetch_add(1, std::memory_order_relaxed);
@@ -392,6 +399,53 @@ Error SocketTransport::readMessage(bool &Eof) {
     return Action.takeError();
   Eof = *Action == SimpleRemoteEPCTransportClient::EndSession;
   return Error::success();
+}
+
+// Reads the message's Bytes after its header (and the header, when it was
+// only peeked) into Out. A large body goes into memory that grows as its
+// bytes arrive, at most twice what came so far and BodyStep: a header
+// alone announcing gigabytes makes this end reserve nothing large.
+Error SocketTransport::readBody(Head &H, uint64_t Bytes, shared::WrapperFunctionBuffer &Out) {
+  SmallVector<iovec, 2> Iov;
+  if (!H.Consumed)
+    Iov.push_back({H.Bytes, HeaderSize});
+  if (Bytes <= BodyStep) {
+    Out = shared::WrapperFunctionBuffer::allocate(Bytes);
+    if (Bytes)
+      Iov.push_back({Out.data(), Out.size()});
+    return readInto(Iov);
+  }
+  char *Body = nullptr;
+  scope_exit FreeBody([&Body] { std::free(Body); });
+  for (uint64_t Filled = 0; Filled < Bytes;) {
+    uint64_t Grown = std::min<uint64_t>(Bytes, std::max<uint64_t>(BodyStep, 2 * Filled));
+    char *Moved = static_cast<char *>(std::realloc(Body, Grown));
+    if (!Moved)
+      return createStringError(inconvertibleErrorCode(),
+                               "cannot reserve %llu bytes for a message of %llu from the peer",
+                               (unsigned long long)Grown, (unsigned long long)Bytes);
+    Body = Moved;
+    Iov.push_back({Body + Filled, size_t(Grown - Filled)});
+    if (auto Err = readInto(Iov))
+      return Err;
+    Iov.clear();
+    Filled = Grown;
+  }
+  // A WrapperFunctionBuffer frees with free() what it holds out of line,
+  // as any body over BodyStep is.
+  shared::CWrapperFunctionBuffer Whole;
+  Whole.Data.ValuePtr = std::exchange(Body, nullptr);
+  Whole.Size = size_t(Bytes);
+  Out = shared::WrapperFunctionBuffer(Whole);
+  return Error::success();
+}
+
+// A message no honest peer sends: the connection ends, and whoever asks
+// why is told (closeReason()).
+Error SocketTransport::protocolError(const Twine &Why) {
+  std::string Said = Why.str() + "; this end closed the connection";
+  noteClosed(Said, FailureKind::Other);
+  return createStringError(std::error_code(EPROTO, std::generic_category()), Said);
 }
 
 // A peer that closed may have said why first, in a Hangup frame this end
@@ -614,7 +668,7 @@ void SocketTransport::readLoop() {
     } else {
       std::lock_guard<std::mutex> Lock(ReadMutex);
       Err = readMessage(Eof);
-      if (!Err && !Eof && !ReadOne) {
+      if (!Err && !Eof && !ReadOne && Received.load() > 0) {
         ReadOne = true;
         if (Opts.OnFirstMessageRead)
           Opts.OnFirstMessageRead();

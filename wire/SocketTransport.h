@@ -55,8 +55,12 @@ struct TransportOptions {
   // beyond MaxMessageSize).
   uint64_t FirstMessageLimit = 0;
   // Runs on the reader thread once the peer's first message has been read
-  // and handled whole.
+  // and handled whole: an EPC or payload message, not a heartbeat or a
+  // doorbell, which prove nothing.
   std::function<void()> OnFirstMessageRead;
+  // Whether the peer may send heartbeats. Only an executor does: the
+  // executor's end refuses one from the host.
+  bool PeerSendsHeartbeats = true;
   // The host's mode. Its peer speaks only when spoken to, so the reader
   // thread reads only while an EPC reply is due and no caller is reading its
   // own (readUntil); when idle it looks for a hangup every IdleCheck.
@@ -307,6 +311,7 @@ private:
   void spinForMessage();
   llvm::Expected<bool> awaitMail(Mailbox &B);
   void wake(Mailbox &B);
+  uint64_t bytesWaiting() const;
   llvm::Error readMail(Mailbox &B);
   llvm::Error sendBareFrame(uint64_t OpC, const char *What);
   llvm::Error ringDoorbell();
@@ -315,6 +320,8 @@ private:
   llvm::Expected<size_t> readPlan(Head &H, uint64_t PlanSize,
                                   llvm::orc::shared::WrapperFunctionBuffer &Plan);
   llvm::Error readPayloadMessage(Head &H, uint64_t MsgSize);
+  llvm::Error readBody(Head &H, uint64_t Bytes, llvm::orc::shared::WrapperFunctionBuffer &Out);
+  llvm::Error protocolError(const llvm::Twine &Why);
   llvm::Error readInto(llvm::MutableArrayRef<iovec> Dst);
   llvm::Error readPlaced(llvm::SmallVectorImpl<iovec> &Iov, llvm::ArrayRef<iovec> Dst,
                          PayloadHandler &Handler, llvm::Error &Refused);

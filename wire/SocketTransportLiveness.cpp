@@ -58,6 +58,8 @@ Error SocketTransport::readFailed(const char *What, int Errno) {
 }
 
 Error SocketTransport::readHeartbeat(Head &H, uint64_t MsgSize) {
+  if (!Opts.PeerSendsHeartbeats)
+    return protocolError("the peer sent a heartbeat, which only an executor sends");
   if (MsgSize != HeaderSize)
     return createStringError(inconvertibleErrorCode(), "peer sent a heartbeat of %llu bytes",
                              (unsigned long long)MsgSize);

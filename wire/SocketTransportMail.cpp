@@ -12,7 +12,9 @@
 #include "llvm/Support/Endian.h"
 
 #include <chrono>
+#include <cstdint>
 #include <sched.h>
+#include <sys/ioctl.h>
 #include <sys/uio.h>
 
 using namespace llvm;
@@ -27,7 +29,7 @@ namespace catalyst::remote::wire {
 Expected<bool> SocketTransport::awaitMail(Mailbox &B) {
   auto Until = std::chrono::steady_clock::now() + Opts.Spin;
   for (;;) {
-    auto S = B.look(FramesIn);
+    auto S = B.look(FramesIn, [this] { return bytesWaiting(); });
     if (!S)
       return S.takeError();
     if (*S != Mailbox::State::Empty)
@@ -40,10 +42,17 @@ Expected<bool> SocketTransport::awaitMail(Mailbox &B) {
   }
   B.setAsleep(true);
   Asleep = true;
-  auto S = B.look(FramesIn);
+  auto S = B.look(FramesIn, [this] { return bytesWaiting(); });
   if (!S)
     return S.takeError();
   return *S == Mailbox::State::Ready;
+}
+
+// Bytes the socket holds unread (the mailbox runs over a Unix socket, not
+// TLS); as many as could be, when the kernel cannot say.
+uint64_t SocketTransport::bytesWaiting() const {
+  int Bytes = 0;
+  return ::ioctl(Stream.fd(), FIONREAD, &Bytes) == 0 ? uint64_t(Bytes) : UINT64_MAX;
 }
 
 void SocketTransport::wake(Mailbox &B) {

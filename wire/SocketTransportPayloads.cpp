@@ -141,16 +141,13 @@ Error SocketTransport::drain(uint64_t Bytes) {
 // before the payload: header and plan, when they were only peeked.
 Expected<size_t> SocketTransport::readPlan(Head &H, uint64_t PlanSize,
                                            shared::WrapperFunctionBuffer &Plan) {
-  Plan = shared::WrapperFunctionBuffer::allocate(PlanSize);
   if (!H.Consumed && HeaderSize + PlanSize <= H.Visible) {
-    std::memcpy(Plan.data(), H.Bytes + HeaderSize, PlanSize);
+    Plan = shared::WrapperFunctionBuffer::copyFrom(H.Bytes + HeaderSize, PlanSize);
     return HeaderSize + PlanSize;
   }
-  if (!H.Consumed)
-    if (auto Err = readExact(H.Bytes, HeaderSize, nullptr))
-      return Err;
-  if (auto Err = readExact(Plan.data(), PlanSize, nullptr))
+  if (auto Err = readBody(H, PlanSize, Plan))
     return Err;
+  H.Consumed = true;
   return 0;
 }
 

@@ -170,8 +170,8 @@ Error Session::Impl::startLiveness() {
     return Error::success();
   }
   // Several heartbeats fit in the timeout: one late beat is not a death.
-  auto Interval =
-      std::max<std::chrono::milliseconds>(Opts.LivenessTimeout / 4, std::chrono::milliseconds(1));
+  // Never below the protocol's floor, and the timeout then holds four.
+  auto Interval = std::max(Opts.LivenessTimeout / 4, wire::MinHeartbeatInterval);
   uint32_t Version = 0;
   if (auto Err = callChecked<wire::SPSLivenessEnableSig>(EPC, It->second, wire::LivenessEnableName,
                                                          Version, uint32_t(Interval.count())))
@@ -181,7 +181,7 @@ Error Session::Impl::startLiveness() {
         inconvertibleErrorCode(),
         "the executor at %s sends heartbeats of version %u, this host reads %u", Address.c_str(),
         Version, wire::LivenessVersion);
-  Transport->setReplyTimeout(Opts.LivenessTimeout);
+  Transport->setReplyTimeout(std::max(Opts.LivenessTimeout, 4 * Interval));
   return Error::success();
 }
 
@@ -198,6 +198,13 @@ Error Session::Impl::chooseTransfer() {
                                           {Upstream.StoreAsset, wire::StoreAssetName}}))
     return Err;
   Info = describeExecutor(EPC, Proved);
+  // This project's services change with its protocol version: an executor
+  // of another would misread this host's calls, or this host its replies.
+  if (EPC.getBootstrapMap().count(wire::ProtocolKey) && Info.Protocol != wire::ProtocolVersion)
+    return createStringError(inconvertibleErrorCode(),
+                             "the executor at %s speaks catalyst-remote protocol %u, this host "
+                             "%u: use the same release of catalyst-remote on both ends",
+                             Address.c_str(), Info.Protocol, wire::ProtocolVersion);
   auto Offers = [&](Strategy S) { return llvm::is_contained(Info.Strategies, S); };
   Strategy Want = Opts.Transfer;
   if ((Want == Strategy::Auto || Want == Strategy::ZeroCopy) && Offers(Strategy::ZeroCopy))

@@ -5,9 +5,16 @@ Transfer::~Transfer() = default;
 
 // Every input in one message, with room for descriptors and framing.
 uint64_t Transfer::largestRequest(llvm::ArrayRef<CheckedInput> Inputs) const {
+  uint64_t Bytes = framingFor(Inputs);
+  for (const CheckedInput &In : Inputs)
+    Bytes += In.Layout.Bytes;
+  return Bytes;
+}
+
+uint64_t Transfer::framingFor(llvm::ArrayRef<CheckedInput> Inputs) {
   uint64_t Bytes = 4096;
   for (const CheckedInput &In : Inputs)
-    Bytes += In.Layout.Bytes + wire::MemrefDesc::byteSize(In.Desc.rank()) + 64;
+    Bytes += wire::MemrefDesc::byteSize(In.Desc.rank()) + 64;
   return Bytes;
 }
 } // namespace catalyst::remote

@@ -9,10 +9,10 @@
 #ifndef CATALYST_REMOTE_TRANSFER_TRANSFER_H
 #define CATALYST_REMOTE_TRANSFER_TRANSFER_H
 
-#include "wire/MemrefLayout.h"
 #include "HostOutputs.h"
 #include "LaunchTimeline.h"
 #include "catalyst/remote/Stats.h"
+#include "wire/MemrefLayout.h"
 
 #include "llvm/ExecutionEngine/Orc/Shared/ExecutorAddress.h"
 
@@ -39,6 +39,8 @@ public:
   // The largest message this strategy would send for Inputs: the session
   // refuses a launch whose message could not go, before any traffic.
   virtual uint64_t largestRequest(llvm::ArrayRef<CheckedInput> Inputs) const;
+  // What a message carrying Inputs' descriptors needs besides their bytes.
+  static uint64_t framingFor(llvm::ArrayRef<CheckedInput> Inputs);
   // Returns what the strategy holds on the executor; called while connected.
   virtual llvm::Error close() { return llvm::Error::success(); }
 };

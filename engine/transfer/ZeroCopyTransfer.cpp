@@ -10,6 +10,7 @@
 #include "wire/SpsCheck.h"
 
 #include <sys/uio.h>
+#include <utility>
 
 using namespace llvm;
 using namespace llvm::orc;
@@ -71,7 +72,8 @@ Error openMailbox(ExecutorProcessControl &EPC) {
 
 Error notWaiting(uint64_t SeqNo) {
   return createStringError(inconvertibleErrorCode(),
-                           "malformed launch result: no launch %llu is waiting",
+                           "malformed launch result: the executor answered launch %llu, which "
+                           "no launch is waiting for",
                            (unsigned long long)SeqNo);
 }
 
@@ -207,6 +209,10 @@ void ZeroCopyTransfer::collectPayload(ArrayRef<CheckedInput> Inputs, LaunchStats
   }
 }
 
+uint64_t ZeroCopyTransfer::largestRequest(ArrayRef<CheckedInput> Inputs) const {
+  return Shared ? framingFor(Inputs) : Transfer::largestRequest(Inputs);
+}
+
 Error ZeroCopyTransfer::launch(ExecutorAddr Entry, ArrayRef<CheckedInput> Inputs,
                                HostOutputs &Outputs, LaunchStats &Stats, LaunchTimeline &When) {
   auto Start = PhaseClock::now();
@@ -322,10 +328,21 @@ void ZeroCopyTransfer::finish(PayloadOpcode OpC, uint64_t SeqNo, shared::Wrapper
   }
   Waiting *W = take(SeqNo);
   if (!W) {
-    // A result no launch waits for (place() refused it, which is Err): its
-    // payload was drained unread and the stream is still framed, so the
-    // session goes on; no caller asked for it, so none is told.
-    consumeError(std::move(Err));
+    // A result no launch waits for (place() refused it, which is Err): the
+    // executor broke the protocol. The launch waiting, if any, fails with
+    // that rather than wait for a result that may never come, and the
+    // connection ends, naming it to later calls. Without an error, place()
+    // found the launch, which the connection's end has resolved since.
+    if (!Err)
+      return;
+    std::string Why = toString(std::move(Err));
+    {
+      std::lock_guard<std::mutex> Lock(M);
+      W = std::exchange(Current, nullptr);
+    }
+    T.closeWith(Why + "; this end closed the connection", FailureKind::Other);
+    if (W)
+      resolve(*W, createStringError(inconvertibleErrorCode(), Why));
     return;
   }
   W->Stats->Phases.ReceiveNs += nsSince(W->Landing);

@@ -15,13 +15,13 @@
 #ifndef CATALYST_REMOTE_TRANSFER_ZEROCOPYTRANSFER_H
 #define CATALYST_REMOTE_TRANSFER_ZEROCOPYTRANSFER_H
 
-#include "wire/Protocol.h"
-#include "wire/SocketTransport.h"
 #include "PhaseClock.h"
 #include "SharedPayloads.h"
 #include "SlabPool.h"
 #include "Transfer.h"
 #include "ZeroCopyResult.h"
+#include "wire/Protocol.h"
+#include "wire/SocketTransport.h"
 
 #include "llvm/ExecutionEngine/Orc/ExecutorProcessControl.h"
 
@@ -40,6 +40,9 @@ public:
   ~ZeroCopyTransfer() override;
 
   const char *name() const override { return "zerocopy"; }
+  // In shared memory the message is the plan alone: the inputs go to the
+  // slab, and the message size limit does not bound them.
+  uint64_t largestRequest(llvm::ArrayRef<CheckedInput> Inputs) const override;
   // The session runs one launch at a time, which the scratch buffers and
   // the single waiting launch rely on.
   llvm::Error launch(llvm::orc::ExecutorAddr Entry, llvm::ArrayRef<CheckedInput> Inputs,

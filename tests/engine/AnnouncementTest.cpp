@@ -9,6 +9,7 @@
 #include "Command.h"
 #include "EngineHarness.h"
 #include "ExecutorProcess.h"
+#include "Pace.h"
 #include "Procfs.h"
 #include "TempDir.h"
 #include "Text.h"
@@ -51,6 +52,45 @@ TEST(AnnouncementTest, AnExecutorAnnouncesItsAddressAndWithdrawsIt) {
   EXPECT_TRUE(openWithConcat(Address, Strategy::ZeroCopy, O));
   EXPECT_TRUE(Exec.stop());
   EXPECT_FALSE(exists(File)) << "withdrawn when the executor stops";
+}
+
+// A stop that comes between the announcement's writing and its rename
+// leaves no file behind: the executor runs under gdb, which stops it as
+// it enters rename() and resumes it with SIGTERM, so that the handler
+// withdraws the announcement before the rename. The executor then ends
+// at once, having announced nothing.
+TEST(AnnouncementTest, AStopJustBeforeTheRenameLeavesNoFile) {
+  std::string Gdb = findProgram("gdb");
+  if (Gdb.empty())
+    GTEST_SKIP() << "needs gdb to stop the executor at its rename";
+  TempDir Dir;
+  CommandResult R =
+      runCommand({Gdb,
+                  "-nx",
+                  "-batch",
+                  "-ex",
+                  "set startup-with-shell off",
+                  "-ex",
+                  "set breakpoint pending on",
+                  "-ex",
+                  "handle SIGTERM nostop noprint pass",
+                  "-ex",
+                  "tbreak rename",
+                  "-ex",
+                  "run",
+                  "-ex",
+                  "signal SIGTERM",
+                  "--args",
+                  executorPath(),
+                  "--bind",
+                  "127.0.0.1:0",
+                  "--announce",
+                  Dir.dir()},
+                 paced(60s), {"SLURM_JOB_ID=4713", "SLURM_STEP_ID=0", "SLURM_PROCID=0"});
+  ASSERT_EQ(R.ExitStatus, 0) << R.Output;
+  ASSERT_TRUE(mentions(R.Output, "breakpoint 1")) << "gdb did not stop it at rename:\n" << R.Output;
+  EXPECT_TRUE(mentions(R.Output, "exited normally")) << R.Output;
+  EXPECT_FALSE(exists(Dir.path("4713.0.0.addr"))) << "the announcement outlived the stop";
 }
 
 // A wildcard bind is announced by this machine's name, never 0.0.0.0; an

@@ -11,8 +11,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "EngineHarness.h"
+#include "ExecutorProcess.h"
 #include "FakeExecutor.h"
 #include "Kernels.h"
+#include "Pace.h"
+#include "Procfs.h"
+#include "TamperRelay.h"
 #include "Text.h"
 #include "wire/Protocol.h"
 #include "wire/SocketTransport.h"
@@ -35,11 +39,16 @@ using namespace catalyst::remote::test;
 using namespace llvm;
 using namespace llvm::orc;
 using namespace llvm::orc::shared;
+using namespace std::chrono_literals;
 
 namespace {
 
 enum class Lie { None, EmptyRead, ShortRead, HugeRead, WrappingSpan, ShortDescriptors };
 std::atomic<Lie> Lying{Lie::None};
+// The protocol version the lying executor announces.
+std::atomic<uint32_t> Announced{wire::ProtocolVersion};
+// The heartbeat interval the host asked for, in ms.
+std::atomic<uint32_t> AskedInterval{0};
 
 WrapperFunctionBuffer hugeCount() {
   char Bytes[8];
@@ -114,6 +123,16 @@ CWrapperFunctionBuffer batchedRelease(const char *Data, size_t Size) {
   return WrapperFunction<wire::SPSBatchedReleaseSig>::handle(Data, Size, [] {}).release();
 }
 
+// Records the interval asked for; sends no heartbeat.
+CWrapperFunctionBuffer enableLiveness(const char *Data, size_t Size) {
+  return WrapperFunction<wire::SPSLivenessEnableSig>::handle(Data, Size,
+                                                             [](uint32_t IntervalMs) {
+                                                               AskedInterval = IntervalMs;
+                                                               return wire::LivenessVersion;
+                                                             })
+      .release();
+}
+
 Error setup(SimpleRemoteEPCServer::Setup &S) {
   S.setDispatcher(std::make_unique<SimpleRemoteEPCServer::ThreadDispatcher>());
   S.bootstrapSymbols() = SimpleRemoteEPCServer::defaultBootstrapSymbols();
@@ -127,9 +146,11 @@ Error setup(SimpleRemoteEPCServer::Setup &S) {
   Sym[wire::StoreAssetName] = ExecutorAddr::fromPtr(&storeAsset);
   Sym[wire::BatchedInvokeName] = ExecutorAddr::fromPtr(&batchedInvoke);
   Sym[wire::BatchedReleaseName] = ExecutorAddr::fromPtr(&batchedRelease);
-  std::vector<char> Version(SPSArgList<wire::SPSProtocolValue>::size(wire::ProtocolVersion));
+  Sym[wire::LivenessEnableName] = ExecutorAddr::fromPtr(&enableLiveness);
+  uint32_t Protocol = Announced.load();
+  std::vector<char> Version(SPSArgList<wire::SPSProtocolValue>::size(Protocol));
   SPSOutputBuffer OB(Version.data(), Version.size());
-  if (!SPSArgList<wire::SPSProtocolValue>::serialize(OB, wire::ProtocolVersion))
+  if (!SPSArgList<wire::SPSProtocolValue>::serialize(OB, Protocol))
     return createStringError(inconvertibleErrorCode(), "cannot encode the protocol version");
   S.bootstrapMap()[wire::ProtocolKey] = std::move(Version);
   return Error::success();
@@ -160,14 +181,19 @@ public:
     close(Listener);
   }
   std::string Address;
+  // The server's transport once it has sent its setup message, until the
+  // host's session ends (the test's thread writes through it meanwhile).
+  std::atomic<wire::SocketTransport *> Transport{nullptr};
 
 private:
   void serve() {
     int Fd = accept(Listener, nullptr, nullptr);
     if (Fd < 0)
       return;
-    auto S =
-        SimpleRemoteEPCServer::Create<wire::SocketTransport>(setup, Fd, wire::TransportOptions());
+    wire::SocketTransport *T = nullptr;
+    auto S = SimpleRemoteEPCServer::Create<wire::SocketTransport>(setup, Fd,
+                                                                  wire::TransportOptions(), &T);
+    Transport = T;
     if (!S) {
       ADD_FAILURE() << toString(S.takeError());
       return;
@@ -229,6 +255,133 @@ INSTANTIATE_TEST_SUITE_P(Lies, HostilePeerTest, ::testing::ValuesIn(Cases),
                            return std::string(strategyTestName(I.param.S)) + "_" +
                                   std::to_string(I.index);
                          });
+
+// A naive session with the lying executor, and the executor's end of it,
+// which the test writes through.
+class HostileWireTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    ASSERT_TRUE(Exec.start());
+    S = openWithConcat(Exec.Address, Strategy::Naive);
+    ASSERT_TRUE(S);
+    ASSERT_TRUE(waitUntil([&] { return Exec.Transport.load() != nullptr; }, paced(5s)));
+    T = Exec.Transport.load();
+  }
+  LyingExecutor Exec;
+  std::unique_ptr<Session> S;
+  wire::SocketTransport *T = nullptr;
+};
+
+// The error of a launch on S, which has lost its connection.
+FailureReport launchAfterTheEnd(Session &S) {
+  EXPECT_TRUE(waitUntil([&] { return !S.connected(); }, paced(5s)));
+  std::mt19937_64 Rng(3);
+  auto Ins = byteInputs({64}, Rng);
+  Desc Out(1, 1);
+  std::vector<MemrefArg> Args = {{Ins[0]->D.data(), 1, 1}};
+  return failureOf(S.launch({remoteEntry("concat_1"), "concat.o", Args, {{Out.data(), 1, 1}}}));
+}
+
+// ORC's host takes a Setup message as the reply to its first call: a
+// second one, once that call was answered, would be handed a call that
+// is not there (LLVM 22.1 then dereferences the end of a map). The host
+// refuses it, naming it, and lives.
+TEST_F(HostileWireTest, ASecondSetupMessageEndsTheSessionNamingIt) {
+  char Body[8] = {};
+  ASSERT_FALSE(bool(T->sendMessage(SimpleRemoteEPCOpcode::Setup, 0, ExecutorAddr(), Body)));
+  auto [Kind, Msg] = launchAfterTheEnd(*S);
+  EXPECT_TRUE(mentions(Msg, "the session with " + Exec.Address + " is closed")) << Msg;
+  EXPECT_TRUE(mentions(Msg, "the peer sent a Setup message (opcode 0) after its first message"))
+      << Msg;
+}
+
+// An executor of another protocol version is refused, naming both.
+TEST(HostileVersionTest, AnotherProtocolVersionIsRefusedNamingBoth) {
+  Announced = wire::ProtocolVersion + 1;
+  LyingExecutor Exec;
+  ASSERT_TRUE(Exec.start());
+  auto S = Session::open(Exec.Address, {});
+  Announced = wire::ProtocolVersion;
+  ASSERT_FALSE(S);
+  std::string Msg = toString(S.takeError());
+  EXPECT_TRUE(mentions(Msg, "the executor at " + Exec.Address +
+                                " speaks catalyst-remote protocol " +
+                                std::to_string(wire::ProtocolVersion + 1) + ", this host " +
+                                std::to_string(wire::ProtocolVersion)))
+      << Msg;
+}
+
+// However short the liveness timeout, the host asks for heartbeats no more
+// often than the protocol's floor.
+TEST(HostileLivenessTest, TheHostAsksForNoHeartbeatIntervalBelowTheFloor) {
+  LyingExecutor Exec;
+  ASSERT_TRUE(Exec.start());
+  SessionOptions O;
+  O.LivenessTimeout = 4ms;
+  AskedInterval = 0;
+  auto S = Session::open(Exec.Address, O);
+  ASSERT_TRUE(bool(S)) << toString(S.takeError());
+  EXPECT_EQ(AskedInterval.load(), uint32_t(wire::MinHeartbeatInterval.count()));
+}
+
+uint64_t peakVirtualKiB() {
+  std::string Status = readFile("/proc/self/status");
+  size_t At = Status.find("VmPeak:");
+  return At == std::string::npos ? 0 : std::stoull(Status.substr(At + 7));
+}
+
+// A header announcing a body of 8 GiB reserves nothing of the kind: the
+// body's memory grows as its bytes arrive. 32 MiB of it are sent, more
+// than the socket's buffers hold, so the host has read most of them when
+// the send returns; then the executor goes, mid-message.
+TEST_F(HostileWireTest, AHugeAnnouncedMessageReservesOnlyWhatArrived) {
+  uint64_t Before = peakVirtualKiB();
+  std::string Frame(wire::FrameHeaderSize + (32 << 20), 'x');
+  wire::encodeHeader(Frame.data(), uint64_t(8) << 30, SimpleRemoteEPCOpcode::Result, 1,
+                     ExecutorAddr());
+  for (size_t Sent = 0; Sent < Frame.size();) {
+    ssize_t N = ::send(T->fd(), Frame.data() + Sent, Frame.size() - Sent, MSG_NOSIGNAL);
+    ASSERT_GT(N, 0) << strerror(errno);
+    Sent += size_t(N);
+  }
+  uint64_t Grown = peakVirtualKiB() - Before;
+  ::shutdown(T->fd(), SHUT_RDWR);
+  auto [Kind, Msg] = launchAfterTheEnd(*S);
+  EXPECT_EQ(Kind, FailureKind::ExecutorLost) << Msg;
+  // Whatever the allocator reserves for itself besides, far below 8 GiB.
+  EXPECT_LT(Grown, uint64_t(3) << 20) << "KiB of address space more at the peak";
+}
+
+// A zero-copy result for a launch nobody waits for (its sequence number
+// rewritten on the way) fails the launch that waits, as the protocol
+// error it is, rather than leave it waiting for a result that never comes.
+TEST(HostileResultTest, AResultForNoLaunchFailsTheWaitingLaunch) {
+  ExecutorProcess Exec;
+  ExecutorOptions EO;
+  EO.Bind = "0"; // TCP in every run: the relay is
+  ASSERT_TRUE(Exec.start(EO));
+  TamperRelay Relay(Exec.address());
+  SessionOptions O;
+  O.Transport = TransportKind::Tcp;
+  O.LaunchTimeout = paced(5s); // without the check, the launch would wait this long
+  auto S = openWithConcat(Relay.address(), Strategy::ZeroCopy, O);
+  ASSERT_TRUE(S);
+  std::mt19937_64 Rng(11);
+  auto Ins = byteInputs({64}, Rng);
+  ASSERT_TRUE(concatMatches(*S, Ins)) << "honest at first";
+  // The sequence number's low byte (header offset 16) of the next result.
+  Relay.overwriteNext(TamperRelay::Direction::ToHost, 16, char(0x7f));
+  Desc Out(1, 1);
+  std::vector<MemrefArg> Args = {{Ins[0]->D.data(), 1, 1}};
+  auto Began = std::chrono::steady_clock::now();
+  auto [Kind, Msg] =
+      failureOf(S->launch({remoteEntry("concat_1"), "concat.o", Args, {{Out.data(), 1, 1}}}));
+  EXPECT_TRUE(Relay.tampered());
+  EXPECT_EQ(Kind, FailureKind::Other) << Msg;
+  EXPECT_TRUE(mentions(Msg, "the executor answered launch 127, which no launch is waiting for"))
+      << Msg;
+  EXPECT_LT(std::chrono::steady_clock::now() - Began, paced(4s)) << Msg;
+}
 
 // What could steer a terminal: C0 controls, DEL, C1 controls (as UTF-8),
 // the right-to-left override, and bytes that are not UTF-8.

@@ -44,8 +44,10 @@ protected:
     *reinterpret_cast<volatile uint64_t *>(Raw + Offset) = V;
   }
 
+  // As the transport looks, with the frames a message may follow all
+  // there on the socket.
   Mailbox::State look(Mailbox &B, uint64_t FramesRead = 0) {
-    auto S = B.look(FramesRead);
+    auto S = B.look(FramesRead, [] { return uint64_t(64) << 10; });
     EXPECT_TRUE(bool(S)) << toString(S.takeError());
     return S ? *S : Mailbox::State::Empty;
   }
@@ -119,12 +121,30 @@ TEST_F(MailboxTest, AWriterSeesThatItsReaderSleeps) {
 }
 
 // Offsets of the slot's head (Mailbox.cpp): the count of messages posted,
-// and the message's size.
-constexpr size_t PostedAt = 0, SizeAt = 32;
+// the socket frames sent before the message, and the message's size.
+constexpr size_t PostedAt = 0, FramesAt = 8, SizeAt = 32;
+
+// A message said to follow more frames than the socket holds would be
+// waited for until the frames came, that is for ever: each of them went
+// whole before the message was posted, a header at least.
+TEST_F(MailboxTest, AMessageBehindFramesTheSocketCannotHoldIsRefused) {
+  bool Wake = false;
+  ASSERT_TRUE(Host->post(0x43, 1, StringRef("after two frames"), 2, Wake));
+  auto Waiting = [] { return uint64_t(64); }; // two headers
+  auto S = Executor->look(0, Waiting);
+  ASSERT_TRUE(bool(S)) << toString(S.takeError());
+  EXPECT_EQ(*S, Mailbox::State::AfterFrames);
+  scribble(FramesAt, uint64_t(1) << 40);
+  S = Executor->look(0, Waiting);
+  ASSERT_FALSE(bool(S));
+  EXPECT_TRUE(mentions(toString(S.takeError()),
+                       "the peer broke the shared mailbox: its message follows 1099511627776 "
+                       "frames not read yet, but 64 bytes wait on the socket"));
+}
 
 TEST_F(MailboxTest, ACountThatJumpsIsThePeerBreakingTheProtocol) {
   scribble(PostedAt, 5);
-  auto S = Executor->look(0);
+  auto S = Executor->look(0, [] { return uint64_t(0); });
   ASSERT_FALSE(bool(S));
   EXPECT_TRUE(mentions(toString(S.takeError()), "count of messages went from 0 to 5"));
 }

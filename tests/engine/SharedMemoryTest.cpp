@@ -13,9 +13,11 @@
 
 #include "EngineHarness.h"
 #include "ExecutorProcess.h"
+#include "Kernels.h"
 #include "Memref.h"
 #include "Procfs.h"
 #include "TamperRelay.h"
+#include "TempDir.h"
 #include "Text.h"
 #include "TokenFile.h"
 #include "transfer/SharedPayloads.h"
@@ -104,6 +106,35 @@ TEST(SharedMemoryTest, SmallLaunchesGoThroughTheMailbox) {
   EXPECT_LE(End.Sent - Start.Sent, Launches * wire::SocketTransport::HeaderSize);
   EXPECT_LE(End.Received - Start.Received, Launches * wire::SocketTransport::HeaderSize);
   EXPECT_EQ(messageOf(S->close()), "");
+}
+
+// In shared memory no message carries a launch's inputs: the host's
+// message size limit bounds the plan, not an input of twice the limit.
+TEST(SharedMemoryTest, TheMessageLimitDoesNotBoundInputsInSharedMemory) {
+  ExecutorProcess Exec;
+  ASSERT_TRUE(Exec.start());
+  SessionOptions O;
+  O.Transport = TransportKind::Local;
+  O.Transfer = Strategy::ZeroCopy;
+  O.MaxMessageSize = 1 << 20;
+  auto S = openSession(Exec.address(), O);
+  ASSERT_TRUE(S);
+  ASSERT_EQ(messageOf(S->sendBinary(kernelObject("sleepy"), BinaryFormat::Object)), "");
+  // sleepy_flag creates the file its second input names, NUL-terminated.
+  TempDir Dir;
+  std::string Flag = Dir.path("ran");
+  std::vector<char> Path(2 << 20, '\0');
+  std::copy(Flag.begin(), Flag.end(), Path.begin());
+  auto Ms = makeDenseInput({1}, std::vector<int64_t>{0});
+  auto Named = makeDenseInput({int64_t(Path.size())}, 1, Path.data());
+  Desc Out(1, 8);
+  EXPECT_EQ(messageOf(S->launch({remoteEntry("sleepy_flag"),
+                                 "sleepy.o",
+                                 {{Ms->D.data(), 1, 8}, {Named->D.data(), 1, 1}},
+                                 {{Out.data(), 1, 8}}})),
+            "");
+  EXPECT_EQ(::access(Flag.c_str(), F_OK), 0) << "the kernel did not run";
+  std::free(Out.allocated());
 }
 
 // Between launches far apart the executor stops spinning and sleeps on

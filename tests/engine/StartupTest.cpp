@@ -18,6 +18,7 @@
 #include "Procfs.h"
 #include "Text.h"
 #include "TokenFile.h"
+#include "wire/Framing.h"
 
 #include "llvm/Support/Endian.h"
 
@@ -342,6 +343,23 @@ TEST(StartupTest, ATricklingPeerIsDroppedAtTheDeadline) {
   EXPECT_TRUE(Closed);
   EXPECT_LT(Clock::now() - Began, Timeout + paced(2s));
   EXPECT_TRUE(mentions(Seen, "--handshake-timeout")) << Seen;
+  ::close(Fd);
+}
+
+// Without a token a heartbeat is no first message: only an executor sends
+// one, so the executor refuses it and ends the connection at once rather
+// than take the peer for a host (a session with no deadline, beyond the
+// startup budget).
+TEST(StartupTest, AHeartbeatFromThePeerDoesNotAdmitIt) {
+  Lab L;
+  ASSERT_TRUE(L.start(false, {"--handshake-timeout", "60"}));
+  int Fd = connectFrom(2, L.Exec.address(), /*Blocking=*/true);
+  std::string H = header(32);
+  llvm::support::endian::write64le(H.data() + 8, wire::HeartbeatOpcode);
+  ASSERT_EQ(::send(Fd, H.data(), H.size(), MSG_NOSIGNAL), ssize_t(H.size()));
+  std::string Seen;
+  EXPECT_TRUE(drainUntilClosed(Fd, Seen, Clock::now() + paced(5s)))
+      << "the peer is still connected, admitted by a heartbeat";
   ::close(Fd);
 }
 

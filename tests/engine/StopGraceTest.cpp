@@ -173,4 +173,21 @@ TEST(StopGraceTest, IdleSessionsEndAtOnce) {
   EXPECT_LT(Clock::now() - Stopped, paced(1s));
 }
 
+// A session the executor ends as it stops hears why, and takes it for an
+// executor gone.
+TEST(StopGraceTest, AStoppedSessionIsToldTheExecutorIsStopping) {
+  ExecutorProcess Exec;
+  ASSERT_TRUE(Exec.start());
+  auto S = openWithSleepy(Exec);
+  ASSERT_TRUE(S);
+  ASSERT_EQ(::kill(Exec.pid(), SIGTERM), 0);
+  EXPECT_TRUE(waitUntilExited(Exec.pid(), paced(5s)));
+  EXPECT_TRUE(waitUntil([&] { return !S->connected(); }, paced(5s)));
+  auto [Kind, Msg] = failureOf(S->ping());
+  EXPECT_EQ(Kind, FailureKind::ExecutorLost) << Msg;
+  EXPECT_TRUE(mentions(Msg, "the executor saying: \"the executor is stopping: its connection "
+                            "process was told to end (SIGTERM or SIGHUP)\""))
+      << Msg;
+}
+
 } // namespace

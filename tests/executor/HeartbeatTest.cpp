@@ -16,15 +16,17 @@
 
 #include "../../executor/Heartbeat.h"
 
-#include "wire/SocketTransport.h"
 #include "../support/Pace.h"
 #include "../support/QuietClient.h"
 #include "../support/Signals.h"
+#include "wire/Protocol.h"
+#include "wire/SocketTransport.h"
 
 #include <future>
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <thread>
 #include <unistd.h>
 
 using namespace catalyst::remote;
@@ -143,6 +145,31 @@ std::string shortWorkSendsNothing() {
   return C.hostReadable(0ms) ? "short work sent the host something" : "";
 }
 
+// A host asking for beats every millisecond gets them every 10 ms at most
+// (wire::MinHeartbeatInterval), and the thread does not spin meanwhile.
+std::string anIntervalBelowTheFloorIsRaisedToIt() {
+  Connection C;
+  if (std::string Why = C.open(); !Why.empty())
+    return Why;
+  Heartbeat::get().enable(1ms);
+  auto Began = std::chrono::steady_clock::now();
+  {
+    Heartbeat::Busy Working;
+    if (std::string Why = C.readHeartbeat(paced(5s)); !Why.empty())
+      return "the first heartbeat: " + Why;
+    std::this_thread::sleep_for(200ms);
+  }
+  auto Worked = std::chrono::steady_clock::now() - Began;
+  if (std::string Why = stopWithin(paced(5s)); !Why.empty())
+    return Why;
+  // Counted once sent, so only final once the thread is joined.
+  uint64_t Most = uint64_t(Worked / wire::MinHeartbeatInterval) + 1;
+  uint64_t Beats = C.Transport->heartbeats();
+  return Beats <= Most ? ""
+                       : std::to_string(Beats) + " heartbeats in " + std::to_string(Worked / 1ms) +
+                             " ms, more than " + std::to_string(Most);
+}
+
 // The host closed its end while a kernel runs: nobody will read the
 // result, so the process ends (exit status 3) and says why.
 std::string hostGoneUnderWork() {
@@ -202,6 +229,10 @@ TEST_F(HeartbeatTest, BeatsWhileWorkOutlastsTheInterval) {
 
 TEST_F(HeartbeatTest, ShortWorkSendsNothing) {
   EXPECT_EXIT(finish(shortWorkSendsNothing()), ::testing::ExitedWithCode(0), "");
+}
+
+TEST_F(HeartbeatTest, AnIntervalBelowTheFloorIsRaisedToIt) {
+  EXPECT_EXIT(finish(anIntervalBelowTheFloorIsRaisedToIt()), ::testing::ExitedWithCode(0), "");
 }
 
 TEST_F(HeartbeatTest, AHostGoneUnderWorkEndsTheProcess) {

@@ -65,7 +65,8 @@ struct SessionOptions {
   // for hours is never cut: the executor sends heartbeats while it works;
   // nor is a transfer that takes longer: its bytes show the executor alive.
   // Zero waits forever, as does a session with an executor that sends no
-  // heartbeats (Catalyst's own).
+  // heartbeats (Catalyst's own). Heartbeats come at most every 10 ms, so a
+  // timeout under 40 ms counts as 40 ms.
   std::chrono::milliseconds LivenessTimeout{10000};
   // A launch that has not finished after this long fails, and since its
   // kernel cannot be interrupted, its connection is closed, which ends the
