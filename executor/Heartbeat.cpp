@@ -2,8 +2,8 @@
 
 #include "Heartbeat.h"
 
-#include "wire/SocketTransport.h"
 #include "Log.h"
+#include "wire/SocketTransport.h"
 
 #include <algorithm>
 #include <poll.h>
@@ -77,12 +77,12 @@ Heartbeat::Busy::~Busy() {
 }
 
 void Heartbeat::attach(wire::SocketTransport &T) {
-  std::lock_guard<std::mutex> Lock(M);
+  sync::MutexLock Lock(M);
   Transport = &T;
 }
 
 void Heartbeat::enable(std::chrono::milliseconds Interval) {
-  std::lock_guard<std::mutex> Lock(M);
+  sync::MutexLock Lock(M);
   if (Beater.joinable() || Stopped || !Transport || Interval.count() <= 0)
     return;
   Beater = std::thread([this, Interval] { run(Interval); });
@@ -91,7 +91,7 @@ void Heartbeat::enable(std::chrono::milliseconds Interval) {
 void Heartbeat::stop() {
   std::thread Ending;
   {
-    std::lock_guard<std::mutex> Lock(M);
+    sync::MutexLock Lock(M);
     Stopped = true;
     Ending = std::move(Beater);
   }
@@ -100,14 +100,14 @@ void Heartbeat::stop() {
   // heartbeat being sent fails at once.
   if (Ending.joinable())
     Ending.join();
-  std::lock_guard<std::mutex> Lock(M);
+  sync::MutexLock Lock(M);
   Transport = nullptr;
 }
 
 // Sleeps For, or until stop(); false once stop() was called.
 bool Heartbeat::pause(std::chrono::milliseconds For) {
-  std::unique_lock<std::mutex> Lock(M);
-  return !Woken.wait_for(Lock, For, [this] { return Stopped; });
+  sync::UniqueLock Lock(M);
+  return !Woken.wait_for(Lock, For, [this]() REQUIRES(M) { return Stopped; });
 }
 
 // The host closed its end while nobody reads: a FIN or a reset is pending.

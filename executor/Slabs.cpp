@@ -2,8 +2,8 @@
 
 #include "Slabs.h"
 
-#include "wire/SharedMemory.h"
 #include "MemoryBudget.h"
+#include "wire/SharedMemory.h"
 
 #include <cerrno>
 #include <cstring>
@@ -60,7 +60,7 @@ Expected<char *> Slabs::map(uint64_t Bytes, int Fd, uint64_t &Usable) {
                              std::strerror(Errno));
   }
   ::madvise(Base, Usable, MADV_HUGEPAGE);
-  std::lock_guard<std::mutex> Lock(M);
+  sync::MutexLock Lock(M);
   ByBase[Base] = {Start, Length, Usable, Fd >= 0};
   return Base;
 }
@@ -90,7 +90,7 @@ Expected<char *> Slabs::reserveShared(uint64_t Bytes, int &Fd, uint64_t &Usable)
 Error Slabs::release(char *Base) {
   Mapping Map;
   {
-    std::lock_guard<std::mutex> Lock(M);
+    sync::MutexLock Lock(M);
     auto It = ByBase.find(Base);
     if (It == ByBase.end())
       return createStringError(inconvertibleErrorCode(), "%p is not a slab of this session",
@@ -114,6 +114,7 @@ const Slabs::Mapping *Slabs::find(const char *P, uint64_t Bytes) const {
 }
 
 bool Slabs::Held::containsShared(const char *P, uint64_t Bytes) const {
+  S.M.assertHeld(); // by Lock, as contains() says
   const Mapping *Map = S.find(P, Bytes);
   return Map && Map->Shared;
 }
