@@ -4,6 +4,7 @@
 
 #include "Target.h"
 #include "catalyst/remote/Failure.h"
+#include "sync/Mutex.h"
 
 #include "llvm/ADT/SmallVector.h"
 
@@ -11,7 +12,6 @@
 #include <cstring>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -43,19 +43,19 @@ public:
     return R;
   }
 
-  std::mutex M;
-  std::map<int64_t, std::shared_ptr<Target>> Sessions;
-  std::map<std::string, int64_t> ByAddress;
+  sync::Mutex M;
+  std::map<int64_t, std::shared_ptr<Target>> Sessions GUARDED_BY(M);
+  std::map<std::string, int64_t> ByAddress GUARDED_BY(M);
   // A token does not keep its target: one closed before the await makes
   // the await fail, saying so.
-  std::map<int64_t, std::pair<std::weak_ptr<Target>, uint64_t>> Tokens;
-  int64_t NextHandle = 1;
-  int64_t NextToken = 1;
-  OutputAllocator Outputs;
+  std::map<int64_t, std::pair<std::weak_ptr<Target>, uint64_t>> Tokens GUARDED_BY(M);
+  int64_t NextHandle GUARDED_BY(M) = 1;
+  int64_t NextToken GUARDED_BY(M) = 1;
+  OutputAllocator Outputs GUARDED_BY(M);
 
   // Registers a target; Address, when given, makes it the one shared by
   // openShared callers of that address.
-  int64_t add(std::shared_ptr<Target> T, const char *Address) {
+  int64_t add(std::shared_ptr<Target> T, const char *Address) REQUIRES(M) {
     int64_t Handle = NextHandle++;
     Sessions[Handle] = std::move(T);
     if (Address)
@@ -64,18 +64,18 @@ public:
   }
 
   bool issued(int64_t Handle) {
-    std::lock_guard<std::mutex> Lock(M);
+    sync::MutexLock Lock(M);
     return Handle > 0 && Handle < NextHandle;
   }
 
   std::shared_ptr<Target> find(int64_t Handle) {
-    std::lock_guard<std::mutex> Lock(M);
+    sync::MutexLock Lock(M);
     auto It = Sessions.find(Handle);
     return It == Sessions.end() ? nullptr : It->second;
   }
 
   // A live session for Address, or its stale handle (to be replaced).
-  int64_t liveHandle(const std::string &Address) {
+  int64_t liveHandle(const std::string &Address) REQUIRES(M) {
     auto It = ByAddress.find(Address);
     if (It != ByAddress.end() && Sessions.at(It->second)->connected())
       return It->second;
@@ -160,7 +160,7 @@ Expected<int64_t> openShared(const char *Addr) {
   auto &R = Registry::get();
   OutputAllocator Outputs;
   {
-    std::lock_guard<std::mutex> Lock(R.M);
+    sync::MutexLock Lock(R.M);
     if (int64_t Live = R.liveHandle(Addr))
       return Live;
     Outputs = R.Outputs;
@@ -170,7 +170,7 @@ Expected<int64_t> openShared(const char *Addr) {
   auto Opened = Target::open(Addr, Outputs);
   if (!Opened)
     return inCall("open", Opened.takeError());
-  std::lock_guard<std::mutex> Lock(R.M);
+  sync::MutexLock Lock(R.M);
   // Another thread opened the same address meanwhile: share its session
   // (ours closes once the lock is released).
   if (int64_t Live = R.liveHandle(Addr))
@@ -185,7 +185,7 @@ Expected<int64_t> openOwn(const char *Addr, const PoolOptions &Opts) {
   if (!Opened)
     return inCall("open", Opened.takeError());
   auto &R = Registry::get();
-  std::lock_guard<std::mutex> Lock(R.M);
+  sync::MutexLock Lock(R.M);
   return R.add(std::move(*Opened), nullptr);
 }
 
@@ -227,7 +227,7 @@ Expected<int64_t> queueLaunch(int64_t Handle, const CLaunch &C, const char *Call
     return S.takeError();
   uint64_t Ticket = (*S)->launchAsync(L.Call);
   auto &R = Registry::get();
-  std::lock_guard<std::mutex> Lock(R.M);
+  sync::MutexLock Lock(R.M);
   int64_t Token = R.NextToken++;
   R.Tokens[Token] = {*S, Ticket};
   return Token;
@@ -239,7 +239,7 @@ Error awaitLaunch(int64_t Token) {
   auto &R = Registry::get();
   std::pair<std::weak_ptr<Target>, uint64_t> Pending;
   {
-    std::lock_guard<std::mutex> Lock(R.M);
+    sync::MutexLock Lock(R.M);
     auto It = R.Tokens.find(Token);
     if (It == R.Tokens.end())
       return Error::success();
@@ -290,7 +290,7 @@ Error closeTarget(int64_t Handle) {
   auto &R = Registry::get();
   std::shared_ptr<Target> S;
   {
-    std::lock_guard<std::mutex> Lock(R.M);
+    sync::MutexLock Lock(R.M);
     auto It = R.Sessions.find(Handle);
     if (It == R.Sessions.end())
       return Error::success();
@@ -343,7 +343,7 @@ Error stopTrace(int64_t Handle) {
 
 void setOutputAllocator(void *(*Alloc)(size_t), void (*Release)(void *)) {
   auto &R = Registry::get();
-  std::lock_guard<std::mutex> Lock(R.M);
+  sync::MutexLock Lock(R.M);
   R.Outputs = {Alloc, Alloc ? Release : nullptr};
 }
 

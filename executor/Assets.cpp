@@ -3,6 +3,7 @@
 #include "Assets.h"
 
 #include "Log.h"
+#include "sync/Mutex.h"
 #include "wire/SysError.h"
 #include "wire/WriteAll.h"
 
@@ -15,7 +16,6 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <map>
-#include <mutex>
 #include <sys/stat.h>
 #include <system_error>
 #include <unistd.h>
@@ -43,8 +43,8 @@ OpenDir Connection;
 
 // The name each stored file came from in this connection, so that a second
 // file of the same name is refused rather than replacing the first.
-std::mutex ClaimsLock;
-std::map<std::string, std::string> Claims; // guarded by ClaimsLock
+sync::Mutex ClaimsLock;
+std::map<std::string, std::string> Claims GUARDED_BY(ClaimsLock);
 
 std::error_code lastError() {
   return {errno, std::generic_category()};
@@ -176,7 +176,7 @@ Expected<StringRef> storedName(StringRef Name) {
 
 // Records that Stored holds Name's bytes; true when it did not before.
 Expected<bool> claim(StringRef Stored, StringRef Name) {
-  std::lock_guard<std::mutex> Lock(ClaimsLock);
+  sync::MutexLock Lock(ClaimsLock);
   auto [It, New] = Claims.try_emplace(Stored.str(), Name.str());
   if (!New && It->second != Name)
     return createStringError(std::make_error_code(std::errc::file_exists),
@@ -187,7 +187,7 @@ Expected<bool> claim(StringRef Stored, StringRef Name) {
 }
 
 void unclaim(StringRef Stored) {
-  std::lock_guard<std::mutex> Lock(ClaimsLock);
+  sync::MutexLock Lock(ClaimsLock);
   Claims.erase(Stored.str());
 }
 

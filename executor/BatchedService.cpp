@@ -8,16 +8,16 @@
 
 #include "BatchedService.h"
 
+#include "CrashReporter.h"
+#include "sync/Mutex.h"
 #include "wire/MemrefLayout.h"
 #include "wire/Protocol.h"
 #include "wire/SpsCheck.h"
-#include "CrashReporter.h"
 
 #include "llvm/ADT/SmallPtrSet.h"
 
 #include <chrono>
 #include <cstdlib>
-#include <mutex>
 
 using namespace llvm;
 using namespace llvm::orc;
@@ -28,11 +28,11 @@ namespace {
 
 using namespace wire;
 
-std::mutex PendingMutex;
-SmallPtrSet<void *, 8> Pending; // what the last invoke returned
+sync::Mutex PendingMutex;
+SmallPtrSet<void *, 8> Pending GUARDED_BY(PendingMutex); // what the last invoke returned
 
 void freePending() {
-  std::lock_guard<std::mutex> Lock(PendingMutex);
+  sync::MutexLock Lock(PendingMutex);
   for (void *P : Pending)
     std::free(P);
   Pending.clear();
@@ -40,7 +40,7 @@ void freePending() {
 
 // Keeps what the kernel allocated: not the slab, not constant globals.
 void holdReturned(const char *Rv, ArrayRef<uint64_t> Ranks, ExecutorAddrRange Slab) {
-  std::lock_guard<std::mutex> Lock(PendingMutex);
+  sync::MutexLock Lock(PendingMutex);
   for (uint64_t Rank : Ranks) {
     void *P = MemrefDesc(const_cast<char *>(Rv), Rank).allocated();
     Rv += MemrefDesc::byteSize(Rank);

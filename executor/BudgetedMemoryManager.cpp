@@ -63,7 +63,7 @@ BudgetedMemoryManager::~BudgetedMemoryManager() {
 
 Error BudgetedMemoryManager::shutdown() {
   Error Err = Inner.shutdown();
-  std::lock_guard<std::mutex> Lock(M);
+  sync::MutexLock Lock(M);
   for (auto &[Base, Bytes] : Reserved)
     MemoryBudget::get().give(Bytes);
   Reserved.clear();
@@ -84,7 +84,7 @@ Expected<ExecutorAddr> BudgetedMemoryManager::reserve(uint64_t Size) {
   if (auto Err = MemoryBudget::get().take(Size, "executor memory"))
     return Err;
   auto Base = Inner.reserve(Size);
-  std::lock_guard<std::mutex> Lock(M);
+  sync::MutexLock Lock(M);
   if (!Base)
     MemoryBudget::get().give(Size);
   else
@@ -94,7 +94,7 @@ Expected<ExecutorAddr> BudgetedMemoryManager::reserve(uint64_t Size) {
 
 Error BudgetedMemoryManager::release(const std::vector<ExecutorAddr> &Bases) {
   {
-    std::lock_guard<std::mutex> Lock(M);
+    sync::MutexLock Lock(M);
     for (ExecutorAddr B : Bases)
       if (auto It = Reserved.find(B); It != Reserved.end()) {
         MemoryBudget::get().give(It->second);

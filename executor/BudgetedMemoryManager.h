@@ -5,15 +5,19 @@
 // connection's MemoryBudget: its reserve and release entry points are
 // replaced by ones that count, and then do what ORC's own do.
 //
+// Threads: reserve() and release() on the workers that run the host's
+// calls, several at once, under M; shutdown() as the connection ends.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef CATALYST_REMOTE_EXECUTOR_BUDGETEDMEMORYMANAGER_H
 #define CATALYST_REMOTE_EXECUTOR_BUDGETEDMEMORYMANAGER_H
 
+#include "sync/Mutex.h"
+
 #include "llvm/ExecutionEngine/Orc/TargetProcess/SimpleExecutorMemoryManager.h"
 
 #include <map>
-#include <mutex>
 
 namespace catalyst::remote::executor {
 
@@ -32,8 +36,8 @@ public:
 
 private:
   llvm::orc::rt_bootstrap::SimpleExecutorMemoryManager Inner;
-  std::mutex M;
-  std::map<llvm::orc::ExecutorAddr, uint64_t> Reserved; // guarded by M
+  sync::Mutex M;
+  std::map<llvm::orc::ExecutorAddr, uint64_t> Reserved GUARDED_BY(M);
 };
 
 } // namespace catalyst::remote::executor

@@ -126,12 +126,12 @@ Heartbeat::Busy::~Busy() {
 }
 
 void Heartbeat::attach(wire::SocketTransport &T) {
-  std::lock_guard<std::mutex> Lock(M);
+  sync::MutexLock Lock(M);
   Transport = &T;
 }
 
 void Heartbeat::enable(std::chrono::milliseconds Interval) {
-  std::lock_guard<std::mutex> Lock(M);
+  sync::MutexLock Lock(M);
   if (Beater.joinable() || Stopped || !Transport || Interval.count() <= 0)
     return;
   // A host asking for less gets the floor: beats more often than that
@@ -143,7 +143,7 @@ void Heartbeat::enable(std::chrono::milliseconds Interval) {
 void Heartbeat::stop() {
   std::thread Ending;
   {
-    std::lock_guard<std::mutex> Lock(M);
+    sync::MutexLock Lock(M);
     Stopped = true;
     Ending = std::move(Beater);
   }
@@ -152,14 +152,14 @@ void Heartbeat::stop() {
   // heartbeat being sent fails at once.
   if (Ending.joinable())
     Ending.join();
-  std::lock_guard<std::mutex> Lock(M);
+  sync::MutexLock Lock(M);
   Transport = nullptr;
 }
 
 // Sleeps For, or until stop(); false once stop() was called.
 bool Heartbeat::pause(std::chrono::milliseconds For) {
-  std::unique_lock<std::mutex> Lock(M);
-  return !Woken.wait_for(Lock, For, [this] { return Stopped; });
+  sync::UniqueLock Lock(M);
+  return !Woken.wait_for(Lock, For, [this]() REQUIRES(M) { return Stopped; });
 }
 
 // The host closed its end while nobody reads: a FIN or a reset is pending.

@@ -18,11 +18,11 @@
 #ifndef CATALYST_REMOTE_EXECUTOR_HEARTBEAT_H
 #define CATALYST_REMOTE_EXECUTOR_HEARTBEAT_H
 
+#include "sync/Mutex.h"
+
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
-#include <mutex>
 #include <string>
 #include <thread>
 
@@ -33,6 +33,10 @@ struct SendMark;
 
 namespace catalyst::remote::executor {
 
+// Threads: attach() on the connection's reader thread, enable() on a
+// worker, stop() on the thread that waits for the server; the beating
+// thread (Beater) runs run(), pause(), hostGone() and goneReason(); Busy
+// on any thread; stopWhenIdle() in a signal handler.
 class Heartbeat {
 public:
   static Heartbeat &get(); // one per connection process
@@ -88,11 +92,11 @@ private:
   // Work in progress is counted outside the object (Heartbeat.cpp), where
   // a signal handler may read it.
   std::atomic<int64_t> Since{0}; // steady-clock ns when work last began
-  std::mutex M;                  // guards Transport's changes, Beater and Stopped
-  std::condition_variable Woken; // Stopped was set
-  bool Stopped = false;
+  sync::Mutex M;                 // guards Transport's changes, Beater and Stopped
+  sync::CondVar Woken;           // with M: Stopped was set
+  bool Stopped GUARDED_BY(M) = false;
   // Started by enable() on a worker, joined by stop() on the serving thread.
-  std::thread Beater;
+  std::thread Beater GUARDED_BY(M);
 };
 
 } // namespace catalyst::remote::executor

@@ -14,12 +14,12 @@ MemoryBudget &MemoryBudget::get() {
 }
 
 void MemoryBudget::setCap(uint64_t Bytes) {
-  std::lock_guard<std::mutex> Lock(M);
+  sync::MutexLock Lock(M);
   Cap = Bytes;
 }
 
 Error MemoryBudget::take(uint64_t Bytes, const char *What) {
-  std::lock_guard<std::mutex> Lock(M);
+  sync::MutexLock Lock(M);
   if (Bytes > Cap || Used > Cap - Bytes)
     return createStringError(std::errc::not_enough_memory,
                              "cannot reserve %s of %llu bytes: the host already holds %llu MiB of "
@@ -31,12 +31,12 @@ Error MemoryBudget::take(uint64_t Bytes, const char *What) {
 }
 
 void MemoryBudget::give(uint64_t Bytes) {
-  std::lock_guard<std::mutex> Lock(M);
+  sync::MutexLock Lock(M);
   Used -= std::min(Used, Bytes);
 }
 
 uint64_t MemoryBudget::used() const {
-  std::lock_guard<std::mutex> Lock(M);
+  sync::MutexLock Lock(M);
   return Used;
 }
 

@@ -5,15 +5,20 @@
 // of address space (pages are committed only as they are used), against the
 // cap set by --max-slab-mib, so that one host cannot take the machine.
 //
+// Threads: setCap() on the connection's main thread before serving;
+// take() and give() on the workers that reserve and release memory for
+// the host's calls; used() on any thread. All under M.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef CATALYST_REMOTE_EXECUTOR_MEMORYBUDGET_H
 #define CATALYST_REMOTE_EXECUTOR_MEMORYBUDGET_H
 
+#include "sync/Mutex.h"
+
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
-#include <mutex>
 
 namespace catalyst::remote::executor {
 
@@ -28,9 +33,9 @@ public:
   uint64_t used() const;
 
 private:
-  mutable std::mutex M;
-  uint64_t Cap = UINT64_MAX; // guarded by M
-  uint64_t Used = 0;         // guarded by M
+  mutable sync::Mutex M;
+  uint64_t Cap GUARDED_BY(M) = UINT64_MAX;
+  uint64_t Used GUARDED_BY(M) = 0;
 };
 
 } // namespace catalyst::remote::executor

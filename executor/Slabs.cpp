@@ -62,7 +62,7 @@ Expected<char *> Slabs::map(uint64_t Bytes, int Fd, uint64_t &Usable) {
   }
   // A hint: refused (no transparent huge pages), the slab is as good.
   ::madvise(Base, Usable, MADV_HUGEPAGE);
-  std::lock_guard<std::mutex> Lock(M);
+  sync::MutexLock Lock(M);
   ByBase[Base] = {Start, Length, Usable, Fd >= 0};
   return Base;
 }
@@ -92,7 +92,7 @@ Expected<char *> Slabs::reserveShared(uint64_t Bytes, int &Fd, uint64_t &Usable)
 Error Slabs::release(char *Base) {
   Mapping Map;
   {
-    std::lock_guard<std::mutex> Lock(M);
+    sync::MutexLock Lock(M);
     auto It = ByBase.find(Base);
     if (It == ByBase.end())
       return createStringError(inconvertibleErrorCode(), "%p is not a slab of this session",
@@ -117,6 +117,7 @@ const Slabs::Mapping *Slabs::find(const char *P, uint64_t Bytes) const {
 }
 
 bool Slabs::Held::containsShared(const char *P, uint64_t Bytes) const {
+  S.M.assertHeld(); // by Lock, as contains() says
   const Mapping *Map = S.find(P, Bytes);
   return Map && Map->Shared;
 }

@@ -7,16 +7,22 @@
 // this machine gets shared ones instead: sealed memfds (wire/SharedMemory.h)
 // it maps too and writes the inputs into itself.
 //
+// Threads: reserve(), reserveShared() and release() on the workers that
+// run the host's service calls; hold() on the transport's reader placing
+// a zero-copy payload and on workers running a launch. Every method takes
+// M; ByBase is GUARDED_BY it.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef CATALYST_REMOTE_EXECUTOR_SLABS_H
 #define CATALYST_REMOTE_EXECUTOR_SLABS_H
 
+#include "sync/Mutex.h"
+
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
 #include <map>
-#include <mutex>
 
 namespace catalyst::remote::executor {
 
@@ -35,14 +41,19 @@ public:
   class Held {
   public:
     // True when [P, P + Bytes) lies inside one slab (one shared slab).
-    bool contains(const char *P, uint64_t Bytes) const { return S.find(P, Bytes); }
+    // Lock holds S.M for as long as this object lives, which the analysis
+    // cannot see through hold()'s return: each says so (assertHeld()).
+    bool contains(const char *P, uint64_t Bytes) const {
+      S.M.assertHeld();
+      return S.find(P, Bytes);
+    }
     bool containsShared(const char *P, uint64_t Bytes) const;
 
   private:
     friend class Slabs;
     explicit Held(const Slabs &S) : S(S), Lock(S.M) {}
     const Slabs &S;
-    std::unique_lock<std::mutex> Lock;
+    sync::UniqueLock Lock;
   };
   Held hold() const { return Held(*this); }
 
@@ -54,9 +65,9 @@ private:
     bool Shared;
   };
   llvm::Expected<char *> map(uint64_t Bytes, int Fd, uint64_t &Usable);
-  const Mapping *find(const char *P, uint64_t Bytes) const;
-  mutable std::mutex M;
-  std::map<char *, Mapping> ByBase;
+  const Mapping *find(const char *P, uint64_t Bytes) const REQUIRES(M);
+  mutable sync::Mutex M;
+  std::map<char *, Mapping> ByBase GUARDED_BY(M);
 };
 
 } // namespace catalyst::remote::executor

@@ -10,7 +10,7 @@
 namespace catalyst::remote::executor {
 
 WorkerPool::WorkerPool(unsigned N) : Left(N, false) {
-  std::lock_guard<std::mutex> Lock(M);
+  sync::MutexLock Lock(M);
   for (unsigned I = 0; I < N; ++I)
     Threads.emplace_back([this, I] {
       prepareThreadForCrashes();
@@ -20,7 +20,7 @@ WorkerPool::WorkerPool(unsigned N) : Left(N, false) {
 
 WorkerPool::~WorkerPool() {
   shutdown();
-  std::lock_guard<std::mutex> Lock(M);
+  sync::MutexLock Lock(M);
   for (auto &T : Threads) {
     assert(!T.joinable() || T.get_id() != std::this_thread::get_id());
     if (T.joinable())
@@ -30,7 +30,7 @@ WorkerPool::~WorkerPool() {
 
 void WorkerPool::dispatch(llvm::unique_function<void()> Work) {
   {
-    std::lock_guard<std::mutex> Lock(M);
+    sync::MutexLock Lock(M);
     Queue.push_back(std::move(Work));
   }
   Ready.notify_one();
@@ -41,7 +41,7 @@ void WorkerPool::dispatch(llvm::unique_function<void()> Work) {
 // process may end with _exit while that kernel runs (its host gone), and
 // then no thread of it is left finished but never joined.
 void WorkerPool::shutdown() {
-  std::unique_lock<std::mutex> Lock(M);
+  sync::UniqueLock Lock(M);
   Stopping = true;
   Ready.notify_all();
   while (joinOneOther(Lock)) {
@@ -51,7 +51,7 @@ void WorkerPool::shutdown() {
 // Joins one worker other than the caller, waiting for one to leave run()
 // if none has yet; false when no other is left to join. Called with Lock
 // held, and returns with it held.
-bool WorkerPool::joinOneOther(std::unique_lock<std::mutex> &Lock) {
+bool WorkerPool::joinOneOther(sync::UniqueLock &Lock) {
   const auto Self = std::this_thread::get_id();
   for (;;) {
     bool Others = false;
@@ -64,9 +64,11 @@ bool WorkerPool::joinOneOther(std::unique_lock<std::mutex> &Lock) {
       // Out of its slot under the lock: a concurrent shutdown cannot join
       // it too.
       std::thread T = std::move(Threads[I]);
-      Lock.unlock();
+      // M itself, not Lock, so that the analysis sees it let go and taken
+      // again; Lock still holds it when this returns.
+      M.unlock();
       T.join();
-      Lock.lock();
+      M.lock();
       return true;
     }
     if (!Others)
@@ -76,9 +78,9 @@ bool WorkerPool::joinOneOther(std::unique_lock<std::mutex> &Lock) {
 }
 
 void WorkerPool::run(size_t Slot) {
-  std::unique_lock<std::mutex> Lock(M);
+  sync::UniqueLock Lock(M);
   for (;;) {
-    Ready.wait(Lock, [this] { return Stopping || !Queue.empty(); });
+    Ready.wait(Lock, [this]() REQUIRES(M) { return Stopping || !Queue.empty(); });
     if (Queue.empty())
       break;
     {

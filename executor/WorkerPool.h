@@ -4,16 +4,21 @@
 // path that wants one round trip in tens of microseconds cannot afford that.
 // These threads live as long as the connection.
 //
+// Threads: ORC's server calls dispatch() from the connection's reader
+// thread (and from workers, for calls a call makes); the workers run
+// run(); shutdown() runs on the reader thread as the connection ends, or
+// on a worker; the destructor on the pool's owner.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef CATALYST_REMOTE_EXECUTOR_WORKERPOOL_H
 #define CATALYST_REMOTE_EXECUTOR_WORKERPOOL_H
 
+#include "sync/Mutex.h"
+
 #include "llvm/ExecutionEngine/Orc/TargetProcess/SimpleRemoteEPCServer.h"
 
-#include <condition_variable>
 #include <deque>
-#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -31,18 +36,18 @@ public:
   void shutdown() override;
 
 private:
-  void run(size_t Slot);
-  bool joinOneOther(std::unique_lock<std::mutex> &Lock);
+  void run(size_t Slot) EXCLUDES(M);
+  bool joinOneOther(sync::UniqueLock &Lock) REQUIRES(M);
 
-  std::mutex M;
-  std::condition_variable Ready;                   // work was queued, or Stopping was set
-  std::condition_variable Exited;                  // a worker left run()
-  std::deque<llvm::unique_function<void()>> Queue; // guarded by M
-  bool Stopping = false;                           // guarded by M
-  // One slot per worker, guarded by M: its thread (moved out by whoever
-  // joins it) and whether it has left run().
-  std::vector<std::thread> Threads;
-  std::vector<bool> Left;
+  sync::Mutex M;
+  sync::CondVar Ready;  // work was queued, or Stopping was set
+  sync::CondVar Exited; // a worker left run()
+  std::deque<llvm::unique_function<void()>> Queue GUARDED_BY(M);
+  bool Stopping GUARDED_BY(M) = false;
+  // One slot per worker: its thread (moved out by whoever joins it) and
+  // whether it has left run().
+  std::vector<std::thread> Threads GUARDED_BY(M);
+  std::vector<bool> Left GUARDED_BY(M);
 };
 
 } // namespace catalyst::remote::executor

@@ -176,7 +176,7 @@ Error SocketTransport::sendMessage(SimpleRemoteEPCOpcode OpC, uint64_t SeqNo, Ex
 
   bool Call = OpC == SimpleRemoteEPCOpcode::CallWrapper;
   if (Call && Opts.ReadOnDemand) {
-    std::lock_guard<std::mutex> Lock(StateMutex);
+    sync::MutexLock Lock(StateMutex);
     if (++RepliesDue == 1 && Claims == 0)
       StateChanged.notify_one();
   }
@@ -188,7 +188,7 @@ Error SocketTransport::sendMessage(SimpleRemoteEPCOpcode OpC, uint64_t SeqNo, Ex
 }
 
 Error SocketTransport::sendFrame(iovec *Iov, int Count, uint64_t MsgSize, bool Call) {
-  std::lock_guard<std::mutex> Lock(SendMutex);
+  sync::MutexLock Lock(SendMutex);
   if (Disconnected)
     return createStringError(inconvertibleErrorCode(), "connection already closed");
   // Counted before the bytes go: a launch that snapshots the counters after
@@ -212,7 +212,7 @@ void SocketTransport::disconnect() {
   if (Disconnected.exchange(true))
     return;
   {
-    std::lock_guard<std::mutex> Lock(StateMutex);
+    sync::MutexLock Lock(StateMutex);
     Ended = true;
   }
   StateChanged.notify_all();
@@ -221,7 +221,7 @@ void SocketTransport::disconnect() {
 }
 
 std::string SocketTransport::hangupReason() const {
-  std::lock_guard<std::mutex> Lock(HangupMutex);
+  sync::MutexLock Lock(HangupMutex);
   return Hangup;
 }
 
@@ -392,7 +392,7 @@ Error SocketTransport::readMessage(bool &Eof) {
   // After the handler, which hands the reply to its waiter or queues its
   // completion: whoever sees no reply due also sees the work it started.
   if (Op == SimpleRemoteEPCOpcode::Result && Opts.ReadOnDemand) {
-    std::lock_guard<std::mutex> Lock(StateMutex);
+    sync::MutexLock Lock(StateMutex);
     RepliesDue -= RepliesDue > 0;
   }
   if (!Action)
@@ -484,7 +484,7 @@ void SocketTransport::noteHangup(SimpleRemoteEPCOpcode OpC,
   if (Ser::deserialize(IB, Info) && Info.HasError) {
     std::string Quoted = quotePeerText(Info.ErrMsg);
     FailureKind Kind = hangupKind(Info.ErrMsg, FailureKind::ExecutorLost);
-    std::lock_guard<std::mutex> Lock(HangupMutex);
+    sync::MutexLock Lock(HangupMutex);
     Hangup = std::move(Quoted);
     HangupKind = Kind;
   }
@@ -496,16 +496,17 @@ void SocketTransport::noteHangup(SimpleRemoteEPCOpcode OpC,
 Error SocketTransport::readOnDemand(bool &Eof) {
   bool Due;
   {
-    std::unique_lock<std::mutex> Lock(StateMutex);
-    StateChanged.wait_for(Lock, Opts.IdleCheck,
-                          [this] { return Ended || (RepliesDue > 0 && Claims == 0); });
+    sync::UniqueLock Lock(StateMutex);
+    StateChanged.wait_for(Lock, Opts.IdleCheck, [this]() REQUIRES(StateMutex) {
+      return Ended || (RepliesDue > 0 && Claims == 0);
+    });
     if (Ended) {
       Eof = EndError.empty();
       return Eof ? Error::success() : createStringError(inconvertibleErrorCode(), EndError);
     }
     Due = RepliesDue > 0 && Claims == 0;
   }
-  std::lock_guard<std::mutex> Lock(ReadMutex);
+  sync::MutexLock Lock(ReadMutex);
   if (!Due && !Stream.readable())
     return Error::success();
   return readMessage(Eof);
@@ -514,7 +515,7 @@ Error SocketTransport::readOnDemand(bool &Eof) {
 // A caller met the end of the connection: leave it to the reader thread.
 void SocketTransport::endReading(Error Err) {
   {
-    std::lock_guard<std::mutex> Lock(StateMutex);
+    sync::MutexLock Lock(StateMutex);
     if (!Ended)
       EndError = Err ? toString(std::move(Err)) : std::string();
     else
@@ -527,7 +528,7 @@ void SocketTransport::readUntil(function_ref<bool()> Done) {
   assert(Opts.ReadOnDemand && "the reader thread reads everything otherwise");
   ++Claims;
   {
-    std::lock_guard<std::mutex> Lock(ReadMutex);
+    sync::MutexLock Lock(ReadMutex);
     bool Eof = false;
     while (!Eof && !Disconnected && !Done()) {
       Error Err = readMessage(Eof);
@@ -538,7 +539,7 @@ void SocketTransport::readUntil(function_ref<bool()> Done) {
   // The reader thread waits for RepliesDue > 0 with no claims; senders wake
   // it when no one claims, the last claimer when replies are due.
   if (--Claims == 0 && RepliesDue > 0) {
-    std::lock_guard<std::mutex> Lock(StateMutex);
+    sync::MutexLock Lock(StateMutex);
     StateChanged.notify_one();
   }
 }
@@ -600,7 +601,7 @@ Error SocketTransport::goingDown() {
 
 // The first reason this end gave for closing is the one that stands.
 void SocketTransport::noteClosed(StringRef Why, FailureKind Kind) {
-  std::lock_guard<std::mutex> Lock(HangupMutex);
+  sync::MutexLock Lock(HangupMutex);
   if (!Closed.empty())
     return;
   Closed = Why.str();
@@ -613,12 +614,12 @@ void SocketTransport::closeWith(StringRef Why, FailureKind Kind) {
 }
 
 std::string SocketTransport::closeReason() const {
-  std::lock_guard<std::mutex> Lock(HangupMutex);
+  sync::MutexLock Lock(HangupMutex);
   return Closed;
 }
 
 FailureKind SocketTransport::endKind() const {
-  std::lock_guard<std::mutex> Lock(HangupMutex);
+  sync::MutexLock Lock(HangupMutex);
   if (!Hangup.empty())
     return HangupKind;
   return Closed.empty() ? FailureKind::ExecutorLost : ClosedKind;
@@ -628,7 +629,7 @@ Error SocketTransport::refuse(Error Why) {
   std::string Reason = toString(std::move(Why));
   std::string Frame = encodeHangupFrame(Reason);
   {
-    std::lock_guard<std::mutex> Lock(SendMutex);
+    sync::MutexLock Lock(SendMutex);
     iovec V{Frame.data(), Frame.size()};
     uint64_t Written = 0;
     // Best effort: the peer may be gone already, and the connection ends
@@ -666,7 +667,7 @@ void SocketTransport::readLoop() {
     if (Opts.ReadOnDemand && Received.load() > 0) {
       Err = readOnDemand(Eof);
     } else {
-      std::lock_guard<std::mutex> Lock(ReadMutex);
+      sync::MutexLock Lock(ReadMutex);
       Err = readMessage(Eof);
       if (!Err && !Eof && !ReadOne && Received.load() > 0) {
         ReadOne = true;

@@ -16,6 +16,19 @@
 // SocketTransportLiveness.cpp (reply timeouts, heartbeats, the errors that
 // say why a connection ended).
 //
+// Threads: the reader thread (started by start(), or by the first send
+// with ReadAfterFirstSend) runs readLoop() and every payload handler and
+// client callback; on the host (ReadOnDemand) a caller waiting for its
+// reply reads in its place (readUntil()), one reader at a time under
+// ReadMutex. Senders are any thread (sendMessage(), sendWithPayload(),
+// sendHeartbeat() from the executor's heartbeat thread), one at a time
+// under SendMutex. disconnect(), closeWith(), the counters and the
+// reasons are for any thread; the session's launch watchdog closes with
+// closeWith(). claimStream() is a crash handler's, in a signal handler:
+// lock-free; sendClaimed() then runs on the crash reporter's standby
+// thread. docs/architecture.md lists which lock or thread owns each
+// member.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef CATALYST_REMOTE_WIRE_SOCKETTRANSPORT_H
@@ -27,17 +40,16 @@
 #include "MemrefLayout.h"
 #include "SendMark.h"
 #include "catalyst/remote/Failure.h"
+#include "sync/Mutex.h"
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ExecutionEngine/Orc/Shared/SimpleRemoteEPCUtils.h"
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <sys/types.h>
 #include <thread>
@@ -280,18 +292,19 @@ private:
   static constexpr unsigned SendSlices = 4;
 
   void startReader();
-  llvm::Error sendFrame(iovec *Iov, int Count, uint64_t MsgSize, bool Call);
-  void readLoop();
-  int sendAll(iovec *Iov, int Count, uint64_t &Written, llvm::ArrayRef<int> Descriptors = {});
-  llvm::Error refuse(llvm::Error Why);
+  llvm::Error sendFrame(iovec *Iov, int Count, uint64_t MsgSize, bool Call) EXCLUDES(SendMutex);
+  void readLoop() EXCLUDES(ReadMutex, StateMutex);
+  int sendAll(iovec *Iov, int Count, uint64_t &Written, llvm::ArrayRef<int> Descriptors = {})
+      REQUIRES(SendMutex);
+  llvm::Error refuse(llvm::Error Why) EXCLUDES(SendMutex);
   void discardFor(uint64_t Bytes, std::chrono::milliseconds Limit);
   llvm::Error lostWhileSending(const char *What, int Errno, uint64_t Written, uint64_t MsgSize);
-  bool beginSend(uint64_t MsgSize);
-  void endSend(uint64_t Written);
+  bool beginSend(uint64_t MsgSize) REQUIRES(SendMutex);
+  void endSend(uint64_t Written) REQUIRES(SendMutex);
   static llvm::Error goingDown();
-  llvm::Error readOnDemand(bool &Eof);
-  void endReading(llvm::Error Err);
-  llvm::Error readMessage(bool &Eof);
+  llvm::Error readOnDemand(bool &Eof) EXCLUDES(ReadMutex, StateMutex);
+  void endReading(llvm::Error Err) EXCLUDES(StateMutex);
+  llvm::Error readMessage(bool &Eof) REQUIRES(ReadMutex);
   llvm::Error readExact(char *Dst, size_t Size, bool *CleanEof);
   static llvm::Error tooManyDescriptors();
   static bool timedOut(int Errno);
@@ -299,7 +312,7 @@ private:
   llvm::Error readFailed(const char *What, int Errno);
   llvm::Error tlsFailed(const char *What);
   bool tlsFailedHere() const { return Stream.tls() && Stream.tls()->failure() != TlsFailure::None; }
-  void noteClosed(llvm::StringRef Why, FailureKind Kind);
+  void noteClosed(llvm::StringRef Why, FailureKind Kind) EXCLUDES(HangupMutex);
   llvm::Error waitForFirstMessage(bool &Spoke);
   struct Head {
     char Bytes[PeekSize];
@@ -309,18 +322,21 @@ private:
   llvm::Error readHead(Head &H, bool &Eof);
   llvm::Error completeHead(Head &H);
   void spinForMessage();
-  llvm::Expected<bool> awaitMail(Mailbox &B);
-  void wake(Mailbox &B);
+  llvm::Expected<bool> awaitMail(Mailbox &B) REQUIRES(ReadMutex);
+  void wake(Mailbox &B) REQUIRES(ReadMutex);
+  // Asks the kernel only (FIONREAD); called from the mailbox's look, in a
+  // lambda the analysis cannot see into, on the thread holding ReadMutex.
   uint64_t bytesWaiting() const;
-  llvm::Error readMail(Mailbox &B);
-  llvm::Error sendBareFrame(uint64_t OpC, const char *What);
-  llvm::Error ringDoorbell();
-  llvm::Error readDoorbell(Head &H, uint64_t MsgSize);
-  llvm::Error readHeartbeat(Head &H, uint64_t MsgSize);
+  llvm::Error readMail(Mailbox &B) REQUIRES(ReadMutex);
+  llvm::Error sendBareFrame(uint64_t OpC, const char *What) REQUIRES(SendMutex);
+  llvm::Error ringDoorbell() REQUIRES(SendMutex);
+  llvm::Error readDoorbell(Head &H, uint64_t MsgSize) REQUIRES(ReadMutex);
+  llvm::Error readHeartbeat(Head &H, uint64_t MsgSize) REQUIRES(ReadMutex);
   llvm::Expected<size_t> readPlan(Head &H, uint64_t PlanSize,
                                   llvm::orc::shared::WrapperFunctionBuffer &Plan);
-  llvm::Error readPayloadMessage(Head &H, uint64_t MsgSize);
-  llvm::Error readBody(Head &H, uint64_t Bytes, llvm::orc::shared::WrapperFunctionBuffer &Out);
+  llvm::Error readPayloadMessage(Head &H, uint64_t MsgSize) REQUIRES(ReadMutex);
+  llvm::Error readBody(Head &H, uint64_t Bytes, llvm::orc::shared::WrapperFunctionBuffer &Out)
+      REQUIRES(ReadMutex);
   llvm::Error protocolError(const llvm::Twine &Why);
   llvm::Error readInto(llvm::MutableArrayRef<iovec> Dst);
   llvm::Error readPlaced(llvm::SmallVectorImpl<iovec> &Iov, llvm::ArrayRef<iovec> Dst,
@@ -328,55 +344,70 @@ private:
   llvm::Error readThrough(PayloadSink *Sink, uint64_t Bytes, llvm::Error &Refused);
   llvm::Error drain(uint64_t Bytes);
   int sendParts(llvm::SmallVectorImpl<iovec> &Iov, llvm::ArrayRef<PayloadPart> Parts,
-                uint64_t &Written);
+                uint64_t &Written) REQUIRES(SendMutex);
   void peekHangup();
   void noteHangup(llvm::orc::SimpleRemoteEPCOpcode OpC,
-                  const llvm::orc::shared::WrapperFunctionBuffer &Args);
+                  const llvm::orc::shared::WrapperFunctionBuffer &Args) EXCLUDES(HangupMutex);
 
-  llvm::orc::SimpleRemoteEPCTransportClient &Client;
-  const TransportOptions Opts;
+  // Members, and who may touch them: a lock's name in GUARDED_BY (checked
+  // by Clang, tools/thread-safety-check), else the comment says.
+  llvm::orc::SimpleRemoteEPCTransportClient &Client; // its callbacks run on the reader
+  const TransportOptions Opts;                       // set at creation, then only read
   // The socket, and the TLS records on it when the bytes travel in them:
-  // readers under ReadMutex, senders under SendMutex (ByteStream.h).
+  // readers under ReadMutex, senders under SendMutex (ByteStream.h); its
+  // own locks keep the rest apart.
   ByteStream Stream;
-  std::thread Reader; // started once, by start() or by the first send
+  // Started once, by start() or by the first send (whichever
+  // ReaderDeferred.exchange() lets through); joined by the destructor.
+  std::thread Reader;
   std::atomic<bool> ReaderDeferred{false};
-  std::mutex SendMutex;
-  std::atomic<bool> Disconnected{false};
-  SendMark OwnMark;
-  SendMark &Mark; // OwnMark or Opts.Mark
+  sync::Mutex SendMutex;
+  std::atomic<bool> Disconnected{false}; // any thread; set once, by disconnect()
+  SendMark OwnMark;                      // its fields are atomics (SendMark.h)
+  SendMark &Mark;                        // OwnMark or Opts.Mark; set at creation
   // Where the stream's count of bytes written stood when this transport
-  // took it (startCounting()), and
-  // what it wrote since (under SendMutex): where each message ends.
+  // took it (startCounting(), at creation), and what it wrote since: where
+  // each message ends.
   const uint64_t StreamBase;
-  uint64_t Streamed = 0;
-  uint64_t Refused = 0; // size of a message refused as too large
-  std::atomic<PayloadHandler *> Payloads{nullptr};
+  uint64_t Streamed GUARDED_BY(SendMutex) = 0;
+  // The size of a message refused as too large: written by whoever reads
+  // (under ReadMutex, in readMessage()), read by the reader thread once
+  // reading has ended. A caller in readUntil() that wrote it ends reading
+  // under StateMutex before the reader thread, woken under StateMutex,
+  // reads it: written before it is read, never at once.
+  uint64_t Refused = 0;
+  std::atomic<PayloadHandler *> Payloads{nullptr}; // any thread; called on the reader
   // The shared mailbox, once attached (set once under SendMutex, then read
-  // by reader and senders alike), and whether to post to it.
-  std::unique_ptr<Mailbox> OwnedBox;
+  // by reader and senders alike through Box), and whether to post to it.
+  std::unique_ptr<Mailbox> OwnedBox GUARDED_BY(SendMutex);
   std::atomic<Mailbox *> Box{nullptr};
   std::atomic<bool> PostToPeer{false};
-  // Frames sent on the socket (under SendMutex) and read from it (under
-  // ReadMutex), doorbells aside: how a mailbox message keeps its place.
-  uint64_t FramesOut = 0, FramesIn = 0;
-  bool Asleep = false; // this end said so in the mailbox (under ReadMutex)
+  // Frames sent on the socket and read from it, doorbells aside: how a
+  // mailbox message keeps its place.
+  uint64_t FramesOut GUARDED_BY(SendMutex) = 0;
+  uint64_t FramesIn GUARDED_BY(ReadMutex) = 0;
+  bool Asleep GUARDED_BY(ReadMutex) = false; // this end said so in the mailbox
   // Whoever reads a message holds ReadMutex: the reader thread, or a caller
   // in readUntil. The rest says when the reader thread should read: EPC
   // replies due, callers reading their own, and whether reading has ended,
-  // and why, for the reader thread, which alone ends the session (changed
-  // under StateMutex, the counters also read without it).
-  std::mutex ReadMutex;
-  std::mutex StateMutex;
-  std::condition_variable StateChanged;
+  // and why, for the reader thread, which alone ends the session.
+  sync::Mutex ReadMutex;
+  sync::Mutex StateMutex;
+  sync::CondVar StateChanged; // with StateMutex: RepliesDue, Claims or Ended changed
+  // Changed by senders under StateMutex (so that the reader's wait cannot
+  // miss it), read by anyone without it.
   std::atomic<uint64_t> RepliesDue{0};
+  // Callers in readUntil(): changed by them without a lock (the last one
+  // out takes StateMutex to wake the reader), read in the reader's wait.
   std::atomic<unsigned> Claims{0};
-  bool Ended = false;
-  std::string EndError;
+  bool Ended GUARDED_BY(StateMutex) = false;
+  std::string EndError GUARDED_BY(StateMutex);
   struct MiFree {
     void operator()(char *P) const;
   };
-  std::unique_ptr<char, MiFree> Chunk; // packing scratch, made on first use
-  size_t ChunkBytes = 0;               // Chunk's size (both under SendMutex)
+  std::unique_ptr<char, MiFree> Chunk GUARDED_BY(SendMutex); // packing scratch, made on first use
+  size_t ChunkBytes GUARDED_BY(SendMutex) = 0;               // Chunk's size
+  // Any thread (relaxed counters).
   std::atomic<uint64_t> Requests{0}, Sent{0}, Received{0}, BytesOut{0}, BytesIn{0}, Heartbeats{0};
   // For the error text and the senders; SO_RCVTIMEO and SO_SNDTIMEO do the
   // timing.
@@ -387,12 +418,15 @@ private:
   // that is alive (busy, or taking a long request in) from one that is gone
   // by what the other direction did meanwhile.
   std::atomic<uint64_t> MovedOut{0}, MovedIn{0}, Heard{0};
-  // Whether a whole message has been read (set once, under ReadMutex).
-  bool ReadOne = false;
-  mutable std::mutex HangupMutex;
-  std::string Hangup, Closed;                         // under HangupMutex
-  FailureKind HangupKind = FailureKind::ExecutorLost; // with Hangup, under HangupMutex
-  FailureKind ClosedKind = FailureKind::ExecutorLost; // with Closed, under HangupMutex
+  // Whether a whole message has been read (set once).
+  bool ReadOne GUARDED_BY(ReadMutex) = false;
+  // Why the connection ended, each reason with its kind: the peer's
+  // (Hangup) and this end's (Closed).
+  mutable sync::Mutex HangupMutex;
+  std::string Hangup GUARDED_BY(HangupMutex);
+  std::string Closed GUARDED_BY(HangupMutex);
+  FailureKind HangupKind GUARDED_BY(HangupMutex) = FailureKind::ExecutorLost;
+  FailureKind ClosedKind GUARDED_BY(HangupMutex) = FailureKind::ExecutorLost;
 };
 
 } // namespace catalyst::remote::wire

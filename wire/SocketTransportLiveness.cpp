@@ -127,7 +127,7 @@ Error SocketTransport::sendBareFrame(uint64_t OpC, const char *What) {
 }
 
 Error SocketTransport::sendHeartbeat() {
-  std::lock_guard<std::mutex> Lock(SendMutex);
+  sync::MutexLock Lock(SendMutex);
   if (Disconnected)
     return createStringError(inconvertibleErrorCode(), "connection already closed");
   if (auto Err = sendBareFrame(HeartbeatOpcode, "sending a heartbeat"))

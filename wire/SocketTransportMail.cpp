@@ -110,7 +110,7 @@ Error SocketTransport::ringDoorbell() {
 }
 
 Error SocketTransport::attachMailbox(std::unique_ptr<Mailbox> B, bool PeerReads) {
-  std::lock_guard<std::mutex> Lock(SendMutex);
+  sync::MutexLock Lock(SendMutex);
   if (OwnedBox)
     return createStringError(inconvertibleErrorCode(), "the session has a shared mailbox already");
   OwnedBox = std::move(B);

@@ -243,7 +243,7 @@ Error SocketTransport::sendWithPayload(PayloadOpcode OpC, uint64_t SeqNo, ArrayR
   SmallVector<iovec, 8> Iov = {{Header, HeaderSize}};
   if (!Plan.empty())
     Iov.push_back({const_cast<char *>(Plan.data()), Plan.size()});
-  std::lock_guard<std::mutex> Lock(SendMutex);
+  sync::MutexLock Lock(SendMutex);
   if (Disconnected)
     return createStringError(inconvertibleErrorCode(), "connection already closed");
   if (isLaunchOpcode(OpC))

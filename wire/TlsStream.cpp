@@ -235,6 +235,9 @@ TlsStream::handshake(int Fd, TlsRole Role, const Psk &Key,
     return tlsError(formatv("{0}: cannot set up OpenSSL", Side));
   }
   std::unique_ptr<TlsStream> T(new TlsStream(Fd, S));
+  // No other thread has T yet: held, uncontended, so that it is called
+  // into as everywhere else.
+  sync::MutexLock Alone(T->Lock);
   PskHolder Holder{&Key};
   ::SSL_set_ex_data(S, holderIndex(), &Holder);
   scope_exit Forget([&] { ::SSL_set_ex_data(S, holderIndex(), nullptr); });
@@ -348,12 +351,12 @@ bool TlsStream::waitFor(short Events, int64_t TimeoutUs) {
 }
 
 std::string TlsStream::failureText() const {
-  std::lock_guard<std::mutex> G(Lock);
+  sync::MutexLock G(Lock);
   return Failure;
 }
 
 std::string TlsStream::description() const {
-  std::lock_guard<std::mutex> G(Lock);
+  sync::MutexLock G(Lock);
   std::string D = std::string(::SSL_get_version(Ssl)) + " " +
                   ::SSL_CIPHER_get_name(::SSL_get_current_cipher(Ssl));
   if (KernelSend || KernelReceive)
@@ -387,7 +390,7 @@ ssize_t TlsStream::writeEach(const iovec *Iov, int Count) {
     Step S;
     size_t Done = 0;
     {
-      std::lock_guard<std::mutex> G(Lock);
+      sync::MutexLock G(Lock);
       if (Failed != TlsFailure::None)
         return fail(Step::Failed);
       // Small pieces go out as one record, gathered; a large one is
@@ -504,7 +507,7 @@ bool TlsStream::pushSealed() {
 ssize_t TlsStream::writeBatched(const iovec *Iov, int Count) {
   for (;;) {
     {
-      std::lock_guard<std::mutex> G(Lock);
+      sync::MutexLock G(Lock);
       if (Failed != TlsFailure::None)
         return fail(Step::Failed);
       if (!pushSealed())
@@ -563,7 +566,7 @@ bool TlsStream::waitFirst(bool Waited) {
 ssize_t TlsStream::read(const iovec *Iov, int Count) {
   for (bool Waited = false;; Waited = true) {
     {
-      std::lock_guard<std::mutex> G(Lock);
+      sync::MutexLock G(Lock);
       size_t Got = 0;
       int I = 0;
       size_t Off = 0;
@@ -619,7 +622,7 @@ ssize_t TlsStream::fillLookahead() {
 ssize_t TlsStream::peek(char *Dst, size_t Size, bool Wait) {
   for (bool Waited = false;; Waited = true) {
     {
-      std::lock_guard<std::mutex> G(Lock);
+      sync::MutexLock G(Lock);
       size_t Visible = AheadEnd - AheadStart;
       // Waiting, what is visible will do unless OpenSSL holds more.
       bool Enough = Visible >= std::min(Size, LookaheadSize) ||
@@ -642,7 +645,7 @@ ssize_t TlsStream::peek(char *Dst, size_t Size, bool Wait) {
 
 bool TlsStream::readable() {
   {
-    std::lock_guard<std::mutex> G(Lock);
+    sync::MutexLock G(Lock);
     if (AheadStart < AheadEnd || ::SSL_has_pending(Ssl))
       return true;
   }

@@ -39,6 +39,7 @@
 #define CATALYST_REMOTE_WIRE_TLSSTREAM_H
 
 #include "Secret.h"
+#include "sync/Mutex.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
@@ -49,7 +50,6 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <sys/types.h>
 #include <vector>
@@ -138,46 +138,51 @@ private:
   TlsStream(int Fd, SSL *S) : Fd(Fd), Ssl(S) {}
 
   enum class Step { Done, WantRead, WantWrite, Closed, SysError, Failed };
-  Step outcome(int Ret);
+  Step outcome(int Ret) REQUIRES(Lock);
   ssize_t fail(Step S);
   bool waitFor(short Events, int64_t TimeoutUs);
-  ssize_t fillLookahead();
-  ssize_t readRecords(char *Dst, size_t Size);
+  ssize_t fillLookahead() REQUIRES(Lock);
+  ssize_t readRecords(char *Dst, size_t Size) REQUIRES(Lock);
   bool waitFirst(bool Waited);
-  bool sealIntoBuffer();
-  void gather(const iovec *Iov, int Count);
-  ssize_t writeEach(const iovec *Iov, int Count);
-  ssize_t writeBatched(const iovec *Iov, int Count);
-  size_t nextBatch(const iovec *Iov);
-  ssize_t sealBatch(const iovec *Iov, int Count);
-  Step sealWaited();
-  bool pushSealed();
+  bool sealIntoBuffer() REQUIRES(Lock);
+  void gather(const iovec *Iov, int Count) REQUIRES(Lock);
+  ssize_t writeEach(const iovec *Iov, int Count) EXCLUDES(Lock);
+  ssize_t writeBatched(const iovec *Iov, int Count) EXCLUDES(Lock);
+  size_t nextBatch(const iovec *Iov) REQUIRES(Lock);
+  ssize_t sealBatch(const iovec *Iov, int Count) REQUIRES(Lock);
+  Step sealWaited() REQUIRES(Lock);
+  bool pushSealed() REQUIRES(Lock);
 
   const int Fd;
   SSL *const Ssl;
   // Set before the stream is shared.
   bool Established = false; // the handshake is done
   bool KernelSend = false, KernelReceive = false;
-  bool Batched = false;          // OpenSSL's records go to Sealed, not the socket
-  mutable std::mutex Lock;       // every call into Ssl; Failure, and the members below
-  std::unique_ptr<char[]> Ahead; // peeked bytes not yet read, made on first peek
-  size_t AheadStart = 0, AheadEnd = 0;
+  bool Batched = false;     // OpenSSL's records go to Sealed, not the socket
+  mutable sync::Mutex Lock; // every call into Ssl; Failure, and the members below
+  std::unique_ptr<char[]> Ahead GUARDED_BY(Lock); // peeked bytes not yet read, made on first peek
+  size_t AheadStart GUARDED_BY(Lock) = 0;
+  size_t AheadEnd GUARDED_BY(Lock) = 0;
   // Small pieces gathered into one record. With kernel TLS, a record
   // OpenSSL began to send but the socket did not take yet: the next write()
   // must offer the same bytes again (under Lock).
-  std::unique_ptr<char[]> Staging;
-  size_t StagedBytes = 0;
+  std::unique_ptr<char[]> Staging GUARDED_BY(Lock);
+  size_t StagedBytes GUARDED_BY(Lock) = 0;
   // Batched: records sealed and not yet taken by the socket from
   // SealedSent on, and how many of the caller's bytes they carry (under
   // Lock; OpenSSL appends to Sealed during calls made under it).
-  std::vector<char> Sealed;
-  size_t SealedSent = 0, BatchTaken = 0;
+  std::vector<char> Sealed GUARDED_BY(Lock);
+  size_t SealedSent GUARDED_BY(Lock) = 0;
+  size_t BatchTaken GUARDED_BY(Lock) = 0;
   // Where the caller's bytes last sealed ended, and how many that batch
   // could take: a write that goes on from there seals more (under Lock).
-  const void *NextByte = nullptr;
-  size_t BatchLimit = 0;
-  std::string Failure;
-  int LastErrno = 0; // the socket's error, when a call failed with one
+  const void *NextByte GUARDED_BY(Lock) = nullptr;
+  size_t BatchLimit GUARDED_BY(Lock) = 0;
+  std::string Failure GUARDED_BY(Lock);
+  // The socket's error, when a call failed with one: set under Lock, read
+  // by fail() after the call let Lock go (so atomic: the other direction's
+  // call may set it meanwhile).
+  std::atomic<int> LastErrno{0};
   std::atomic<TlsFailure> Failed{TlsFailure::None};
   std::atomic<int64_t> ReadTimeoutUs{0}, SendTimeoutUs{0};
 };

@@ -21,11 +21,11 @@
 
 #include "catalyst/remote/Session.h"
 #include "catalyst/remote/Stats.h"
+#include "sync/Mutex.h"
 
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 
@@ -48,7 +48,7 @@ struct Member {
   std::atomic<uint64_t> Holds{0};   // threads using the session now
   std::atomic<uint64_t> Running{0}; // calls placed here and not yet done
   std::atomic<uint64_t> Started{0}; // launches placed here so far
-  std::mutex ShipMutex;
+  sync::Mutex ShipMutex;
   std::atomic<size_t> Shipped{0}; // the pool's binaries sent, in order
 
   // The pool's, under its mutex.

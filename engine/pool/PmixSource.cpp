@@ -26,15 +26,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "MemberSource.h"
+#include "sync/Mutex.h"
 #include "wire/PmixKey.h"
 
 #include <algorithm>
 #include <chrono>
-#include <condition_variable>
 #include <cstring>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <pmix.h>
 
@@ -75,11 +74,11 @@ std::optional<std::string> addressIn(const pmix_value_t *V) {
 // What the Gets in flight found, shared with PMIx's callbacks, which may
 // outlive the source (a Get times out after it is gone).
 struct Lookups {
-  std::mutex M;
-  std::condition_variable Answered;         // InFlight went down
-  std::map<pmix_rank_t, std::string> Found; // guarded by M
-  std::map<pmix_rank_t, bool> InFlight;     // guarded by M; true while asked
-  size_t Outstanding = 0;                   // guarded by M
+  sync::Mutex M;
+  sync::CondVar Answered; // with M: InFlight went down
+  std::map<pmix_rank_t, std::string> Found GUARDED_BY(M);
+  std::map<pmix_rank_t, bool> InFlight GUARDED_BY(M); // true while asked
+  size_t Outstanding GUARDED_BY(M) = 0;
 };
 
 struct Request {
@@ -91,7 +90,7 @@ struct Request {
 void onValue(pmix_status_t Status, pmix_value_t *V, void *Data) {
   std::unique_ptr<Request> R(static_cast<Request *>(Data));
   Lookups &L = *R->State;
-  std::lock_guard<std::mutex> Lock(L.M);
+  sync::MutexLock Lock(L.M);
   if (Status == PMIX_SUCCESS)
     if (auto A = addressIn(V))
       L.Found[R->Rank] = std::move(*A);
@@ -131,8 +130,9 @@ public:
   // under them; those that still have not answered keep State alive.
   ~PmixSource() override {
     {
-      std::unique_lock<std::mutex> Lock(State->M);
-      State->Answered.wait_for(Lock, PollBound, [&] { return State->Outstanding == 0; });
+      sync::UniqueLock Lock(State->M);
+      State->Answered.wait_for(Lock, PollBound,
+                               [&]() REQUIRES(State->M) { return State->Outstanding == 0; });
     }
     PMIx_Finalize(nullptr, 0);
   }
@@ -140,8 +140,9 @@ public:
   Expected<std::vector<Announced>> poll() override {
     for (pmix_rank_t R : Candidates)
       ask(R);
-    std::unique_lock<std::mutex> Lock(State->M);
-    State->Answered.wait_for(Lock, PollBound, [&] { return State->Outstanding == 0; });
+    sync::UniqueLock Lock(State->M);
+    State->Answered.wait_for(Lock, PollBound,
+                             [&]() REQUIRES(State->M) { return State->Outstanding == 0; });
     std::vector<Announced> Now;
     for (auto &[Rank, Address] : State->Found)
       Now.push_back({"rank " + std::to_string(Rank), Address});
@@ -157,7 +158,7 @@ private:
   // Asks for Rank's address unless it is known or being asked already.
   void ask(pmix_rank_t Rank) {
     {
-      std::lock_guard<std::mutex> Lock(State->M);
+      sync::MutexLock Lock(State->M);
       if (State->Found.count(Rank) || State->InFlight[Rank])
         return;
       State->InFlight[Rank] = true;
@@ -175,7 +176,7 @@ private:
       return;
     // Not queued: no callback will come. Asked again at the next poll.
     delete R;
-    std::lock_guard<std::mutex> Lock(State->M);
+    sync::MutexLock Lock(State->M);
     State->InFlight[Rank] = false;
     --State->Outstanding;
   }

@@ -29,7 +29,7 @@ Error Pool::Impl::start() {
   auto Deadline = Clock::now() + Opts.Member.HandshakeTimeout;
   for (;;) {
     refresh();
-    std::unique_lock<std::mutex> L(M);
+    sync::UniqueLock L(M);
     if (Members.size() >= Opts.MinMembers)
       break;
     if (Clock::now() >= Deadline) {
@@ -51,9 +51,8 @@ Error Pool::Impl::start() {
   return Error::success();
 }
 
-// Counts a use of every healthy member; each must be released.
-static std::vector<MemberPtr> useAll(std::mutex &M, const std::vector<MemberPtr> &Members) {
-  std::lock_guard<std::mutex> L(M);
+std::vector<MemberPtr> Pool::Impl::useAll() {
+  sync::MutexLock L(M);
   for (const MemberPtr &Mem : Members)
     Pool::Impl::hold(*Mem);
   return Members;
@@ -63,7 +62,7 @@ Error Pool::Impl::sendBinary(StringRef Path, BinaryFormat Format) {
   size_t Index;
   std::vector<MemberPtr> All;
   {
-    std::lock_guard<std::mutex> L(M);
+    sync::MutexLock L(M);
     if (Closing)
       return makeFailure(FailureKind::Closed,
                          Address + ": send_binary of " + Path + ": the pool is closed");
@@ -71,7 +70,7 @@ Error Pool::Impl::sendBinary(StringRef Path, BinaryFormat Format) {
     Index = Binaries.size() - 1;
     BinaryCount = Binaries.size();
   }
-  All = useAll(M, Members);
+  All = useAll();
   std::vector<std::optional<FailureReport>> Failures(All.size());
   atOnce(All.size(), [&](size_t I) {
     if (Error Err = catchUp(*All[I]))
@@ -98,7 +97,7 @@ Error Pool::Impl::sendBinary(StringRef Path, BinaryFormat Format) {
   if (!Refusals)
     return Error::success();
   {
-    std::lock_guard<std::mutex> L(M);
+    sync::MutexLock L(M);
     Binaries[Index].Failed = true;
   }
   return makeFailure(Kind, Address + ": send_binary of " + Path + " failed on " +
@@ -124,7 +123,7 @@ Expected<std::vector<char>> Pool::Impl::callWrapper(StringRef Symbol, ArrayRef<c
 }
 
 std::vector<MemberReply> Pool::Impl::callWrapperOnAll(StringRef Symbol, ArrayRef<char> Args) {
-  std::vector<MemberPtr> All = useAll(M, Members);
+  std::vector<MemberPtr> All = useAll();
   std::vector<std::optional<Expected<std::vector<char>>>> Results(All.size());
   atOnce(All.size(), [&](size_t I) {
     if (Error Err = catchUp(*All[I]))
@@ -141,7 +140,7 @@ std::vector<MemberReply> Pool::Impl::callWrapperOnAll(StringRef Symbol, ArrayRef
 }
 
 void Pool::Impl::forEachMember(function_ref<void(StringRef, StringRef, Session &)> F) {
-  std::vector<MemberPtr> All = useAll(M, Members);
+  std::vector<MemberPtr> All = useAll();
   atOnce(All.size(), [&](size_t I) { F(All[I]->Name, All[I]->Address, *All[I]->S); });
   for (const MemberPtr &Mem : All)
     release(Mem);
@@ -160,7 +159,7 @@ PoolStats Pool::Impl::stats() const {
   MemberPtr LastBy;
   PoolStats Out;
   {
-    std::lock_guard<std::mutex> L(M);
+    sync::MutexLock L(M);
     Out.Launches = Launches;
     Out.Retried = Retried;
     Out.MembersLost = MembersLost;
@@ -190,7 +189,7 @@ PoolStats Pool::Impl::stats() const {
 // Waits for queued launches (failing those no member is left to run),
 // stops the watcher and the workers, and closes every session.
 Error Pool::Impl::close() {
-  std::unique_lock<std::mutex> L(M);
+  sync::UniqueLock L(M);
   if (Closing)
     return Error::success();
   Closing = true;
@@ -219,7 +218,7 @@ Error Pool::Impl::close() {
   // A call still in flight on another thread fails, as on a Session; its
   // member's session is freed with the pool.
   {
-    std::lock_guard<std::mutex> G(M);
+    sync::MutexLock G(M);
     llvm::erase_if(All, [](const MemberPtr &Mem) { return Mem->Released; });
   }
   for (const MemberPtr &Mem : All)
@@ -273,12 +272,12 @@ StringRef Pool::address() const {
 }
 
 size_t Pool::members() const {
-  std::lock_guard<std::mutex> L(I->M);
+  sync::MutexLock L(I->M);
   return I->Members.size();
 }
 
 bool Pool::connected() const {
-  std::lock_guard<std::mutex> L(I->M);
+  sync::MutexLock L(I->M);
   return !I->Closing;
 }
 

@@ -12,7 +12,8 @@
 // per member once an asynchronous launch was made; and short-lived
 // threads that do one call on every member at once.
 //
-// Locking: M guards every member below marked "under M", and the members'
+// Locking: M guards every member below declared GUARDED_BY(M) (Clang
+// checks it: tools/thread-safety-check), and the members'
 // fields Member.h says are the pool's. Nothing waits for the network while
 // holding M: sessions are opened, used and closed outside it. Report is
 // called outside it. TraceMutex makes starts and stops of the pool's trace
@@ -27,13 +28,12 @@
 #include "Member.h"
 #include "MemberSource.h"
 #include "catalyst/remote/Pool.h"
+#include "sync/Mutex.h"
 
 #include <chrono>
-#include <condition_variable>
 #include <deque>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
@@ -96,7 +96,7 @@ public:
   MemberPtr join(const pool::Announced &A, std::string &Why);
   bool drop(const MemberPtr &Mem, const std::string &Why);
   bool rejoin(const MemberPtr &Mem);
-  bool noteJoinFailure(const std::string &Who, const std::string &Why);
+  bool noteJoinFailure(const std::string &Who, const std::string &Why) REQUIRES(M);
   void releaseUnused();
   void report(const std::string &Line);
   bool replace(const MemberPtr &Mem, const MemberPtr &Fresh, const std::string &Why,
@@ -115,18 +115,21 @@ public:
   llvm::Error launch(const LaunchCall &Call);
   uint64_t launchAsync(const LaunchCall &Call);
   llvm::Error await(uint64_t Ticket);
-  void startWorker(const MemberPtr &Mem);
+  void startWorker(const MemberPtr &Mem) REQUIRES(M);
   void work(MemberPtr Mem);
   void failStranded();
+
+  // Pool.cpp: counts a use of every healthy member; each must be released.
+  std::vector<MemberPtr> useAll() EXCLUDES(M);
 
   // PoolTracing.cpp
   llvm::Error startTrace(llvm::StringRef Path);
   llvm::Error stopTrace();
-  llvm::Error stopTrace(const std::lock_guard<std::mutex> &TraceTurn);
-  std::vector<MemberPtr> holdSessions(bool Dropped);
+  llvm::Error stopTrace(const sync::MutexLock &TraceTurn);
+  std::vector<MemberPtr> holdSessions(bool Dropped) REQUIRES(M);
   llvm::Error followTraces(llvm::ArrayRef<MemberPtr> All, const std::string &Path);
-  std::unique_lock<std::mutex> lockFollowing(llvm::ArrayRef<MemberPtr> Fresh,
-                                             std::vector<std::string> &Reports);
+  // Returns holding M: the caller adopts it (sync::UniqueLock(M, std::adopt_lock)).
+  void lockFollowing(llvm::ArrayRef<MemberPtr> Fresh, std::vector<std::string> &Reports) ACQUIRE(M);
 
   const std::string Address;
   const PoolOptions Opts;
@@ -135,22 +138,22 @@ private:
   friend class Pool;
   std::unique_ptr<pool::MemberSource> Source; // the watcher's (start()'s before it runs)
 
-  mutable std::mutex M;
+  mutable sync::Mutex M;
   // Members, results or Closing changed: what pick(), await() and close()
   // wait for.
-  std::condition_variable Changed;
+  sync::CondVar Changed;
   // A launch was queued: what idle workers wait for. A fresh launch wakes
   // one (any worker may take it); one queued again after a loss, whose
   // member may not take it, wakes all; so do membership and Closing.
-  std::condition_variable WorkQueued;
+  sync::CondVar WorkQueued;
   void wakeAll() {
     Changed.notify_all();
     WorkQueued.notify_all();
   }
 
-  std::vector<MemberPtr> Members; // healthy, in joining order; under M
-  std::vector<MemberPtr> Former;  // dropped, newest last; under M
-  uint64_t NextOrder = 0;         // under M
+  std::vector<MemberPtr> Members GUARDED_BY(M); // healthy, in joining order
+  std::vector<MemberPtr> Former GUARDED_BY(M);  // dropped, newest last
+  uint64_t NextOrder GUARDED_BY(M) = 0;
   // Announcements that failed to join, by "name (address)": reported
   // once, and tried again after a wait that doubles with each failure up
   // to MaxJoinBackoff, so that a file a killed executor left behind costs
@@ -160,31 +163,33 @@ private:
     unsigned Count = 0;
     Clock::time_point NextTry;
   };
-  std::map<std::string, JoinFailure> JoinFailures;
-  std::string SourceFailure; // the last poll's error, reported once; under M
+  std::map<std::string, JoinFailure> JoinFailures GUARDED_BY(M);
+  std::string SourceFailure GUARDED_BY(M); // the last poll's error, reported once
 
-  std::vector<PoolBinary> Binaries; // under M
+  std::vector<PoolBinary> Binaries GUARDED_BY(M);
   std::atomic<size_t> BinaryCount{0};
 
-  // Asynchronous launches, under M.
-  bool AsyncStarted = false;
-  std::deque<PoolJob> Queue;
-  std::map<uint64_t, llvm::Error> Finished;
-  std::set<uint64_t> Pending; // queued or running
-  uint64_t NextTicket = 1;
+  // Asynchronous launches.
+  bool AsyncStarted GUARDED_BY(M) = false;
+  std::deque<PoolJob> Queue GUARDED_BY(M);
+  std::map<uint64_t, llvm::Error> Finished GUARDED_BY(M);
+  std::set<uint64_t> Pending GUARDED_BY(M); // queued or running
+  uint64_t NextTicket GUARDED_BY(M) = 1;
 
-  // Counters, under M.
-  uint64_t Launches = 0, Retried = 0, MembersLost = 0;
+  // Counters.
+  uint64_t Launches GUARDED_BY(M) = 0;
+  uint64_t Retried GUARDED_BY(M) = 0;
+  uint64_t MembersLost GUARDED_BY(M) = 0;
   // Whose session ran the launch that finished last: stats() reads its
   // Last, since reading a session's stats waits for its launch in flight.
   MemberPtr LastMember;
 
   // The pool's trace: the path every member traces to, empty for none;
   // written holding TraceMutex and M, read under either.
-  std::mutex TraceMutex;
+  sync::Mutex TraceMutex;
   std::string TracePath;
 
-  bool Closing = false; // under M
+  bool Closing GUARDED_BY(M) = false;
   std::thread Watcher;
 };
 

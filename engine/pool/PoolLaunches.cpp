@@ -34,9 +34,9 @@ bool better(const pool::Member &A, const pool::Member &B, bool Oldest) {
 // A healthy member not in Tried, counted as used (release() it). With none,
 // waits up to the handshake timeout for one to join.
 Expected<MemberPtr> Pool::Impl::pick(ArrayRef<uint64_t> Tried, bool Oldest) {
-  std::unique_lock<std::mutex> L(M);
+  sync::UniqueLock L(M);
   MemberPtr Best;
-  auto Find = [&] {
+  auto Find = [&]() REQUIRES(M) {
     Best = nullptr;
     for (const MemberPtr &Mem : Members)
       if (!llvm::is_contained(Tried, Mem->Order) && (!Best || better(*Mem, *Best, Oldest)))
@@ -71,11 +71,11 @@ void Pool::Impl::release(const MemberPtr &Mem) {
 Error Pool::Impl::catchUp(pool::Member &Mem) {
   if (Mem.Shipped >= BinaryCount)
     return Error::success();
-  std::lock_guard<std::mutex> Shipping(Mem.ShipMutex);
+  sync::MutexLock Shipping(Mem.ShipMutex);
   for (;;) {
     PoolBinary B;
     {
-      std::lock_guard<std::mutex> L(M);
+      sync::MutexLock L(M);
       if (Mem.Shipped >= Binaries.size())
         return Error::success();
       B = Binaries[Mem.Shipped];
@@ -104,7 +104,7 @@ bool Pool::Impl::caughtUp(const MemberPtr &Mem) {
 Error Pool::Impl::runOn(const MemberPtr &Mem, const LaunchCall &Call) {
   ++Mem->Started;
   Error Err = Mem->S->launch(Call);
-  std::lock_guard<std::mutex> L(M);
+  sync::MutexLock L(M);
   ++Launches;
   if (!Err)
     LastMember = Mem;
@@ -128,7 +128,7 @@ Error Pool::Impl::afterFailure(const MemberPtr &Mem, Error Err, StringRef Entry,
   // The launch runs again elsewhere: its failure here was its member's
   // loss, which the pool reports and counts (Retried) itself.
   consumeError(std::move(Err));
-  std::lock_guard<std::mutex> L(M);
+  sync::MutexLock L(M);
   ++Retried;
   Retry = true;
   return Error::success();
@@ -176,7 +176,7 @@ uint64_t Pool::Impl::launchAsync(const LaunchCall &Call) {
               Call.Into.vec(),
               {},
               Clock::now()};
-  std::lock_guard<std::mutex> L(M);
+  sync::MutexLock L(M);
   Job.Ticket = NextTicket++;
   uint64_t Ticket = Job.Ticket;
   if (Closing) {
@@ -198,10 +198,10 @@ uint64_t Pool::Impl::launchAsync(const LaunchCall &Call) {
 
 // A ticket never issued, or awaited before, is nothing to wait for.
 Error Pool::Impl::await(uint64_t Ticket) {
-  std::unique_lock<std::mutex> L(M);
+  sync::UniqueLock L(M);
   if (!Pending.count(Ticket) && !Finished.count(Ticket))
     return Error::success();
-  Changed.wait(L, [&] { return Finished.count(Ticket) != 0; });
+  Changed.wait(L, [&]() REQUIRES(M) { return Finished.count(Ticket) != 0; });
   auto It = Finished.find(Ticket);
   Error Err = std::move(It->second);
   Finished.erase(It);
@@ -221,10 +221,10 @@ void Pool::Impl::work(MemberPtr Mem) {
   // refused one leaves the track the name the thread inherited, no more.
   std::string Name = "pool member " + std::to_string(Mem->Order % 1000);
   ::pthread_setname_np(::pthread_self(), Name.c_str());
-  std::unique_lock<std::mutex> L(M);
+  sync::UniqueLock L(M);
   for (;;) {
     auto Next = Queue.end();
-    WorkQueued.wait(L, [&] {
+    WorkQueued.wait(L, [&]() REQUIRES(M) {
       if (Mem->Gone || (Closing && Queue.empty()))
         return true;
       Next = llvm::find_if(
@@ -262,7 +262,7 @@ void Pool::Impl::work(MemberPtr Mem) {
 // member on all of them, or none is left) and that waited longer than the
 // handshake timeout for one to join.
 void Pool::Impl::failStranded() {
-  std::lock_guard<std::mutex> L(M);
+  sync::MutexLock L(M);
   auto Now = Clock::now();
   for (auto It = Queue.begin(); It != Queue.end();) {
     bool Takeable = llvm::any_of(

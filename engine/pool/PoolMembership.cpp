@@ -48,7 +48,7 @@ bool Pool::Impl::noteJoinFailure(const std::string &Who, const std::string &Why)
 MemberPtr Pool::Impl::join(const pool::Announced &A, std::string &Why) {
   SessionOptions O = Opts.Member;
   {
-    std::lock_guard<std::mutex> L(M);
+    sync::MutexLock L(M);
     O.TracePath = TracePath;
   }
   auto S = Session::open(A.Address, O);
@@ -56,7 +56,7 @@ MemberPtr Pool::Impl::join(const pool::Announced &A, std::string &Why) {
     Why = toString(S.takeError());
     return nullptr;
   }
-  std::lock_guard<std::mutex> L(M);
+  sync::MutexLock L(M);
   auto Mem = std::make_shared<pool::Member>(A.Name, A.Address, std::move(*S), NextOrder++);
   Mem->Follows = O.TracePath;
   return Mem;
@@ -70,7 +70,7 @@ void Pool::Impl::refresh() {
     std::string Msg = toString(Now.takeError());
     bool New;
     {
-      std::lock_guard<std::mutex> L(M);
+      sync::MutexLock L(M);
       New = Msg != SourceFailure;
       SourceFailure = Msg;
     }
@@ -81,7 +81,7 @@ void Pool::Impl::refresh() {
   std::vector<MemberPtr> Withdrawn, Ended;
   std::vector<pool::Announced> Fresh;
   {
-    std::lock_guard<std::mutex> L(M);
+    sync::MutexLock L(M);
     SourceFailure.clear();
     for (const MemberPtr &Mem : Members) {
       if (!llvm::any_of(*Now, [&](const pool::Announced &A) { return same(*Mem, A); }))
@@ -112,7 +112,8 @@ void Pool::Impl::refresh() {
   std::vector<std::string> Reports;
   std::vector<MemberPtr> Extra;
   {
-    auto L = lockFollowing(Joined, Reports);
+    lockFollowing(Joined, Reports);
+    sync::UniqueLock L(M, std::adopt_lock);
     for (size_t I = 0; I < Fresh.size(); ++I) {
       std::string Who = key(Fresh[I]);
       if (!Joined[I]) {
@@ -146,9 +147,9 @@ void Pool::Impl::refresh() {
 }
 
 void Pool::Impl::watch() {
-  std::unique_lock<std::mutex> L(M);
+  sync::UniqueLock L(M);
   while (!Closing) {
-    Changed.wait_for(L, Opts.PollInterval, [this] { return Closing; });
+    Changed.wait_for(L, Opts.PollInterval, [this]() REQUIRES(M) { return Closing; });
     if (Closing)
       break;
     L.unlock();
@@ -159,7 +160,7 @@ void Pool::Impl::watch() {
 
 bool Pool::Impl::drop(const MemberPtr &Mem, const std::string &Why) {
   {
-    std::lock_guard<std::mutex> L(M);
+    sync::MutexLock L(M);
     if (Mem->Gone)
       return false;
     Mem->Gone = true;
@@ -191,7 +192,8 @@ bool Pool::Impl::rejoin(const MemberPtr &Mem) {
 // place; else drops Mem. What is to be reported goes to Reports.
 bool Pool::Impl::replace(const MemberPtr &Mem, const MemberPtr &Fresh, const std::string &Why,
                          std::vector<std::string> &Reports) {
-  auto L = lockFollowing({Fresh}, Reports);
+  lockFollowing({Fresh}, Reports);
+  sync::UniqueLock L(M, std::adopt_lock);
   if (Mem->Gone) {
     // Another thread saw the same end first and dealt with it.
     bool Replaced = llvm::any_of(Members, [&](const MemberPtr &Other) {
@@ -225,7 +227,7 @@ bool Pool::Impl::replace(const MemberPtr &Mem, const MemberPtr &Fresh, const std
 void Pool::Impl::releaseUnused() {
   std::vector<MemberPtr> Unused;
   {
-    std::lock_guard<std::mutex> L(M);
+    sync::MutexLock L(M);
     for (const MemberPtr &Mem : Former)
       if (!Mem->Released && Mem->Holds == 0)
         Unused.push_back(Mem);
@@ -236,7 +238,7 @@ void Pool::Impl::releaseUnused() {
     if (Mem->Worker.joinable() && Mem->WorkerDone)
       Mem->Worker.join();
   }
-  std::lock_guard<std::mutex> L(M);
+  sync::MutexLock L(M);
   for (const MemberPtr &Mem : Unused) {
     // Taken since it was picked (stats(), or stopping the pool's trace):
     // its session, closed, stays until a later pass finds it unused.

@@ -84,10 +84,10 @@ Error Pool::Impl::followTraces(ArrayRef<MemberPtr> All, const std::string &Path)
 // refused even when the pool has no member now, rather than failing
 // members as they join.
 Error Pool::Impl::startTrace(StringRef Path) {
-  std::lock_guard<std::mutex> Turn(TraceMutex);
+  sync::MutexLock Turn(TraceMutex);
   std::string Head = Address + ": cannot start tracing to '" + Path.str() + "': ";
   {
-    std::lock_guard<std::mutex> L(M);
+    sync::MutexLock L(M);
     if (Path.empty())
       return traceError(Head + "the path is empty", FailureKind::BadArgument);
     if (Closing)
@@ -103,7 +103,7 @@ Error Pool::Impl::startTrace(StringRef Path) {
     return traceError(Head + toString(File.takeError()), FailureKind::BadArgument);
   std::vector<MemberPtr> All;
   {
-    std::lock_guard<std::mutex> L(M);
+    sync::MutexLock L(M);
     TracePath = Path.str();
     All = holdSessions(/*Dropped=*/false);
   }
@@ -116,14 +116,14 @@ Error Pool::Impl::startTrace(StringRef Path) {
 }
 
 Error Pool::Impl::stopTrace() {
-  std::lock_guard<std::mutex> Turn(TraceMutex);
+  sync::MutexLock Turn(TraceMutex);
   return stopTrace(Turn);
 }
 
-Error Pool::Impl::stopTrace(const std::lock_guard<std::mutex> &Turn) {
+Error Pool::Impl::stopTrace(const sync::MutexLock &Turn) {
   std::vector<MemberPtr> All;
   {
-    std::lock_guard<std::mutex> L(M);
+    sync::MutexLock L(M);
     TracePath.clear();
     All = holdSessions(/*Dropped=*/true);
   }
@@ -133,12 +133,11 @@ Error Pool::Impl::stopTrace(const std::lock_guard<std::mutex> &Turn) {
 // M, locked at a moment every one of Fresh (not among Members yet, so only
 // this thread sets their traces) follows the pool's trace: what a member
 // must do before it is taken. Why one could not goes to Reports.
-std::unique_lock<std::mutex> Pool::Impl::lockFollowing(ArrayRef<MemberPtr> Fresh,
-                                                       std::vector<std::string> &Reports) {
+void Pool::Impl::lockFollowing(ArrayRef<MemberPtr> Fresh, std::vector<std::string> &Reports) {
   std::vector<std::string> Tried;
   for (const MemberPtr &Mem : Fresh)
     Tried.push_back(Mem ? Mem->Follows : "");
-  std::unique_lock<std::mutex> L(M);
+  M.lock();
   for (;;) {
     std::string Want = TracePath;
     std::vector<size_t> Behind;
@@ -146,15 +145,15 @@ std::unique_lock<std::mutex> Pool::Impl::lockFollowing(ArrayRef<MemberPtr> Fresh
       if (Fresh[I] && Tried[I] != Want)
         Behind.push_back(I);
     if (Behind.empty())
-      return L;
-    L.unlock();
+      return;
+    M.unlock();
     for (size_t I : Behind) {
       if (Error Err = follow(*Fresh[I], Want))
         Reports.push_back(Address + ": member " + Fresh[I]->label() +
                           " is not traced: " + toString(std::move(Err)));
       Tried[I] = Want;
     }
-    L.lock();
+    M.lock();
   }
 }
 

@@ -25,7 +25,7 @@ Expected<std::unique_ptr<CodeLinker>> CodeLinker::Create(ExecutionSession &ES) {
 
 void CodeLinker::noteReportedError(Error Err) {
   std::string Text = toString(std::move(Err));
-  std::lock_guard<std::mutex> Lock(M);
+  sync::MutexLock Lock(M);
   // Only while linking: a failure reported at another time (a launch's
   // message refused, say) was returned to its caller and is no link cause.
   if (Linking > 0)
@@ -35,7 +35,7 @@ void CodeLinker::noteReportedError(Error Err) {
 Error CodeLinker::withReportedCause(Error Err) {
   std::string Cause;
   {
-    std::lock_guard<std::mutex> Lock(M);
+    sync::MutexLock Lock(M);
     Cause = std::exchange(Reported, std::string());
   }
   if (Cause.empty())
@@ -52,7 +52,7 @@ Error CodeLinker::linkAll(JITDylib &JD, SymbolLookupSet Syms) {
 
 Error CodeLinker::addObject(StringRef Path) {
   {
-    std::lock_guard<std::mutex> Lock(M);
+    sync::MutexLock Lock(M);
     if (Objects.count(Path))
       return Error::success();
   }
@@ -82,7 +82,7 @@ Error CodeLinker::addObject(StringRef Path) {
                        withContext("removing what the failed link left", std::move(Left)));
     return withContext("cannot link '" + Path + "'", std::move(Err));
   }
-  std::lock_guard<std::mutex> Lock(M);
+  sync::MutexLock Lock(M);
   Objects[Path] = &*JD;
   auto Name = sys::path::filename(Path);
   auto [It, New] = Objects.try_emplace(Name, &*JD);
@@ -94,7 +94,7 @@ Error CodeLinker::addObject(StringRef Path) {
 Expected<JITDylib *> CodeLinker::dylibFor(StringRef Object) {
   if (Object.empty())
     return &Main;
-  std::lock_guard<std::mutex> Lock(M);
+  sync::MutexLock Lock(M);
   auto It = Objects.find(Object);
   if (It == Objects.end())
     return makeFailure(FailureKind::BadArgument,
@@ -111,7 +111,7 @@ Expected<ExecutorAddr> CodeLinker::lookup(StringRef Object, StringRef Symbol) {
   {
     // Looked up on every launch: no string is built on this path, and a
     // program that launches one entry again and again matches the last one.
-    std::lock_guard<std::mutex> Lock(M);
+    sync::MutexLock Lock(M);
     if (Last.Addr && Last.Object == Object && Last.Symbol == Symbol)
       return Last.Addr;
     auto InObject = Symbols.find(Object);
@@ -133,7 +133,7 @@ Expected<ExecutorAddr> CodeLinker::lookup(StringRef Object, StringRef Symbol) {
         inconvertibleErrorCode(), "symbol '%s' not found in %s: %s", Symbol.str().c_str(),
         Object.empty() ? "the executor process" : ("object '" + Object + "'").str().c_str(),
         toString(withReportedCause(Sym.takeError())).c_str());
-  std::lock_guard<std::mutex> Lock(M);
+  sync::MutexLock Lock(M);
   Symbols[Object][Symbol] = Sym->getAddress();
   return Sym->getAddress();
 }

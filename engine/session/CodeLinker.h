@@ -4,16 +4,23 @@
 // main JITDylib, which resolves against the executor process (its plugins,
 // libc). Two objects may therefore export the same entry name.
 //
+// Threads: addObject() on a caller sending a binary, lookup() on the
+// launching thread and on callers of callWrapper(), all under the
+// session's Life (shared), so several at once; noteReportedError() on whatever thread ORC reports
+// from (an ORC task, TaskPool). Every member below M is GUARDED_BY it; ES, Layer and Main are set
+// at creation and lock their own.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef CATALYST_REMOTE_SESSION_CODELINKER_H
 #define CATALYST_REMOTE_SESSION_CODELINKER_H
 
+#include "sync/Mutex.h"
+
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ExecutionEngine/Orc/Core.h"
 #include "llvm/ExecutionEngine/Orc/ObjectLinkingLayer.h"
 
-#include <mutex>
 #include <string>
 
 namespace catalyst::remote {
@@ -45,23 +52,25 @@ private:
   llvm::orc::ExecutionSession &ES;
   llvm::orc::ObjectLinkingLayer Layer;
   llvm::orc::JITDylib &Main;
-  std::mutex M;
-  llvm::StringMap<llvm::orc::JITDylib *> Objects;                    // by path and by file name
-  llvm::StringMap<llvm::StringMap<llvm::orc::ExecutorAddr>> Symbols; // object -> symbol
+  sync::Mutex M;
+  // By path and by file name.
+  llvm::StringMap<llvm::orc::JITDylib *> Objects GUARDED_BY(M);
+  // Object -> symbol.
+  llvm::StringMap<llvm::StringMap<llvm::orc::ExecutorAddr>> Symbols GUARDED_BY(M);
   struct {
     std::string Object, Symbol;
     llvm::orc::ExecutorAddr Addr;
-  } Last;
-  std::string Reported;
-  unsigned Linking = 0; // lookups in progress that may link
+  } Last GUARDED_BY(M);
+  std::string Reported GUARDED_BY(M);
+  unsigned Linking GUARDED_BY(M) = 0; // lookups in progress that may link
   struct LinkingScope {
     CodeLinker &L;
     explicit LinkingScope(CodeLinker &L) : L(L) {
-      std::lock_guard<std::mutex> Lock(L.M);
+      sync::MutexLock Lock(L.M);
       ++L.Linking;
     }
     ~LinkingScope() {
-      std::lock_guard<std::mutex> Lock(L.M);
+      sync::MutexLock Lock(L.M);
       --L.Linking;
     }
   };

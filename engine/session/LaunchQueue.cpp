@@ -15,7 +15,7 @@ LaunchQueue::~LaunchQueue() {
 }
 
 uint64_t LaunchQueue::submit(Job J) {
-  std::lock_guard<std::mutex> Lock(M);
+  sync::MutexLock Lock(M);
   uint64_t Ticket = NextTicket++;
   Queue.emplace_back(Ticket, std::move(J));
   if (!Worker.joinable()) {
@@ -27,15 +27,15 @@ uint64_t LaunchQueue::submit(Job J) {
 }
 
 Error LaunchQueue::await(uint64_t Ticket) {
-  std::unique_lock<std::mutex> Lock(M);
-  auto Known = [&] {
+  sync::UniqueLock Lock(M);
+  auto Known = [&]() REQUIRES(M) {
     return Finished.count(Ticket) || Running == Ticket ||
            llvm::any_of(Queue, [&](auto &Q) { return Q.first == Ticket; });
   };
   if (!Known())
     return makeFailure(FailureKind::BadArgument, "no pending launch " + Twine(Ticket) +
                                                      " in this session (already awaited?)");
-  Changed.wait(Lock, [&] { return Finished.count(Ticket) > 0; });
+  Changed.wait(Lock, [&]() REQUIRES(M) { return Finished.count(Ticket) > 0; });
   auto It = Finished.find(Ticket);
   Error Result = std::move(It->second);
   Finished.erase(It);
@@ -43,8 +43,8 @@ Error LaunchQueue::await(uint64_t Ticket) {
 }
 
 Error LaunchQueue::drain() {
-  std::unique_lock<std::mutex> Lock(M);
-  Changed.wait(Lock, [&] { return Queue.empty() && !Running; });
+  sync::UniqueLock Lock(M);
+  Changed.wait(Lock, [&]() REQUIRES(M) { return Queue.empty() && !Running; });
   Stopping = true;
   Changed.notify_all();
   Error Unclaimed = Error::success();
@@ -59,9 +59,9 @@ Error LaunchQueue::drain() {
 }
 
 void LaunchQueue::run() {
-  std::unique_lock<std::mutex> Lock(M);
+  sync::UniqueLock Lock(M);
   for (;;) {
-    Changed.wait(Lock, [&] { return Stopping || !Queue.empty(); });
+    Changed.wait(Lock, [&]() REQUIRES(M) { return Stopping || !Queue.empty(); });
     if (Queue.empty())
       return;
     auto [Ticket, J] = std::move(Queue.front());

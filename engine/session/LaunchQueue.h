@@ -5,18 +5,22 @@
 // those of different sessions overlap, which is what lets a host keep
 // several executors busy at once.
 //
+// Threads: submit(), await() and drain() are for any thread (the session's
+// callers, and close()); the queue's own worker thread runs run(), each
+// job on it.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef CATALYST_REMOTE_SESSION_LAUNCHQUEUE_H
 #define CATALYST_REMOTE_SESSION_LAUNCHQUEUE_H
 
+#include "sync/Mutex.h"
+
 #include "llvm/ADT/FunctionExtras.h"
 #include "llvm/Support/Error.h"
 
-#include <condition_variable>
 #include <deque>
 #include <map>
-#include <mutex>
 #include <thread>
 
 namespace catalyst::remote {
@@ -36,16 +40,16 @@ public:
   llvm::Error drain();
 
 private:
-  void run();
+  void run() EXCLUDES(M);
 
-  std::mutex M;
-  std::condition_variable Changed;
-  std::deque<std::pair<uint64_t, Job>> Queue;
-  std::map<uint64_t, llvm::Error> Finished;
-  uint64_t NextTicket = 1;
-  uint64_t Running = 0; // ticket of the job in progress, 0 when none
-  bool Stopping = false;
-  std::thread Worker; // started by the first submit
+  sync::Mutex M;
+  sync::CondVar Changed; // with M: any of the members below changed
+  std::deque<std::pair<uint64_t, Job>> Queue GUARDED_BY(M);
+  std::map<uint64_t, llvm::Error> Finished GUARDED_BY(M);
+  uint64_t NextTicket GUARDED_BY(M) = 1;
+  uint64_t Running GUARDED_BY(M) = 0; // ticket of the job in progress, 0 when none
+  bool Stopping GUARDED_BY(M) = false;
+  std::thread Worker GUARDED_BY(M); // started by the first submit
 };
 
 } // namespace catalyst::remote

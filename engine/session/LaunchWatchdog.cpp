@@ -6,7 +6,7 @@ namespace catalyst::remote {
 
 LaunchWatchdog::~LaunchWatchdog() {
   {
-    std::lock_guard<std::mutex> Lock(M);
+    sync::MutexLock Lock(M);
     Stopping = true;
   }
   Changed.notify_all();
@@ -15,7 +15,7 @@ LaunchWatchdog::~LaunchWatchdog() {
 }
 
 void LaunchWatchdog::arm(Clock::time_point Deadline) {
-  std::lock_guard<std::mutex> Lock(M);
+  sync::MutexLock Lock(M);
   Armed = Deadline;
   if (!Watcher.joinable())
     Watcher = std::thread([this] { run(); });
@@ -23,12 +23,12 @@ void LaunchWatchdog::arm(Clock::time_point Deadline) {
 }
 
 void LaunchWatchdog::disarm() {
-  std::lock_guard<std::mutex> Lock(M);
+  sync::MutexLock Lock(M);
   Armed.reset();
 }
 
 void LaunchWatchdog::run() {
-  std::unique_lock<std::mutex> Lock(M);
+  sync::UniqueLock Lock(M);
   while (!Stopping) {
     if (!Armed) {
       Changed.wait(Lock);

@@ -6,15 +6,19 @@
 // process notices the host gone and exits). One thread per session, started
 // by the first launch that has a deadline.
 //
+// Threads: arm() and disarm() on the launching thread (under the session's
+// LaunchMutex); the watchdog's thread runs run() and Expire; the
+// destructor at the session's teardown.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef CATALYST_REMOTE_SESSION_LAUNCHWATCHDOG_H
 #define CATALYST_REMOTE_SESSION_LAUNCHWATCHDOG_H
 
+#include "sync/Mutex.h"
+
 #include <chrono>
-#include <condition_variable>
 #include <functional>
-#include <mutex>
 #include <optional>
 #include <thread>
 
@@ -35,14 +39,14 @@ public:
   void disarm();
 
 private:
-  void run();
+  void run() EXCLUDES(M);
 
   const std::function<void()> Expire;
-  std::mutex M;
-  std::condition_variable Changed;
-  std::optional<Clock::time_point> Armed; // guarded by M
-  bool Stopping = false;                  // guarded by M
-  std::thread Watcher;                    // started under M by the first arm()
+  sync::Mutex M;
+  sync::CondVar Changed; // with M: Armed or Stopping changed
+  std::optional<Clock::time_point> Armed GUARDED_BY(M);
+  bool Stopping GUARDED_BY(M) = false;
+  std::thread Watcher GUARDED_BY(M); // started by the first arm()
 };
 
 } // namespace catalyst::remote

@@ -101,7 +101,7 @@ void Session::Impl::settle() {
 // each came from, refuses a second file under a name already taken, and sends
 // a file again only when its bytes changed.
 Error Session::Impl::sendAsset(StringRef Path) {
-  std::lock_guard<std::mutex> Lock(AssetMutex);
+  sync::MutexLock Lock(AssetMutex);
   auto Buf = MemoryBuffer::getFile(Path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
   if (!Buf)
     return makeFailure(FailureKind::BadArgument,
@@ -167,7 +167,7 @@ Error Session::Impl::runLaunch(ExecutorAddr Entry, ArrayRef<CheckedInput> Inputs
 }
 
 Error Session::Impl::launch(const LaunchCall &Call) {
-  std::lock_guard<std::mutex> Lock(LaunchMutex);
+  sync::MutexLock Lock(LaunchMutex);
   TraceSlot::Held Trace = Tracing.take();
   uint64_t Number = ++Launched;
   LaunchStats S;
@@ -218,7 +218,7 @@ Error Session::Impl::launchMeasured(const LaunchCall &Call, HostOutputs &Outputs
   Forecast->end(Entry->getValue(), Outputs.bytes());
   S.OutputsReady = Outputs.readyTaken();
   {
-    std::lock_guard<std::mutex> Counting(StatsMutex);
+    sync::MutexLock Counting(StatsMutex);
     Stats.Launches++;
     Stats.Last = S;
     Stats.Total += S;
@@ -247,7 +247,7 @@ Error Session::Impl::startTrace(StringRef Path) {
   auto Made = SessionTrace::create(Path, Address);
   if (!Made)
     return Fail(makeFailure(FailureKind::BadArgument, toString(Made.takeError())));
-  std::lock_guard<std::mutex> Turn(LaunchMutex);
+  sync::MutexLock Turn(LaunchMutex);
   auto Start = PhaseClock::now();
   (*Made)->syncClock(ES->getExecutorProcessControl());
   auto Started = Tracing.start(std::move(*Made));
@@ -261,7 +261,7 @@ Error Session::Impl::startTrace(StringRef Path) {
 // the call is one round trip and nothing else. It takes its turn with
 // launches, so that no launch's counters include it.
 Error Session::Impl::ping() {
-  std::lock_guard<std::mutex> Lock(LaunchMutex);
+  sync::MutexLock Lock(LaunchMutex);
   if (auto Err = callChecked<wire::SPSFreeSig>(ES->getExecutorProcessControl(), Upstream.Free,
                                                wire::FreeName, ExecutorAddr()))
     return explain(std::move(Err), "ping failed");
@@ -280,10 +280,10 @@ Error Session::Impl::close() {
   Error Err = Async.drain();
   if (Closed.exchange(true)) {
     // Another thread's close() tears down: returns once it has.
-    std::unique_lock<std::shared_mutex> Wait(Life);
+    std::unique_lock<sync::SharedMutex> Wait(Life);
     return Err;
   }
-  std::unique_lock<std::shared_mutex> Exclusive(Life, std::try_to_lock);
+  std::unique_lock<sync::SharedMutex> Exclusive(Life, std::try_to_lock);
   if (!Exclusive) {
     if (Transport)
       Transport->closeWith("the session was closed while a call was in flight",
@@ -322,8 +322,8 @@ Error Session::Impl::tearDown() {
   return Err;
 }
 
-std::shared_lock<std::shared_mutex> Session::Impl::hold(Error &Err) {
-  std::shared_lock<std::shared_mutex> Held(Life);
+std::shared_lock<sync::SharedMutex> Session::Impl::hold(Error &Err) {
+  std::shared_lock<sync::SharedMutex> Held(Life);
   if (!Closed && Transport && !Transport->disconnected())
     return Held;
   // Closed by the user, or by the connection's end, which says why. The
@@ -393,7 +393,7 @@ Error Session::ping() {
 }
 
 SessionStats Session::stats() const {
-  std::lock_guard<std::mutex> Lock(I->StatsMutex);
+  sync::MutexLock Lock(I->StatsMutex);
   return I->Stats;
 }
 

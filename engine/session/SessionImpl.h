@@ -8,7 +8,10 @@
 // comment says who owns it: set by open and read-only afterwards, or the
 // lock that guards it. Life, taken shared by every call (hold()) and
 // exclusively by close(), keeps the connection from being torn down under
-// a call.
+// a call. The members under the other locks say GUARDED_BY, which Clang
+// checks (tools/thread-safety-check); those under Life only say so in a
+// comment, since hold() returns the lock it takes, which the analysis
+// cannot follow from one function into its caller.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,13 +33,12 @@
 #include "OpenChannel.h"
 #include "SentAssets.h"
 #include "catalyst/remote/Session.h"
+#include "sync/Mutex.h"
 
 #include "llvm/ExecutionEngine/Orc/Core.h"
 
 #include <atomic>
 #include <memory>
-#include <mutex>
-#include <shared_mutex>
 #include <string>
 
 namespace catalyst::remote {
@@ -64,13 +66,14 @@ public:
   llvm::Error sendAsset(llvm::StringRef Path);
   llvm::Expected<std::vector<char>> callWrapper(llvm::orc::ExecutorAddr Fn,
                                                 llvm::ArrayRef<char> Args);
-  llvm::Error launch(const LaunchCall &Call);
-  llvm::Error startTrace(llvm::StringRef Path);
+  llvm::Error launch(const LaunchCall &Call) EXCLUDES(LaunchMutex);
+  llvm::Error startTrace(llvm::StringRef Path) EXCLUDES(LaunchMutex);
   llvm::Error launchMeasured(const LaunchCall &Call, HostOutputs &Outputs, LaunchStats &S,
-                             LaunchTimeline &When, uint64_t &InputBytes);
-  llvm::Error ping();
+                             LaunchTimeline &When, uint64_t &InputBytes) REQUIRES(LaunchMutex);
+  llvm::Error ping() EXCLUDES(LaunchMutex);
   llvm::Error runLaunch(llvm::orc::ExecutorAddr Entry, llvm::ArrayRef<CheckedInput> Inputs,
-                        HostOutputs &Outputs, LaunchStats &S, LaunchTimeline &When);
+                        HostOutputs &Outputs, LaunchStats &S, LaunchTimeline &When)
+      REQUIRES(LaunchMutex);
   llvm::Error explain(llvm::Error Err, const llvm::Twine &What);
   std::string endReason() const;
   void settle();
@@ -78,7 +81,7 @@ public:
   llvm::Error tearDown();
   // Null, with the reason in Err, when the session is closed; else the
   // shared hold on the connection every call works under.
-  std::shared_lock<std::shared_mutex> hold(llvm::Error &Err);
+  std::shared_lock<sync::SharedMutex> hold(llvm::Error &Err);
 
   // Set by open, read-only afterwards.
   std::string Address;
@@ -94,7 +97,7 @@ public:
   // The connection and what works over it, from open until close, which
   // tears them down holding Life exclusively; every call that uses them
   // holds it shared (hold()) and first checks Closed.
-  std::shared_mutex Life;
+  sync::SharedMutex Life;
   std::unique_ptr<llvm::orc::ExecutionSession> ES;
   wire::SocketTransport *Transport = nullptr;
   TaskPool *Tasks = nullptr; // owned by the EPC, like Transport
@@ -107,18 +110,19 @@ public:
   std::atomic<bool> Closed{false}; // set once, by the one close() that runs
 
   // Launches share the session's slab, so they take turns.
-  std::mutex LaunchMutex;
-  uint64_t Launched = 0; // launches begun (traces number them), under LaunchMutex
+  sync::Mutex LaunchMutex;
+  uint64_t Launched GUARDED_BY(LaunchMutex) = 0; // launches begun (traces number them)
   // Written at each launch's end under LaunchMutex and StatsMutex, read
   // under StatsMutex alone, so that stats() never waits for a launch; but
   // for Transport, set by open and read-only afterwards.
   SessionStats Stats;
-  mutable std::mutex StatsMutex;
-  std::unique_ptr<OutputForecast> Forecast; // used under LaunchMutex
+  mutable sync::Mutex StatsMutex;
+  // Made by the constructor; what it points to is used under LaunchMutex.
+  std::unique_ptr<OutputForecast> Forecast PT_GUARDED_BY(LaunchMutex);
 
   // Held across a send, so that two sends of one name cannot cross.
-  std::mutex AssetMutex;
-  SentAssets Assets; // under AssetMutex
+  sync::Mutex AssetMutex;
+  SentAssets Assets GUARDED_BY(AssetMutex);
   LaunchQueue Async; // locks its own
 
   // The trace now: each call takes it once (TraceSlot.h); started by open

@@ -9,7 +9,7 @@ TaskPool::~TaskPool() {
 }
 
 void TaskPool::dispatch(std::unique_ptr<llvm::orc::Task> T) {
-  std::unique_lock<std::mutex> Lock(M);
+  sync::UniqueLock Lock(M);
   if (Stopping) {
     // ORC may still complete calls while the session ends; run them here.
     Lock.unlock();
@@ -26,7 +26,7 @@ void TaskPool::dispatch(std::unique_ptr<llvm::orc::Task> T) {
 void TaskPool::shutdown() {
   std::vector<std::thread> Joining;
   {
-    std::lock_guard<std::mutex> Lock(M);
+    sync::MutexLock Lock(M);
     Stopping = true;
     Joining.swap(Threads);
   }
@@ -39,21 +39,21 @@ void TaskPool::shutdown() {
 }
 
 uint64_t TaskPool::waitIdle() {
-  std::unique_lock<std::mutex> Lock(M);
-  Drained.wait(Lock, [this] { return Queue.empty() && Running == 0; });
+  sync::UniqueLock Lock(M);
+  Drained.wait(Lock, [this]() REQUIRES(M) { return Queue.empty() && Running == 0; });
   return FinishedTasks;
 }
 
 bool TaskPool::idleSince(uint64_t Finished) {
-  std::lock_guard<std::mutex> Lock(M);
+  sync::MutexLock Lock(M);
   return Queue.empty() && Running == 0 && FinishedTasks == Finished;
 }
 
 void TaskPool::run() {
-  std::unique_lock<std::mutex> Lock(M);
+  sync::UniqueLock Lock(M);
   for (;;) {
     ++Idle;
-    Ready.wait(Lock, [this] { return Stopping || !Queue.empty(); });
+    Ready.wait(Lock, [this]() REQUIRES(M) { return Stopping || !Queue.empty(); });
     --Idle;
     if (Queue.empty())
       return;

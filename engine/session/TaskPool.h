@@ -7,16 +7,21 @@
 // kept once started. A task may block waiting for another, so a task never
 // waits for a thread: when none is idle, another one starts.
 //
+// Threads: ORC calls dispatch() from any thread (the transport's reader,
+// callers, tasks themselves); the pool's threads run run(), each task on
+// one of them; waitIdle() and idleSince() are the launching thread's;
+// shutdown() runs as the session's EPC ends.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef CATALYST_REMOTE_SESSION_TASKPOOL_H
 #define CATALYST_REMOTE_SESSION_TASKPOOL_H
 
+#include "sync/Mutex.h"
+
 #include "llvm/ExecutionEngine/Orc/TaskDispatch.h"
 
-#include <condition_variable>
 #include <deque>
-#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -38,16 +43,17 @@ public:
   bool idleSince(uint64_t Finished);
 
 private:
-  void run();
+  void run() EXCLUDES(M);
 
-  std::mutex M;
-  std::condition_variable Ready, Drained;
-  size_t Running = 0;
-  uint64_t FinishedTasks = 0;
-  std::deque<std::unique_ptr<llvm::orc::Task>> Queue;
-  std::vector<std::thread> Threads;
-  size_t Idle = 0;
-  bool Stopping = false;
+  sync::Mutex M;
+  sync::CondVar Ready;   // with M: a task was queued, or Stopping was set
+  sync::CondVar Drained; // with M: no task is queued or running
+  size_t Running GUARDED_BY(M) = 0;
+  uint64_t FinishedTasks GUARDED_BY(M) = 0;
+  std::deque<std::unique_ptr<llvm::orc::Task>> Queue GUARDED_BY(M);
+  std::vector<std::thread> Threads GUARDED_BY(M);
+  size_t Idle GUARDED_BY(M) = 0;
+  bool Stopping GUARDED_BY(M) = false;
 };
 
 } // namespace catalyst::remote

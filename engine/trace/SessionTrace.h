@@ -45,6 +45,14 @@ struct TracedLaunch {
   uint64_t Number;       // its place among the session's launches, from 1
 };
 
+// Threads: the session's calls, on their callers' threads, each holding
+// the trace through the session's TraceSlot: launched() under the
+// session's LaunchMutex, binarySent() under no lock of the session's, so
+// two may run at once; what they write goes through File, which locks its
+// own. syncClock() runs before the trace is published (TraceSlot), and is
+// the only writer of the members: after it they are only read. opened(),
+// started() and closed() run on the thread that opens, starts or closes
+// the session.
 class SessionTrace {
 public:
   static llvm::Expected<std::unique_ptr<SessionTrace>> create(llvm::StringRef Path,
@@ -77,7 +85,7 @@ private:
   // Draws L's executor phases, or returns why it cannot.
   const char *executorPhases(TraceEvents &E, const TracedLaunch &L, uint64_t Number);
 
-  std::shared_ptr<TraceFile> File;
+  std::shared_ptr<TraceFile> File; // locks its own (TraceFile.h)
   const std::string Address;
   const uint64_t HostPid;
   // Set by syncClock, before any other thread sees the trace (a session

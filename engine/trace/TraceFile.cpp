@@ -26,8 +26,8 @@ constexpr StringRef Tail = "\n]}\n";
 // Files by absolute path. Never destroyed: a session closed by a static
 // destructor at exit may still write.
 struct Registry {
-  std::mutex M;
-  std::map<std::string, std::shared_ptr<TraceFile>> Files; // under M
+  sync::Mutex M;
+  std::map<std::string, std::shared_ptr<TraceFile>> Files GUARDED_BY(M);
 };
 
 Registry &registry() {
@@ -59,7 +59,7 @@ Expected<std::shared_ptr<TraceFile>> TraceFile::get(StringRef Given) {
   sys::path::remove_dots(Abs, /*remove_dot_dot=*/true);
   std::string Path = Abs.str().str();
   Registry &R = registry();
-  std::lock_guard<std::mutex> Lock(R.M);
+  sync::MutexLock Lock(R.M);
   if (auto It = R.Files.find(Path); It != R.Files.end())
     return It->second;
   int Fd = ::open(Path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -73,7 +73,11 @@ Expected<std::shared_ptr<TraceFile>> TraceFile::get(StringRef Given) {
     return createStringError(std::error_code(errno, std::generic_category()),
                              "cannot write trace file '%s': %s", Path.c_str(),
                              std::strerror(errno));
-  F->End = Head.size();
+  {
+    // No other thread has F yet: uncontended.
+    sync::MutexLock Alone(F->M);
+    F->End = Head.size();
+  }
   R.Files[Path] = F;
   return F;
 }
@@ -98,7 +102,7 @@ bool TraceFile::writeAt(uint64_t Offset, StringRef Bytes) {
 }
 
 void TraceFile::append(StringRef Events) {
-  std::lock_guard<std::mutex> Lock(M);
+  sync::MutexLock Lock(M);
   if (Broken || Events.empty())
     return;
   Batch.clear();
@@ -118,7 +122,7 @@ void TraceFile::append(StringRef Events) {
 }
 
 bool TraceFile::firstSight(uint64_t Pid, uint64_t Tid) {
-  std::lock_guard<std::mutex> Lock(M);
+  sync::MutexLock Lock(M);
   return Seen.insert({Pid, Tid}).second;
 }
 

@@ -9,17 +9,22 @@
 // failed launch, without any session being closed, at exit, even when the
 // process is killed (unless it dies inside that write).
 //
+// Threads: append() and firstSight() on any thread (every session's
+// calls that trace to the file), under M; get() under the registry's own
+// mutex.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef CATALYST_REMOTE_TRACE_TRACEFILE_H
 #define CATALYST_REMOTE_TRACE_TRACEFILE_H
+
+#include "sync/Mutex.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 #include <utility>
@@ -51,12 +56,12 @@ private:
 
   const std::string Path;
   const int Fd;
-  std::mutex M;
-  uint64_t End = 0;                             // where the closing brackets start, under M
-  bool Empty = true;                            // no event yet, under M
-  bool Broken = false;                          // a write failed, under M
-  std::string Batch;                            // reused for each write, under M
-  std::set<std::pair<uint64_t, uint64_t>> Seen; // under M
+  sync::Mutex M;
+  uint64_t End GUARDED_BY(M) = 0;    // where the closing brackets start
+  bool Empty GUARDED_BY(M) = true;   // no event yet
+  bool Broken GUARDED_BY(M) = false; // a write failed
+  std::string Batch GUARDED_BY(M);   // reused for each write
+  std::set<std::pair<uint64_t, uint64_t>> Seen GUARDED_BY(M);
 };
 
 } // namespace catalyst::remote

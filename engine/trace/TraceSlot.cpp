@@ -2,7 +2,7 @@
 
 #include "TraceSlot.h"
 
-#include <condition_variable>
+#include "sync/Mutex.h"
 
 using namespace llvm;
 
@@ -12,15 +12,15 @@ namespace catalyst::remote {
 // of them goes last frees it: stop() may return while the deleter still
 // holds the mutex it just signalled under.
 struct TraceRelease {
-  std::mutex M;
-  std::condition_variable CV;
-  bool Done = false; // under M
+  sync::Mutex M;
+  sync::CondVar CV;
+  bool Done GUARDED_BY(M) = false;
 };
 
 TraceSlot::Held TraceSlot::take() const {
   if (!on())
     return nullptr;
-  std::lock_guard<std::mutex> Lock(M);
+  sync::MutexLock Lock(M);
   return Current;
 }
 
@@ -46,11 +46,11 @@ Expected<TraceSlot::Held> TraceSlot::start(std::unique_ptr<SessionTrace> T) {
   auto Release = std::make_shared<TraceRelease>();
   Held Trace(T.release(), [Release](SessionTrace *Ended) {
     delete Ended;
-    std::lock_guard<std::mutex> Lock(Release->M);
+    sync::MutexLock Lock(Release->M);
     Release->Done = true;
     Release->CV.notify_all();
   });
-  std::lock_guard<std::mutex> Lock(M);
+  sync::MutexLock Lock(M);
   if (Current)
     return onAlready(*Current);
   Current = Trace;
@@ -63,7 +63,7 @@ void TraceSlot::stop() {
   Held Old;
   std::shared_ptr<TraceRelease> Release;
   {
-    std::lock_guard<std::mutex> Lock(M);
+    sync::MutexLock Lock(M);
     On.store(false, std::memory_order_release);
     Old = std::move(Current);
     Current = nullptr;
@@ -74,8 +74,8 @@ void TraceSlot::stop() {
   Old.reset();
   // Each holder is a call in flight, which ends (or is ended, by the
   // session's liveness and launch timeouts) on its own.
-  std::unique_lock<std::mutex> Lock(Release->M);
-  Release->CV.wait(Lock, [&] { return Release->Done; });
+  sync::UniqueLock Lock(Release->M);
+  Release->CV.wait(Lock, [&]() REQUIRES(Release->M) { return Release->Done; });
 }
 
 } // namespace catalyst::remote

@@ -23,12 +23,12 @@
 #define CATALYST_REMOTE_TRACE_TRACESLOT_H
 
 #include "SessionTrace.h"
+#include "sync/Mutex.h"
 
 #include "llvm/Support/Error.h"
 
 #include <atomic>
 #include <memory>
-#include <mutex>
 
 namespace catalyst::remote {
 
@@ -55,11 +55,12 @@ public:
   void stop();
 
 private:
-  mutable std::mutex M;
-  Held Current; // under M
+  mutable sync::Mutex M;
+  Held Current GUARDED_BY(M);
   // Told, by the deleter of the trace in Current, when the last holder
-  // let go of it; under M.
-  std::shared_ptr<TraceRelease> Released;
+  // let go of it.
+  std::shared_ptr<TraceRelease> Released GUARDED_BY(M);
+  // Whether Current holds a trace: set under M, read without it by on().
   std::atomic<bool> On{false};
 };
 

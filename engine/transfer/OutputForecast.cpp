@@ -39,7 +39,7 @@ OutputForecast::OutputForecast(OutputAllocator Alloc, uint64_t MinBytes)
 
 OutputForecast::~OutputForecast() {
   {
-    std::lock_guard<std::mutex> Lock(M);
+    sync::MutexLock Lock(M);
     Stopping = true;
   }
   Changed.notify_all();
@@ -55,7 +55,7 @@ void OutputForecast::begin(uint64_t Entry, ArrayRef<MemrefArg> Outputs, ArrayRef
     return;
   bool Any = false;
   {
-    std::lock_guard<std::mutex> Lock(M);
+    sync::MutexLock Lock(M);
     Guesses.assign(Outputs.size(), Guess{});
     for (size_t I = 0; I < Outputs.size(); ++I) {
       if ((I < Lent.size() && Lent[I]) || It->second[I] < MinBytes)
@@ -75,9 +75,9 @@ void OutputForecast::begin(uint64_t Entry, ArrayRef<MemrefArg> Outputs, ArrayRef
 
 // The preparing thread: takes the queued guesses in order.
 void OutputForecast::run() {
-  std::unique_lock<std::mutex> Lock(M);
+  sync::UniqueLock Lock(M);
   for (;;) {
-    Changed.wait(Lock, [this] { return Stopping || Queued < Guesses.size(); });
+    Changed.wait(Lock, [this]() REQUIRES(M) { return Stopping || Queued < Guesses.size(); });
     if (Stopping)
       return;
     size_t I = Queued++;
@@ -106,10 +106,10 @@ void OutputForecast::run() {
 char *OutputForecast::take(size_t I, uint64_t Bytes) {
   if (!Guessing.load(std::memory_order_acquire))
     return nullptr;
-  std::unique_lock<std::mutex> Lock(M);
+  sync::UniqueLock Lock(M);
   if (I >= Guesses.size() || Guesses[I].Bytes != Bytes)
     return nullptr;
-  Changed.wait(Lock, [&] { return Guesses[I].S != State::Preparing; });
+  Changed.wait(Lock, [&]() REQUIRES(M) { return Guesses[I].S != State::Preparing; });
   char *Buf = Guesses[I].Buffer;
   Guesses[I] = Guess{};
   return Buf;
@@ -119,7 +119,7 @@ void OutputForecast::end(uint64_t Entry, ArrayRef<uint64_t> Returned) {
   Guessing.store(false, std::memory_order_relaxed);
   std::vector<Guess> Left;
   {
-    std::lock_guard<std::mutex> Lock(M);
+    sync::MutexLock Lock(M);
     Left.swap(Guesses);
     Queued = 0;
   }

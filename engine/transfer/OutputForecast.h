@@ -9,6 +9,11 @@
 // right; a wrong guess costs the guess, which is released at the end of the
 // launch.
 //
+// Threads: begin() and end() on the launching thread (under the session's
+// LaunchMutex); take() on whoever receives the outputs (the launching
+// thread, or the transport's reader); the preparing thread (Preparer)
+// runs run() and prepare().
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef CATALYST_REMOTE_TRANSFER_OUTPUTFORECAST_H
@@ -16,13 +21,12 @@
 
 #include "catalyst/remote/Launch.h"
 #include "catalyst/remote/OutputAllocator.h"
+#include "sync/Mutex.h"
 
 #include "llvm/ADT/ArrayRef.h"
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
-#include <mutex>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -54,23 +58,23 @@ private:
     char *Buffer = nullptr;
     State S = State::None;
   };
-  void run();
-  void prepare(size_t I, uint64_t Bytes);
+  void run() EXCLUDES(M);
+  void prepare(size_t I, uint64_t Bytes) EXCLUDES(M);
 
   const OutputAllocator Alloc;
   const uint64_t MinBytes;
   // Guarded by M: the current launch's guesses (the preparing thread
   // fills them, the launching thread takes them), the work queued for the
   // preparing thread and whether it should stop.
-  std::mutex M;
-  std::condition_variable Changed;
-  std::vector<Guess> Guesses;
-  size_t Queued = 0; // guesses from here on await the preparing thread
+  sync::Mutex M;
+  sync::CondVar Changed; // with M: a guess's state, the queue or Stopping changed
+  std::vector<Guess> Guesses GUARDED_BY(M);
+  size_t Queued GUARDED_BY(M) = 0; // guesses from here on await the preparing thread
   // Whether the current launch has any guess: set by begin() before the
   // launch is sent, cleared by end(), read by take() without M, so that a
   // launch of many small outputs, none guessed, takes no lock per output.
   std::atomic<bool> Guessing{false};
-  bool Stopping = false;
+  bool Stopping GUARDED_BY(M) = false;
   // Sizes each entry last returned; the launching thread's alone (the
   // session's launch lock), as is the thread, started on first need.
   std::unordered_map<uint64_t, std::vector<uint64_t>> Last;

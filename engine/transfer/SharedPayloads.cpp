@@ -51,7 +51,7 @@ SharedPayloads::~SharedPayloads() {
 }
 
 size_t SharedPayloads::mappings() const {
-  std::lock_guard<std::mutex> Lock(M);
+  sync::MutexLock Lock(M);
   return Inputs.size() + (Area.Local.Base != nullptr);
 }
 
@@ -74,7 +74,7 @@ SlabPool::Backend SharedPayloads::wrap(SlabPool::Backend B) {
 }
 
 Error SharedPayloads::expect(ExecutorAddr Base, uint64_t Bytes) const {
-  std::lock_guard<std::mutex> Lock(M);
+  sync::MutexLock Lock(M);
   if (resolve(Base, Bytes))
     return Error::success();
   return createStringError(inconvertibleErrorCode(),
@@ -84,7 +84,7 @@ Error SharedPayloads::expect(ExecutorAddr Base, uint64_t Bytes) const {
 }
 
 void SharedPayloads::forget(ExecutorAddr Base) {
-  std::lock_guard<std::mutex> Lock(M);
+  sync::MutexLock Lock(M);
   auto It = Inputs.find(Base.getValue());
   if (It == Inputs.end())
     return;
@@ -159,7 +159,7 @@ Error SharedPayloads::adoptSlab(ArrayRef<char> Plan, int Fd, SocketTransport *T)
   uint64_t Limit = Input ? SlabCap + SlabRounding : AreaCap;
   if (Base.getValue() + Bytes < Base.getValue())
     return refusedSlab(formatv("{0} bytes at {1:x} wrap around", Bytes, Base.getValue()).str());
-  std::lock_guard<std::mutex> Lock(M);
+  sync::MutexLock Lock(M);
   if ((Input && Inputs.size() >= MaxInputSlabs) || overlaps(Base.getValue(), Bytes, Input))
     return refusedSlab(
         formatv("at {0:x}, it overlaps another, or too many are mapped", Base.getValue()).str());
@@ -181,7 +181,7 @@ Error SharedPayloads::sendLaunch(SocketTransport &T, uint64_t SeqNo, ArrayRef<ch
                                  LaunchStats &Stats) {
   assert(Parts.size() == Places.size() && "a place per input");
   {
-    std::lock_guard<std::mutex> Lock(M);
+    sync::MutexLock Lock(M);
     for (size_t I = 0; I < Parts.size(); ++I) {
       const PayloadPart &P = Parts[I];
       char *To = P.Bytes ? resolve(Places[I], P.Bytes) : nullptr;
@@ -203,11 +203,10 @@ Error SharedPayloads::sendLaunch(SocketTransport &T, uint64_t SeqNo, ArrayRef<ch
 
 Error SharedPayloads::receive(uint32_t Version, ArrayRef<char> Plan, HostOutputs &Outputs,
                               ZeroCopyResult &R, LaunchStats &Stats) {
-  std::lock_guard<std::mutex> Lock(M);
+  sync::MutexLock Lock(M);
   Copies.clear();
-  auto Resolve = [this](ExecutorAddr A, uint64_t Bytes) -> const char * {
-    return resolve(A, Bytes);
-  };
+  auto Resolve = [this](ExecutorAddr A, uint64_t Bytes)
+                     REQUIRES(M) -> const char * { return resolve(A, Bytes); };
   if (auto Err = decodeSharedResult(Version, Plan, Outputs, R, Resolve, Copies))
     return Err;
   for (const SharedCopy &C : Copies) {

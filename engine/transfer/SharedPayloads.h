@@ -13,21 +13,25 @@
 // cannot satisfy; and the executor could still write to memory it shares,
 // and reuses it for the next launch.
 //
+// Threads: the launching thread (sending a launch) and whichever thread
+// reads the transport (the reader thread, or the launching one in
+// readUntil(): adopting a slab, receiving a result), both under M.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef CATALYST_REMOTE_TRANSFER_SHAREDPAYLOADS_H
 #define CATALYST_REMOTE_TRANSFER_SHAREDPAYLOADS_H
 
-#include "wire/SharedMemory.h"
-#include "wire/SocketTransport.h"
 #include "SharedResult.h"
 #include "SlabPool.h"
 #include "catalyst/remote/Stats.h"
+#include "sync/Mutex.h"
+#include "wire/SharedMemory.h"
+#include "wire/SocketTransport.h"
 
 #include "llvm/ExecutionEngine/Orc/Shared/WrapperFunctionUtils.h"
 
 #include <map>
-#include <mutex>
 
 namespace catalyst::remote {
 
@@ -79,16 +83,16 @@ private:
   void forget(llvm::orc::ExecutorAddr Base);
   // Where [A, A + Bytes) of the executor is mapped here; null when it is
   // not all inside one mapping. Under M.
-  char *resolve(llvm::orc::ExecutorAddr A, uint64_t Bytes) const;
-  bool overlaps(uint64_t Base, uint64_t Bytes, bool Input) const; // under M
+  char *resolve(llvm::orc::ExecutorAddr A, uint64_t Bytes) const REQUIRES(M);
+  bool overlaps(uint64_t Base, uint64_t Bytes, bool Input) const REQUIRES(M);
 
   const uint64_t SlabCap, AreaCap;
   // Messages are handled on whichever thread reads (the reader thread, or
   // a launching one), launches on the launching thread: both under M.
-  mutable std::mutex M;
-  std::map<uint64_t, Mapped> Inputs; // by base in the executor
-  Mapped Area{};                     // the output area; Local.Base null before the first
-  std::vector<SharedCopy> Copies;    // kept to spare allocations
+  mutable sync::Mutex M;
+  std::map<uint64_t, Mapped> Inputs GUARDED_BY(M); // by base in the executor
+  Mapped Area GUARDED_BY(M){};                  // the output area; Local.Base null before the first
+  std::vector<SharedCopy> Copies GUARDED_BY(M); // kept to spare allocations
 };
 
 } // namespace catalyst::remote

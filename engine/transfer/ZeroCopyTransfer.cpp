@@ -89,7 +89,7 @@ void ZeroCopyTransfer::resolve(Waiting &W, Error Err) {
   // Notified under M: the launching thread, which may close the session and
   // destroy this transfer once it sees Finished, takes M before it returns,
   // so the condition variable outlives the notification.
-  std::lock_guard<std::mutex> Lock(M);
+  sync::MutexLock Lock(M);
   W.Finished = true;
   Resolved.notify_all();
 }
@@ -231,7 +231,7 @@ Error ZeroCopyTransfer::launch(ExecutorAddr Entry, ArrayRef<CheckedInput> Inputs
 
 Error ZeroCopyTransfer::sendAndWait(Waiting &W, LaunchStats &Stats) {
   {
-    std::lock_guard<std::mutex> Lock(M);
+    sync::MutexLock Lock(M);
     if (Gone)
       return createStringError(inconvertibleErrorCode(), "connection lost");
     W.SeqNo = NextSeqNo++;
@@ -250,7 +250,7 @@ Error ZeroCopyTransfer::sendAndWait(Waiting &W, LaunchStats &Stats) {
   T.readUntil([&W] { return W.Finished.load(); });
   // Usually done already; if the connection broke, the reader thread
   // resolves W as it ends the session.
-  std::unique_lock<std::mutex> Lock(M);
+  sync::UniqueLock Lock(M);
   Resolved.wait(Lock, [&W] { return W.Finished.load(); });
   if (SendErr) {
     // The reader failed W with "connection lost" on the disconnect the
@@ -263,7 +263,7 @@ Error ZeroCopyTransfer::sendAndWait(Waiting &W, LaunchStats &Stats) {
 
 // Takes the waiting launch if SeqNo is its.
 ZeroCopyTransfer::Waiting *ZeroCopyTransfer::take(uint64_t SeqNo) {
-  std::lock_guard<std::mutex> Lock(M);
+  sync::MutexLock Lock(M);
   Waiting *W = Current && Current->SeqNo == SeqNo ? Current : nullptr;
   if (W)
     Current = nullptr;
@@ -296,7 +296,7 @@ Expected<std::vector<iovec>> ZeroCopyTransfer::place(PayloadOpcode OpC, uint64_t
                                                      ArrayRef<char> Plan, uint64_t PayloadBytes) {
   Waiting *W;
   {
-    std::lock_guard<std::mutex> Lock(M);
+    sync::MutexLock Lock(M);
     W = Current;
   }
   if (OpC == PayloadOpcode::SharedSlab) {
@@ -337,7 +337,7 @@ void ZeroCopyTransfer::finish(PayloadOpcode OpC, uint64_t SeqNo, shared::Wrapper
       return;
     std::string Why = toString(std::move(Err));
     {
-      std::lock_guard<std::mutex> Lock(M);
+      sync::MutexLock Lock(M);
       W = std::exchange(Current, nullptr);
     }
     T.closeWith(Why + "; this end closed the connection", FailureKind::Other);
@@ -355,7 +355,7 @@ void ZeroCopyTransfer::finish(PayloadOpcode OpC, uint64_t SeqNo, shared::Wrapper
 void ZeroCopyTransfer::disconnected() {
   Waiting *W;
   {
-    std::lock_guard<std::mutex> Lock(M);
+    sync::MutexLock Lock(M);
     Gone = true;
     W = std::exchange(Current, nullptr);
   }

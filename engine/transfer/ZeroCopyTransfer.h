@@ -10,6 +10,12 @@
 // full size on either side. Over the executor's local socket the payloads
 // go through shared memory instead (SharedPayloads.h).
 //
+// Threads: launch() runs on the launching thread, one launch at a time
+// (the session's LaunchMutex); place(), finish() and disconnected() on
+// whoever reads the transport: its reader thread, or the launching thread
+// itself while it waits in readUntil(); close() at the session's teardown,
+// with no launch running.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef CATALYST_REMOTE_TRANSFER_ZEROCOPYTRANSFER_H
@@ -20,13 +26,11 @@
 #include "SlabPool.h"
 #include "Transfer.h"
 #include "ZeroCopyResult.h"
+#include "sync/Mutex.h"
 #include "wire/Protocol.h"
 #include "wire/SocketTransport.h"
 
 #include "llvm/ExecutionEngine/Orc/ExecutorProcessControl.h"
-
-#include <condition_variable>
-#include <mutex>
 
 namespace catalyst::remote {
 
@@ -94,16 +98,20 @@ private:
   Waiting *take(uint64_t SeqNo);
   void resolve(Waiting &W, llvm::Error Err);
 
-  wire::SocketTransport &T;
-  const uint32_t Version;                 // of the zero-copy protocol, agreed with the executor
-  std::unique_ptr<SharedPayloads> Shared; // null over TCP; outlives Pool, whose slabs it maps
+  wire::SocketTransport &T; // set at creation; locks its own
+  const uint32_t Version;   // of the zero-copy protocol, agreed with the executor
+  // Null over TCP; outlives Pool, whose slabs it maps. Set at creation;
+  // locks its own.
+  std::unique_ptr<SharedPayloads> Shared;
+  // The executor's slab: the launching thread's, and the reader's in
+  // place() while that launch waits for its result.
   SlabPool Pool;
-  Scratch Work;
-  std::mutex M;
-  std::condition_variable Resolved;
-  Waiting *Current = nullptr; // guarded by M
-  uint64_t NextSeqNo = 1;
-  bool Gone = false;
+  Scratch Work; // the launching thread's
+  sync::Mutex M;
+  sync::CondVar Resolved; // with M: the waiting launch's Finished was set
+  Waiting *Current GUARDED_BY(M) = nullptr;
+  uint64_t NextSeqNo GUARDED_BY(M) = 1;
+  bool Gone GUARDED_BY(M) = false;
 };
 
 } // namespace catalyst::remote

@@ -4,6 +4,7 @@
 
 #include "Errors.h"
 #include "catalyst/remote/RemoteBindings.h"
+#include "sync/Mutex.h"
 
 #include <atomic>
 #include <cerrno>
@@ -41,7 +42,7 @@ bool WatcherUp = false;
 // Held while SIGINT's disposition is read or changed, and by a guard
 // clearing Running: the watcher changes it only while a main-thread call
 // runs, when the main thread cannot be in signal.signal().
-std::mutex Disposition;
+sync::Mutex Disposition;
 // Python's own SIGINT handler (or whoever's was installed before ours),
 // which ours calls on: Python then raises KeyboardInterrupt as it would
 // have. Written under Disposition while ours is not installed.
@@ -91,7 +92,7 @@ void ensureInstalled() {
 }
 
 void checkWhileRunning() {
-  std::lock_guard<std::mutex> Lock(Disposition);
+  sync::MutexLock Lock(Disposition);
   if (Running.load())
     ensureInstalled();
 }
@@ -164,7 +165,7 @@ bool startWatcher() {
 // checked now, and the watcher woken to check while calls go on.
 void checkAndWake() {
   {
-    std::lock_guard<std::mutex> Lock(Disposition);
+    sync::MutexLock Lock(Disposition);
     ensureInstalled();
   }
   wakeWatcher();
@@ -195,7 +196,7 @@ InterruptibleCall::~InterruptibleCall() {
 void InterruptibleCall::stop() {
   if (!Watching || !Running.load())
     return;
-  std::lock_guard<std::mutex> Lock(Disposition);
+  sync::MutexLock Lock(Disposition);
   Running.store(0);
 }
 
