@@ -333,7 +333,8 @@ private:
   llvm::Error readDoorbell(Head &H, uint64_t MsgSize) REQUIRES(ReadMutex);
   llvm::Error readHeartbeat(Head &H, uint64_t MsgSize) REQUIRES(ReadMutex);
   llvm::Expected<size_t> readPlan(Head &H, uint64_t PlanSize,
-                                  llvm::orc::shared::WrapperFunctionBuffer &Plan);
+                                  llvm::orc::shared::WrapperFunctionBuffer &Plan)
+      REQUIRES(ReadMutex);
   llvm::Error readPayloadMessage(Head &H, uint64_t MsgSize) REQUIRES(ReadMutex);
   llvm::Error readBody(Head &H, uint64_t Bytes, llvm::orc::shared::WrapperFunctionBuffer &Out)
       REQUIRES(ReadMutex);
