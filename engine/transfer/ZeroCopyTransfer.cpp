@@ -240,7 +240,7 @@ Error ZeroCopyTransfer::sendAndWait(Waiting &W, LaunchStats &Stats) {
   auto Send = W.When->Send = PhaseClock::now();
   Error SendErr = Shared ? Shared->sendLaunch(T, W.SeqNo, Work.Plan, Work.Parts, Work.Places, Stats)
                          : T.sendWithPayload(PayloadOpcode::Launch, W.SeqNo, Work.Plan, Work.Parts);
-  if (SendErr && take(W.SeqNo)) {
+  if (SendErr && withdraw(W.SeqNo)) {
     // Nobody resolved W: its Result is still the success it was made with.
     consumeError(std::move(W.Result));
     return SendErr;
@@ -253,8 +253,9 @@ Error ZeroCopyTransfer::sendAndWait(Waiting &W, LaunchStats &Stats) {
   sync::UniqueLock Lock(M);
   Resolved.wait(Lock, [&W] { return W.Finished.load(); });
   if (SendErr) {
-    // The reader failed W with "connection lost" on the disconnect the
-    // failed send caused; the send's error says why.
+    // The reader resolved W: with "connection lost" on the disconnect the
+    // failed send caused, or with the result it was already placing when
+    // the send failed (withdraw()). The send's error says why.
     consumeError(std::move(W.Result));
     return SendErr;
   }
@@ -265,6 +266,17 @@ Error ZeroCopyTransfer::sendAndWait(Waiting &W, LaunchStats &Stats) {
 ZeroCopyTransfer::Waiting *ZeroCopyTransfer::take(uint64_t SeqNo) {
   sync::MutexLock Lock(M);
   Waiting *W = Current && Current->SeqNo == SeqNo ? Current : nullptr;
+  if (W)
+    Current = nullptr;
+  return W;
+}
+
+// Takes the waiting launch back after its send failed, unless the reader
+// is already placing a result into it: then W must outlive that, and is
+// resolved by finish() or, if the read fails, by disconnected().
+ZeroCopyTransfer::Waiting *ZeroCopyTransfer::withdraw(uint64_t SeqNo) {
+  sync::MutexLock Lock(M);
+  Waiting *W = Current && Current->SeqNo == SeqNo && !Current->Claimed ? Current : nullptr;
   if (W)
     Current = nullptr;
   return W;
@@ -294,18 +306,23 @@ Error ZeroCopyTransfer::placeOutputs(Waiting &W, PayloadOpcode OpC, ArrayRef<cha
 
 Expected<std::vector<iovec>> ZeroCopyTransfer::place(PayloadOpcode OpC, uint64_t SeqNo,
                                                      ArrayRef<char> Plan, uint64_t PayloadBytes) {
-  Waiting *W;
-  {
-    sync::MutexLock Lock(M);
-    W = Current;
-  }
   if (OpC == PayloadOpcode::SharedSlab) {
     if (!Shared)
       return createStringError(inconvertibleErrorCode(), "this session maps no shared memory");
     return std::vector<iovec>(); // adopted in finish(), with its descriptor
   }
   bool Result = OpC == PayloadOpcode::LaunchResult || OpC == PayloadOpcode::SharedResult;
-  if (!Result || !W || W->SeqNo != SeqNo)
+  Waiting *W = nullptr;
+  {
+    // Claimed, so that a launch whose send fails meanwhile does not return
+    // (and free W and its outputs) while this thread writes into them.
+    sync::MutexLock Lock(M);
+    if (Result && Current && Current->SeqNo == SeqNo) {
+      W = Current;
+      W->Claimed = true;
+    }
+  }
+  if (!W)
     return notWaiting(SeqNo);
   W->Landing = PhaseClock::now();
   std::vector<iovec> Dst;

@@ -71,6 +71,9 @@ private:
     std::atomic<bool> Finished{false};
     std::string RemoteError;
     PhaseClock::time_point Landing;
+    // Set under M by place() when the reader starts writing its result
+    // into it; from then on only finish() or disconnected() may take it.
+    bool Claimed = false;
   };
   // Buffers every launch needs, kept to spare the allocations.
   struct Scratch {
@@ -96,6 +99,7 @@ private:
   llvm::Error placeOutputs(Waiting &W, wire::PayloadOpcode OpC, llvm::ArrayRef<char> Plan,
                            uint64_t PayloadBytes, std::vector<iovec> &Dst);
   Waiting *take(uint64_t SeqNo);
+  Waiting *withdraw(uint64_t SeqNo);
   void resolve(Waiting &W, llvm::Error Err);
 
   wire::SocketTransport &T; // set at creation; locks its own
