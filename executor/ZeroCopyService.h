@@ -15,11 +15,11 @@
 #ifndef CATALYST_REMOTE_EXECUTOR_ZEROCOPYSERVICE_H
 #define CATALYST_REMOTE_EXECUTOR_ZEROCOPYSERVICE_H
 
+#include "LaunchPlan.h"
+#include "ReorderedInput.h"
 #include "wire/MemrefLayout.h"
 #include "wire/Protocol.h"
 #include "wire/SocketTransport.h"
-#include "LaunchPlan.h"
-#include "ReorderedInput.h"
 
 #include <atomic>
 #include <chrono>
@@ -83,7 +83,9 @@ private:
   void run(uint64_t SeqNo);
   void replyError(uint64_t SeqNo, llvm::Error Err);
 
-  // Used on the reader thread only, between attach() and detach().
+  // Used on the reader thread between attach() and detach(); detach()
+  // clears it on the serving thread, after the reader's last use
+  // (TransportHandoff.h says why that order holds).
   wire::SocketTransport *Transport = nullptr;
   std::atomic<uint32_t> Speaking{0}; // the version enabled; 0 before
   std::atomic<uint32_t> RefusedVersion{0};

@@ -13,11 +13,14 @@
 // threads that do one call on every member at once.
 //
 // Locking: M guards every member below declared GUARDED_BY(M) (Clang
-// checks it: tools/thread-safety-check), and the members'
-// fields Member.h says are the pool's. Nothing waits for the network while
-// holding M: sessions are opened, used and closed outside it. Report is
-// called outside it. TraceMutex makes starts and stops of the pool's trace
-// take turns; it is taken before M, never under it, and held while the
+// checks it: tools/thread-safety-check), and the members' fields Member.h
+// says are the pool's. Nothing waits for the network while holding M:
+// sessions are opened, used and closed outside it. (refresh() asks a
+// member's Session::connected() under M, which takes that session's Life
+// shared and would wait out a close() of it; no member in Members is being
+// closed, so it never waits.) Report is called outside it. TraceMutex
+// makes starts and stops of the pool's trace take turns; it is taken
+// before M, never under it, and held while the
 // members' traces start (reading their executors' clocks) or stop.
 //
 //===----------------------------------------------------------------------===//
@@ -180,9 +183,9 @@ private:
   uint64_t Launches GUARDED_BY(M) = 0;
   uint64_t Retried GUARDED_BY(M) = 0;
   uint64_t MembersLost GUARDED_BY(M) = 0;
-  // Whose session ran the launch that finished last: stats() reads its
-  // Last, since reading a session's stats waits for its launch in flight.
-  MemberPtr LastMember;
+  // Whose session ran the launch that finished last without failing:
+  // stats() reports that session's Last as the pool's.
+  MemberPtr LastMember GUARDED_BY(M);
 
   // The pool's trace: the path every member traces to, empty for none;
   // written holding TraceMutex and M, read under either.

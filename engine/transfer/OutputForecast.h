@@ -64,7 +64,9 @@ private:
   const OutputAllocator Alloc;
   const uint64_t MinBytes;
   // Guarded by M: the current launch's guesses (the preparing thread
-  // fills them, the launching thread takes them), the work queued for the
+  // fills them; whoever places the launch's result takes them: the
+  // launching thread, or the transport's reader thread when it reads a
+  // zero-copy result first), the work queued for the
   // preparing thread and whether it should stop.
   sync::Mutex M;
   sync::CondVar Changed; // with M: a guess's state, the queue or Stopping changed
