@@ -320,12 +320,12 @@ Error SocketTransport::completeHead(Head &H) {
 // was handled are closed once it is.
 Error SocketTransport::readMessage(bool &Eof) {
   scope_exit Leftovers([this] { Stream.closeDescriptors(); });
-  Mailbox *B = Box.load(std::memory_order_acquire);
+  Mailbox *B = Mail.load(std::memory_order_acquire);
   if (B) {
-    auto Mail = awaitMail(*B);
-    if (!Mail)
-      return Mail.takeError();
-    if (*Mail)
+    auto Ready = awaitMail(*B);
+    if (!Ready)
+      return Ready.takeError();
+    if (*Ready)
       return readMail(*B);
   } else if (Opts.Spin.count() > 0) {
     spinForMessage();

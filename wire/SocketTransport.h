@@ -214,7 +214,7 @@ public:
   // there (plan alone, when it fits) once PeerReads, or once the peer posted
   // one. Any thread, before or after start().
   llvm::Error attachMailbox(std::unique_ptr<Mailbox> B, bool PeerReads);
-  bool hasMailbox() const { return Box.load() != nullptr; }
+  bool hasMailbox() const { return Mail.load() != nullptr; }
 
   // From now on, a read that waits longer than Timeout for the peer's next
   // byte (zero: forever) ends the connection with an error saying that the
@@ -379,9 +379,9 @@ private:
   uint64_t Refused = 0;
   std::atomic<PayloadHandler *> Payloads{nullptr}; // any thread; called on the reader
   // The shared mailbox, once attached (set once under SendMutex, then read
-  // by reader and senders alike through Box), and whether to post to it.
-  std::unique_ptr<Mailbox> OwnedBox GUARDED_BY(SendMutex);
-  std::atomic<Mailbox *> Box{nullptr};
+  // by reader and senders alike through Mail), and whether to post to it.
+  std::unique_ptr<Mailbox> OwnedMail GUARDED_BY(SendMutex);
+  std::atomic<Mailbox *> Mail{nullptr};
   std::atomic<bool> PostToPeer{false};
   // Frames sent on the socket and read from it, doorbells aside: how a
   // mailbox message keeps its place.

@@ -89,10 +89,10 @@ Error SocketTransport::readMail(Mailbox &B) {
 }
 
 Error SocketTransport::readDoorbell(Head &H, uint64_t MsgSize) {
-  if (MsgSize != HeaderSize || !Box.load())
+  if (MsgSize != HeaderSize || !Mail.load())
     return createStringError(inconvertibleErrorCode(), "peer rang a doorbell of %llu bytes%s",
                              (unsigned long long)MsgSize,
-                             Box.load() ? "" : " with no shared mailbox open");
+                             Mail.load() ? "" : " with no shared mailbox open");
   if (!H.Consumed)
     return readExact(H.Bytes, HeaderSize, nullptr);
   return Error::success();
@@ -111,11 +111,11 @@ Error SocketTransport::ringDoorbell() {
 
 Error SocketTransport::attachMailbox(std::unique_ptr<Mailbox> B, bool PeerReads) {
   sync::MutexLock Lock(SendMutex);
-  if (OwnedBox)
+  if (OwnedMail)
     return createStringError(inconvertibleErrorCode(), "the session has a shared mailbox already");
-  OwnedBox = std::move(B);
+  OwnedMail = std::move(B);
   PostToPeer.store(PeerReads, std::memory_order_relaxed);
-  Box.store(OwnedBox.get(), std::memory_order_release);
+  Mail.store(OwnedMail.get(), std::memory_order_release);
   return Error::success();
 }
 

@@ -248,7 +248,7 @@ Error SocketTransport::sendWithPayload(PayloadOpcode OpC, uint64_t SeqNo, ArrayR
     return createStringError(inconvertibleErrorCode(), "connection already closed");
   if (isLaunchOpcode(OpC))
     Requests.fetch_add(1, std::memory_order_relaxed);
-  Mailbox *B = PostToPeer.load(std::memory_order_relaxed) ? Box.load() : nullptr;
+  Mailbox *B = PostToPeer.load(std::memory_order_relaxed) ? Mail.load() : nullptr;
   bool Wake = false;
   if (B && isMailOpcode(uint64_t(OpC)) && Parts.empty() && Descriptors.empty() &&
       B->post(uint64_t(OpC), SeqNo, Plan, FramesOut, Wake)) {
