@@ -98,13 +98,15 @@ void TamperRelay::pump(int From, int To, Direction Mine) {
       std::lock_guard<std::mutex> Lock(Mutex);
       if (Armed && Way == Mine) {
         Armed = false;
+        // Before any tampered byte leaves: a test that sees its effect
+        // then finds tampered() true.
+        Done = true;
         if (OverwriteAt != SIZE_MAX && size_t(N) > OverwriteAt)
           Buf[OverwriteAt] = OverwriteWith;
         else if (Injected.empty())
           Buf[N / 2] ^= 0x10;
         else if (!tools::writeAll(To, Injected.data(), Injected.size()))
           break;
-        Done = true;
       }
     }
     if (!tools::writeAll(To, Buf, size_t(N)))
