@@ -3,10 +3,10 @@
 #ifndef CATALYST_REMOTE_EXECUTOR_CONNECTION_H
 #define CATALYST_REMOTE_EXECUTOR_CONNECTION_H
 
+#include "Services.h"
 #include "wire/Handshake.h"
 #include "wire/Secret.h"
 #include "wire/SendMark.h"
-#include "Services.h"
 
 #include <atomic>
 #include <chrono>

@@ -13,9 +13,9 @@
 #ifndef CATALYST_REMOTE_EXECUTOR_LISTENER_H
 #define CATALYST_REMOTE_EXECUTOR_LISTENER_H
 
-#include "wire/SocketFile.h"
 #include "Connection.h"
 #include "Startups.h"
+#include "wire/SocketFile.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"

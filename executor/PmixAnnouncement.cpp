@@ -2,8 +2,8 @@
 
 #include "PmixAnnouncement.h"
 
-#include "wire/PmixKey.h"
 #include "Announcement.h"
+#include "wire/PmixKey.h"
 
 #if CATALYST_REMOTE_HAVE_PMIX
 #include <pmix.h>

@@ -10,9 +10,6 @@
 
 #include "Services.h"
 
-#include "wire/LocalOffer.h"
-#include "wire/Protocol.h"
-#include "wire/SpsCheck.h"
 #include "Assets.h"
 #include "BatchedService.h"
 #include "CrashReporter.h"
@@ -20,6 +17,9 @@
 #include "SharedSlabs.h"
 #include "Slabs.h"
 #include "ZeroCopyService.h"
+#include "wire/LocalOffer.h"
+#include "wire/Protocol.h"
+#include "wire/SpsCheck.h"
 
 #include "llvm/ExecutionEngine/Orc/Shared/WrapperFunctionUtils.h"
 #include "llvm/Support/raw_ostream.h"

@@ -11,8 +11,8 @@
 // - per source address: at most PerSource startups from one address.
 //
 // A host dropped here is told the executor is busy and tries again within
-// its handshake timeout (retryWhileBusy, engine/session/OpenChannel.cpp), so a host that authenticates quickly
-// gets in while slow or silent peers pile up; --max-connections then counts
+// its handshake timeout (retryWhileBusy, engine/session/OpenChannel.cpp), so a host that
+// authenticates quickly gets in while slow or silent peers pile up; --max-connections then counts
 // sessions only. Not thread-safe: the listener's thread owns it.
 //
 //===----------------------------------------------------------------------===//

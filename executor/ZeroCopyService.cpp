@@ -2,12 +2,12 @@
 
 #include "ZeroCopyService.h"
 
-#include "wire/MemrefLayout.h"
-#include "wire/ReadableMemory.h"
 #include "CrashReporter.h"
 #include "Heartbeat.h"
 #include "SharedSlabs.h"
 #include "Slabs.h"
+#include "wire/MemrefLayout.h"
+#include "wire/ReadableMemory.h"
 
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Support/raw_ostream.h"

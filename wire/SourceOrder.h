@@ -13,8 +13,8 @@
 #ifndef CATALYST_REMOTE_WIRE_SOURCEORDER_H
 #define CATALYST_REMOTE_WIRE_SOURCEORDER_H
 
-#include "copy/BoxCopy.h"
 #include "MemrefLayout.h"
+#include "copy/BoxCopy.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"

@@ -2,8 +2,8 @@
 
 #include "MemberSource.h"
 
-#include "wire/SysError.h"
 #include "catalyst/remote/Failure.h"
+#include "wire/SysError.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"

@@ -2,9 +2,9 @@
 
 #include "LaunchArguments.h"
 
+#include "catalyst/remote/Failure.h"
 #include "wire/MemrefLayout.h"
 #include "wire/ReadableMemory.h"
-#include "catalyst/remote/Failure.h"
 
 using namespace llvm;
 

@@ -2,8 +2,8 @@
 
 #include "catalyst/remote/SessionOptions.h"
 
-#include "wire/Secret.h"
 #include "catalyst/remote/Failure.h"
+#include "wire/Secret.h"
 
 #include <cstdlib>
 #include <cstring>

@@ -2,10 +2,10 @@
 
 #include "BatchedTransfer.h"
 
-#include "wire/Protocol.h"
 #include "CheckedCall.h"
 #include "OutputReplies.h"
 #include "PhaseClock.h"
+#include "wire/Protocol.h"
 
 #include "llvm/ExecutionEngine/Orc/MemoryAccess.h"
 #include "llvm/ExecutionEngine/Orc/Shared/OrcRTBridge.h"
@@ -177,8 +177,8 @@ Expected<std::vector<char>> BatchedTransfer::invoke(ExecutorAddr Entry, Executor
   return std::move(Rv);
 }
 
-Error BatchedTransfer::launch(ExecutorAddr Entry, ArrayRef<CheckedInput> Inputs, HostOutputs &Outputs,
-                              LaunchStats &Stats, LaunchTimeline &When) {
+Error BatchedTransfer::launch(ExecutorAddr Entry, ArrayRef<CheckedInput> Inputs,
+                              HostOutputs &Outputs, LaunchStats &Stats, LaunchTimeline &When) {
   When.Send = PhaseClock::now();
   ExecutorAddr Av;
   if (auto Err = writeInputs(Inputs, Av, Stats))

@@ -2,10 +2,10 @@
 
 #include "NaiveTransfer.h"
 
-#include "wire/Protocol.h"
 #include "CheckedCall.h"
 #include "OutputReplies.h"
 #include "PhaseClock.h"
+#include "wire/Protocol.h"
 
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ExecutionEngine/Orc/MemoryAccess.h"

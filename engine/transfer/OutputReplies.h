@@ -14,8 +14,8 @@
 #ifndef CATALYST_REMOTE_TRANSFER_OUTPUTREPLIES_H
 #define CATALYST_REMOTE_TRANSFER_OUTPUTREPLIES_H
 
-#include "wire/MemrefLayout.h"
 #include "catalyst/remote/Launch.h"
+#include "wire/MemrefLayout.h"
 
 #include "llvm/ExecutionEngine/Orc/Shared/ExecutorAddress.h"
 

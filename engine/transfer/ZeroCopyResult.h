@@ -12,8 +12,8 @@
 #ifndef CATALYST_REMOTE_TRANSFER_ZEROCOPYRESULT_H
 #define CATALYST_REMOTE_TRANSFER_ZEROCOPYRESULT_H
 
-#include "wire/Protocol.h"
 #include "HostOutputs.h"
+#include "wire/Protocol.h"
 
 #include <string>
 #include <sys/uio.h>
