@@ -240,7 +240,7 @@ Error ZeroCopyTransfer::sendAndWait(Waiting &W, LaunchStats &Stats) {
   auto Send = W.When->Send = PhaseClock::now();
   Error SendErr = Shared ? Shared->sendLaunch(T, W.SeqNo, Work.Plan, Work.Parts, Work.Places, Stats)
                          : T.sendWithPayload(PayloadOpcode::Launch, W.SeqNo, Work.Plan, Work.Parts);
-  if (SendErr && withdraw(W.SeqNo)) {
+  if (SendErr && take(W.SeqNo, /*Placed=*/false)) {
     // Nobody resolved W: its Result is still the success it was made with.
     consumeError(std::move(W.Result));
     return SendErr;
@@ -255,28 +255,21 @@ Error ZeroCopyTransfer::sendAndWait(Waiting &W, LaunchStats &Stats) {
   if (SendErr) {
     // The reader resolved W: with "connection lost" on the disconnect the
     // failed send caused, or with the result it was already placing when
-    // the send failed (withdraw()). The send's error says why.
+    // the send failed (take()). The send's error says why.
     consumeError(std::move(W.Result));
     return SendErr;
   }
   return std::move(W.Result);
 }
 
-// Takes the waiting launch if SeqNo is its.
-ZeroCopyTransfer::Waiting *ZeroCopyTransfer::take(uint64_t SeqNo) {
+// Takes the waiting launch if SeqNo is its. A launch taken back after its
+// send failed (Placed false) is left where it is once the reader claimed
+// it: W must outlive the reader's writing into it, and finish() or, if the
+// read fails, disconnected() resolves it.
+ZeroCopyTransfer::Waiting *ZeroCopyTransfer::take(uint64_t SeqNo, bool Placed) {
   sync::MutexLock Lock(M);
-  Waiting *W = Current && Current->SeqNo == SeqNo ? Current : nullptr;
-  if (W)
-    Current = nullptr;
-  return W;
-}
-
-// Takes the waiting launch back after its send failed, unless the reader
-// is already placing a result into it: then W must outlive that, and is
-// resolved by finish() or, if the read fails, by disconnected().
-ZeroCopyTransfer::Waiting *ZeroCopyTransfer::withdraw(uint64_t SeqNo) {
-  sync::MutexLock Lock(M);
-  Waiting *W = Current && Current->SeqNo == SeqNo && !Current->Claimed ? Current : nullptr;
+  Waiting *W =
+      Current && Current->SeqNo == SeqNo && (Placed || !Current->Claimed) ? Current : nullptr;
   if (W)
     Current = nullptr;
   return W;
@@ -343,7 +336,7 @@ void ZeroCopyTransfer::finish(PayloadOpcode OpC, uint64_t SeqNo, shared::Wrapper
                 FailureKind::Other);
     return;
   }
-  Waiting *W = take(SeqNo);
+  Waiting *W = take(SeqNo, /*Placed=*/true);
   if (!W) {
     // A result no launch waits for (place() refused it, which is Err): the
     // executor broke the protocol. The launch waiting, if any, fails with

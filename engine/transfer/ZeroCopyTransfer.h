@@ -98,8 +98,7 @@ private:
   llvm::Error sendAndWait(Waiting &W, LaunchStats &Stats);
   llvm::Error placeOutputs(Waiting &W, wire::PayloadOpcode OpC, llvm::ArrayRef<char> Plan,
                            uint64_t PayloadBytes, std::vector<iovec> &Dst);
-  Waiting *take(uint64_t SeqNo);
-  Waiting *withdraw(uint64_t SeqNo);
+  Waiting *take(uint64_t SeqNo, bool Placed);
   void resolve(Waiting &W, llvm::Error Err);
 
   wire::SocketTransport &T; // set at creation; locks its own
