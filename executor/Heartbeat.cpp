@@ -121,7 +121,12 @@ Heartbeat::Busy::Busy() {
 }
 
 Heartbeat::Busy::~Busy() {
-  if (Working.fetch_sub(1) == 1)
+  unsigned Before;
+  {
+    sync::MutexLock Lock(get().Ending);
+    Before = Working.fetch_sub(1);
+  }
+  if (Before == 1)
     shutDown(StopFd.load());
 }
 
@@ -178,6 +183,15 @@ std::string Heartbeat::goneReason() const {
                         : "the executor closed the connection: " + Closed;
 }
 
+// The work seen in progress may have ended since (its reply sent, the host
+// gone after reading it): the process ends only if some is still in
+// progress, and then before any of it can end.
+void Heartbeat::endIfStillBusy(const std::string &Why) {
+  sync::MutexLock Lock(Ending);
+  if (Working.load() != 0)
+    endProcess(Why);
+}
+
 // Runs until stop(), not until the transport disconnects: a batched kernel
 // may still run on a worker after the host has gone, and the server waits
 // for it before the session ends, so the host gone must still end the
@@ -188,13 +202,15 @@ void Heartbeat::run(std::chrono::milliseconds Interval) {
   while (pause(Interval / 2)) {
     if (Working.load(std::memory_order_acquire) == 0)
       continue;
-    if (hostGone())
-      endProcess(goneReason());
+    if (hostGone()) {
+      endIfStillBusy(goneReason());
+      continue;
+    }
     int64_t Now = nowNs();
     if (Now - std::max(Since.load(std::memory_order_acquire), LastBeat) < Every)
       continue;
     if (auto Err = Transport->sendHeartbeat())
-      endProcess("a heartbeat could not be sent: " + llvm::toString(std::move(Err)));
+      endIfStillBusy("a heartbeat could not be sent: " + llvm::toString(std::move(Err)));
     LastBeat = Now;
   }
 }

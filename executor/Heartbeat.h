@@ -69,7 +69,8 @@ public:
   static void sayWhyOnStop(wire::SendMark &Mark);
 
   // Marks work in progress for its lifetime, on any thread. Work covers a
-  // request from its dispatch to its reply sent.
+  // request from its dispatch to its reply sent. Its end waits while the
+  // beating thread is ending the process for it (Ending).
   class Busy {
   public:
     Busy();
@@ -84,6 +85,7 @@ private:
   bool pause(std::chrono::milliseconds For);
   bool hostGone() const;
   std::string goneReason() const;
+  void endIfStillBusy(const std::string &Why);
 
   // Set by attach() and cleared by stop(), under M; read without it by the
   // beating thread, which enable() starts after attach() and stop() joins
@@ -97,6 +99,11 @@ private:
   bool Stopped GUARDED_BY(M) = false;
   // Started by enable() on a worker, joined by stop() on the serving thread.
   std::thread Beater GUARDED_BY(M);
+  // Held by the beating thread from its last look at the work in progress
+  // to the process's end, and by ~Busy around the count's decrease: work
+  // that ends meanwhile cannot finish, so its thread is still there when
+  // the process ends, rather than done and never joined.
+  sync::Mutex Ending;
 };
 
 } // namespace catalyst::remote::executor
