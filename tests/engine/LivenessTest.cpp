@@ -33,6 +33,13 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// The liveness timeout of the tests in which a busy executor must not be
+// cut, and a kernel that outlasts it several times. Scaled by the pace: a
+// loaded sanitizer run can leave the heartbeat thread or the host's reader
+// off the CPU for longer than a timeout sized for the plain build.
+constexpr std::chrono::milliseconds BusyLiveness = paced(400ms);
+constexpr int64_t LongKernelMs = 3 * BusyLiveness.count();
+
 // One launch of sleepy.o: its input (how long to sleep) and its output,
 // poisoned so that a failed launch must zero it.
 struct Sleepy {
@@ -122,15 +129,15 @@ TEST_P(LivenessTest, AStoppedExecutorIsDeclaredDeadWithinTheLivenessTimeout) {
 
 TEST_P(LivenessTest, AKernelLongerThanTheLivenessTimeoutIsNeverCut) {
   SessionOptions O;
-  O.LivenessTimeout = 400ms;
+  O.LivenessTimeout = BusyLiveness;
   auto S = open(O);
   ASSERT_TRUE(S);
-  Sleepy K(1500);
+  Sleepy K(LongKernelMs);
   std::chrono::milliseconds Took;
   ASSERT_EQ(launch(*S, K, Took).Message, "");
   int64_t Back = 0;
   std::memcpy(&Back, K.Out.aligned(), 8);
-  EXPECT_EQ(Back, 1500);
+  EXPECT_EQ(Back, LongKernelMs);
   std::free(K.Out.allocated());
   EXPECT_TRUE(S->connected());
 }
@@ -203,7 +210,7 @@ TEST_P(LivenessSendTest, AStoppedExecutorIsDeclaredDeadWhileTheHostSends) {
 // cut.
 TEST_P(LivenessSendTest, ASendStalledBehindALongKernelIsNotCut) {
   SessionOptions O;
-  O.LivenessTimeout = 400ms;
+  O.LivenessTimeout = BusyLiveness;
   auto S = open(O);
   ASSERT_TRUE(S);
   auto Dir =
@@ -216,7 +223,7 @@ TEST_P(LivenessSendTest, ASendStalledBehindALongKernelIsNotCut) {
     std::ofstream Out(Asset, std::ios::binary);
     Out << std::string(64 << 20, 'w'); // more than both ends' socket buffers hold
   }
-  Sleepy K(2000);
+  Sleepy K(LongKernelMs);
   auto FlagArg = makeDenseInput({int64_t(Flag.size() + 1)}, 1, Flag.c_str());
   std::string LaunchMsg;
   std::thread Launch([&] {
