@@ -21,8 +21,21 @@ std::string MpiRun::missingPackage() {
                                          const std::string &OutputPath,
                                          const std::vector<std::string> &MpirunArgs,
                                          const std::vector<std::string> &Env) {
-  std::vector<std::string> Command = {findProgram("mpirun"), "--allow-run-as-root",
-                                      "--oversubscribe", "-n", std::to_string(Ranks)};
+  // On SIGTERM mpirun sends the ranks SIGCONT, sleeps this many seconds,
+  // sends SIGTERM, sleeps again and sends SIGKILL. Each rank that ends
+  // interrupts the second sleep, and the sleep resumes with what remains
+  // rounded down: at the default of one second, SIGKILL follows the first
+  // rank's end at once, before a loaded machine ran the others' handlers.
+  // One second more than the ranks leaves the last rank at least one.
+  std::string SigkillAfter = std::to_string(Ranks + 1);
+  std::vector<std::string> Command = {findProgram("mpirun"),
+                                      "--allow-run-as-root",
+                                      "--oversubscribe",
+                                      "--mca",
+                                      "odls_base_sigkill_timeout",
+                                      SigkillAfter,
+                                      "-n",
+                                      std::to_string(Ranks)};
   Command.insert(Command.end(), MpirunArgs.begin(), MpirunArgs.end());
   Command.insert(Command.end(), Argv.begin(), Argv.end());
   return Run.start(Command, OutputPath, Env);

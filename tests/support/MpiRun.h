@@ -1,10 +1,13 @@
 //===- MpiRun.h - Open MPI's mpirun started by a test ----------*- C++ -*-===//
 //
-// Starts `mpirun --allow-run-as-root --oversubscribe -n N PROGRAM ARGS` (Open
-// MPI) beside the test, in a process group of its own, with its output in
-// a file. As root mpirun refuses to run without the first flag, and beyond
-// the machine's cores without the second. On SIGTERM, mpirun sends every
-// rank SIGTERM and, one second later, SIGKILL.
+// Starts `mpirun --allow-run-as-root --oversubscribe --mca
+// odls_base_sigkill_timeout N+1 -n N PROGRAM ARGS` (Open MPI) beside the
+// test, in a process group of its own, with its output in a file. As root
+// mpirun refuses to run without the first flag, and beyond the machine's
+// cores without the second. On SIGTERM, mpirun sends every rank SIGCONT,
+// then after N+1 seconds SIGTERM, then SIGKILL once the ranks that ended
+// cut the second wait short (MpiRun.cpp says how); the third flag leaves
+// the last rank at least a second to handle SIGTERM.
 //
 //   if (std::string P = MpiRun::missingPackage(); !P.empty())
 //     GTEST_SKIP() << "needs the Debian package " << P;
