@@ -5,7 +5,10 @@
 #include "wire/MemrefLayout.h"
 #include "wire/SpsCheck.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
+
+#include <vector>
 
 using namespace llvm;
 using namespace llvm::orc;
@@ -35,6 +38,46 @@ Error checkInput(size_t I, const ZeroCopyInput &In, SlabCheck InSlabs) {
     return badLaunchRequest("input " + Twine(I) + ": destination " +
                             formatv("{0:x}", Dest.getValue()) + " (" + Twine(Bytes) +
                             " bytes) is outside this session's slabs");
+  return Error::success();
+}
+
+uint64_t destOf(const ZeroCopyInput &In) {
+  return std::get<2>(In).getValue();
+}
+
+uint64_t bytesOf(const ZeroCopyInput &In) {
+  return std::get<3>(In);
+}
+
+// Two inputs that share bytes would each be written over by the other.
+// The host places them one after another, so one pass clears the usual
+// plan; a plan in any other order is sorted. Each destination lies inside
+// a slab already (checkInput), so no end overflows.
+Error checkApart(ArrayRef<ZeroCopyInput> Inputs) {
+  uint64_t End = 0;
+  size_t I = 0;
+  for (; I < Inputs.size(); ++I) {
+    if (!bytesOf(Inputs[I]))
+      continue;
+    if (destOf(Inputs[I]) < End)
+      break;
+    End = destOf(Inputs[I]) + bytesOf(Inputs[I]);
+  }
+  if (I == Inputs.size())
+    return Error::success();
+  std::vector<size_t> Order;
+  for (size_t K = 0; K < Inputs.size(); ++K)
+    if (bytesOf(Inputs[K]))
+      Order.push_back(K);
+  llvm::sort(Order, [&](size_t A, size_t B) {
+    return std::pair(destOf(Inputs[A]), A) < std::pair(destOf(Inputs[B]), B);
+  });
+  for (size_t K = 1; K < Order.size(); ++K) {
+    size_t A = Order[K - 1], B = Order[K];
+    if (destOf(Inputs[B]) < destOf(Inputs[A]) + bytesOf(Inputs[A]))
+      return badLaunchRequest("inputs " + Twine(std::min(A, B)) + " and " + Twine(std::max(A, B)) +
+                              " share bytes at destination " + formatv("{0:x}", destOf(Inputs[B])));
+  }
   return Error::success();
 }
 
@@ -90,6 +133,8 @@ Error decodeLaunchPlan(uint32_t Version, ArrayRef<char> Plan, uint64_t PayloadBy
     if (__builtin_add_overflow(Total, std::get<3>(Out.Inputs[I]), &Total))
       return badLaunchRequest("input sizes overflow");
   }
+  if (auto Err = checkApart(Out.Inputs))
+    return Err;
   if (From == InputSource::InPlace && PayloadBytes)
     return badLaunchRequest("a launch in shared memory came with a payload of " +
                             Twine(PayloadBytes) + " bytes");

@@ -38,7 +38,8 @@ enum class InputSource { Payload, InPlace };
 // Decodes Plan, in the encoding of zero-copy Version, into Out (replacing
 // what it held) and checks it against the PayloadBytes that follow it:
 // input shapes consistent with their byte counts, destinations inside the
-// slabs (InSlabs), output ranks and element sizes, source orders.
+// slabs (InSlabs) and apart from each other, output ranks and element
+// sizes, source orders.
 llvm::Error decodeLaunchPlan(uint32_t Version, llvm::ArrayRef<char> Plan, uint64_t PayloadBytes,
                              SlabCheck InSlabs, LaunchPlan &Out,
                              InputSource From = InputSource::Payload);

@@ -26,6 +26,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <condition_variable>
+#include <cstring>
 #include <sys/uio.h>
 
 using namespace catalyst::remote;
@@ -359,6 +360,38 @@ TEST_F(ZeroCopyWireTest, DestinationsOutsideTheSlabsAreRefusedAndTheSessionGoesO
     EXPECT_TRUE(refused(mapAt(Dest), Dest));
     EXPECT_TRUE(ranCorrectly(mapAt(Slab)));
   }
+}
+
+// Two inputs whose destinations share bytes would land on each other: the
+// plan is refused, in whichever order it lists them, and the session goes
+// on. Inputs side by side, in either order, run.
+TEST_F(ZeroCopyWireTest, InputsThatShareBytesAreRefusedAndTheSessionGoesOn) {
+  const uint64_t Bytes = Values.size() * sizeof(int32_t);
+  auto Twice = [&](ExecutorAddr A, ExecutorAddr B) {
+    std::vector<wire::ZeroCopyInput> Ins = {{4, {int64_t(Values.size())}, A, Bytes},
+                                            {4, {int64_t(Values.size())}, B, Bytes}};
+    std::vector<char> Payload(2 * Bytes);
+    std::memcpy(Payload.data(), Values.data(), Bytes);
+    std::memcpy(Payload.data() + Bytes, Values.data(), Bytes);
+    return Client->launch(Entry, Ins, {{1, 4}}, Payload);
+  };
+  const std::tuple<const char *, ExecutorAddr, ExecutorAddr, ExecutorAddr> Bad[] = {
+      {"the same place", Slab, Slab, Slab},
+      {"the second half over the first", Slab, Slab + 8, Slab + 8},
+      {"the first half over the second", Slab + 8, Slab, Slab + 8},
+  };
+  for (auto &[What, A, B, At] : Bad) {
+    SCOPED_TRACE(What);
+    auto R = Twice(A, B);
+    ASSERT_TRUE(bool(R)) << toString(R.takeError());
+    std::string Says =
+        "inputs 0 and 1 share bytes at destination " + formatv("{0:x}", At.getValue()).str();
+    EXPECT_NE(R->Error.find(Says), std::string::npos) << R->Error << " should say " << Says;
+    EXPECT_TRUE(R->Outputs.empty());
+    EXPECT_TRUE(ranCorrectly(mapAt(Slab)));
+  }
+  EXPECT_TRUE(ranCorrectly(Twice(Slab, Slab + Bytes)));
+  EXPECT_TRUE(ranCorrectly(Twice(Slab + Bytes, Slab)));
 }
 
 // A [4][8] view of a dense [8][4] array (strides {1, 4}), sent in the
