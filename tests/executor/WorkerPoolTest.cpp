@@ -71,6 +71,11 @@ TEST(WorkerPoolTest, ShutdownRunsWhatIsQueuedThenJoins) {
   for (int I = 0; I < 5; ++I)
     Pool.dispatch([&] { Ran.signal(); });
   auto Stopped = std::async(std::launch::async, [&] { Pool.shutdown(); });
+  // The first work holds the only worker, so shutdown() cannot return yet
+  // and none of the queued work can have run. This cannot fail on a slow
+  // machine, only miss a bug when the async thread starts late.
+  EXPECT_EQ(Stopped.wait_for(100ms), std::future_status::timeout);
+  EXPECT_EQ(Ran.count(), 0u);
   Release.signal();
   ASSERT_EQ(Stopped.wait_for(paced(10s)), std::future_status::ready);
   EXPECT_EQ(Ran.count(), 6u);
