@@ -115,14 +115,20 @@ TEST(StopGraceTest, ALaunchRunningAtSigtermFinishesAndItsResultArrives) {
   ASSERT_EQ(::kill(Exec.pid(), SIGTERM), 0);
   // Refused while the launch still runs: the listening sockets are closed
   // (or, should the host connect before the listener got to closing them,
-  // reset with the queue they held).
+  // reset with the queue they held). A handshake the kernel completes for
+  // the host just as the listening socket closes is dropped on the
+  // executor's side without a reset: that host, which waits for the
+  // executor to speak first, hears nothing until its handshake timeout.
   SessionOptions Tcp;
   Tcp.Transport = TransportKind::Tcp;
+  Tcp.HandshakeTimeout = paced(2s);
   auto Late = Session::open(Exec.address(), Tcp);
   EXPECT_FALSE(Late) << "a session opened after SIGTERM";
   if (!Late) {
     std::string Msg = llvm::toString(Late.takeError());
-    EXPECT_TRUE(mentions(Msg, "refused") || mentions(Msg, "reset by peer")) << Msg;
+    EXPECT_TRUE(mentions(Msg, "refused") || mentions(Msg, "reset by peer") ||
+                mentions(Msg, "did not complete the handshake in time"))
+        << Msg;
   }
   EXPECT_FALSE(exists(Dir.path("7.0.0.addr"))) << "the announcement outlived SIGTERM";
   EXPECT_EQ(Running.end(paced(10s)), "");
