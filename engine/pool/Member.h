@@ -8,11 +8,12 @@
 // keeping its final counters.
 //
 // Thread safety: Name, Address, Order and Session are set at creation.
-// Holds, Running, Started, Shipped and WorkerDone are atomics any thread updates. Gone,
-// Dropped, Final and Released are the pool's: read and written under its
-// mutex. ShipMutex makes one thread at a time ship the pool's binaries.
-// Follows is the joining thread's until the member is among the pool's
-// members, then read and written under the pool's TraceMutex.
+// Holds, Running, Started, Shipped and WorkerDone are atomics any thread
+// updates. Gone, Dropped, Final, Released and Idle are the pool's: read
+// and written under its mutex, with which Wake is waited on. ShipMutex
+// makes one thread at a time ship the pool's binaries. Follows is the
+// joining thread's until the member is among the pool's members, then
+// read and written under the pool's TraceMutex.
 //
 //===----------------------------------------------------------------------===//
 
@@ -61,10 +62,14 @@ struct Member {
   // trace the session has from elsewhere (forEachMember) is not the pool's.
   std::string Follows;
 
-  // Runs this member's share of asynchronous launches, once any was made;
-  // joined by the pool (the watcher, or close()) once WorkerDone.
+  // Runs the asynchronous launches handed to this member, once any was
+  // made; joined by the pool (the watcher, or close()) once WorkerDone.
+  // Idle: it has a worker that holds no launch, so the pool may hand it
+  // one, and then wakes it with Wake.
   std::thread Worker;
   std::atomic<bool> WorkerDone{false};
+  bool Idle = false;
+  sync::CondVar Wake;
 };
 
 } // namespace catalyst::remote::pool

@@ -9,8 +9,9 @@
 // Threads: the callers' (any of Pool's methods); the watcher, started by
 // open(), which reads the source every PollInterval, joins and drops
 // members and closes the sessions of dropped ones once unused; one worker
-// per member once an asynchronous launch was made; and short-lived
-// threads that do one call on every member at once.
+// per member once an asynchronous launch was made, which runs the launches
+// dispatch() hands its member; and short-lived threads that do one call on
+// every member at once.
 //
 // Locking: M guards every member below declared GUARDED_BY(M) (Clang
 // checks it: tools/thread-safety-check), and the members' fields Member.h
@@ -37,6 +38,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -75,6 +77,7 @@ struct PoolJob {
   std::vector<llvm::MutableArrayRef<char>> Into;
   std::vector<uint64_t> Tried; // Orders of the members lost while running it
   Clock::time_point Since;     // queued, or queued again
+  std::optional<uint64_t> For; // the Order of the member it was handed to
 
   LaunchCall call() const { return {Entry, Object, Inputs, Outputs, Into}; }
 };
@@ -119,6 +122,7 @@ public:
   uint64_t launchAsync(const LaunchCall &Call);
   llvm::Error await(uint64_t Ticket);
   void startWorker(const MemberPtr &Mem) REQUIRES(M);
+  void dispatch() REQUIRES(M);
   void work(MemberPtr Mem);
   void failStranded();
 
@@ -143,15 +147,14 @@ private:
 
   mutable sync::Mutex M;
   // Members, results or Closing changed: what pick(), await() and close()
-  // wait for.
+  // wait for. Workers wait on their member's Wake, which dispatch() uses to
+  // hand one a launch; membership and Closing wake them all.
   sync::CondVar Changed;
-  // A launch was queued: what idle workers wait for. A fresh launch wakes
-  // one (any worker may take it); one queued again after a loss, whose
-  // member may not take it, wakes all; so do membership and Closing.
-  sync::CondVar WorkQueued;
-  void wakeAll() {
+  void wakeAll() REQUIRES(M) {
     Changed.notify_all();
-    WorkQueued.notify_all();
+    for (const auto *List : {&Members, &Former})
+      for (const MemberPtr &Mem : *List)
+        Mem->Wake.notify_all();
   }
 
   std::vector<MemberPtr> Members GUARDED_BY(M); // healthy, in joining order

@@ -175,7 +175,8 @@ uint64_t Pool::Impl::launchAsync(const LaunchCall &Call) {
               Call.Outputs.vec(),
               Call.Into.vec(),
               {},
-              Clock::now()};
+              Clock::now(),
+              std::nullopt};
   sync::MutexLock L(M);
   Job.Ticket = NextTicket++;
   uint64_t Ticket = Job.Ticket;
@@ -192,7 +193,7 @@ uint64_t Pool::Impl::launchAsync(const LaunchCall &Call) {
     for (const MemberPtr &Mem : Members)
       startWorker(Mem);
   }
-  WorkQueued.notify_one();
+  dispatch();
   return Ticket;
 }
 
@@ -208,13 +209,41 @@ Error Pool::Impl::await(uint64_t Ticket) {
   return Err;
 }
 
-// Under M.
 void Pool::Impl::startWorker(const MemberPtr &Mem) {
+  Mem->Idle = true;
   Mem->Worker = std::thread([this, Mem] { work(Mem); });
+  dispatch();
 }
 
-// A member's worker: takes the first queued launch it has not lost,
-// whenever its member is free, until the member goes or the pool closes.
+// Hands each queued launch nobody holds to the idle member that ranks best
+// (better()) among those it was not lost on, and wakes that member's
+// worker. Placement is thus the pool's, as for blocking launches: a launch
+// never goes to a member whose worker merely woke first, so launches
+// spread over idle members in turn however the threads are scheduled.
+void Pool::Impl::dispatch() {
+  size_t Idle = llvm::count_if(Members, [](const MemberPtr &Mem) { return Mem->Idle; });
+  for (PoolJob &Job : Queue) {
+    if (!Idle)
+      return;
+    if (Job.For)
+      continue;
+    MemberPtr Best;
+    for (const MemberPtr &Mem : Members)
+      if (Mem->Idle && !llvm::is_contained(Job.Tried, Mem->Order) &&
+          (!Best || better(*Mem, *Best, /*Oldest=*/false)))
+        Best = Mem;
+    if (!Best)
+      continue;
+    Job.For = Best->Order;
+    Best->Idle = false;
+    --Idle;
+    Best->Wake.notify_one();
+  }
+}
+
+// A member's worker: runs the launches handed to it, until the member goes
+// or the pool closes. One it holds when its member goes goes back to the
+// others.
 void Pool::Impl::work(MemberPtr Mem) {
   // Its own track in a trace (SessionTrace names host tracks by thread).
   // A name of more than 15 characters is refused, which this never is; a
@@ -224,12 +253,9 @@ void Pool::Impl::work(MemberPtr Mem) {
   sync::UniqueLock L(M);
   for (;;) {
     auto Next = Queue.end();
-    WorkQueued.wait(L, [&]() REQUIRES(M) {
-      if (Mem->Gone || (Closing && Queue.empty()))
-        return true;
-      Next = llvm::find_if(
-          Queue, [&](const PoolJob &J) { return !llvm::is_contained(J.Tried, Mem->Order); });
-      return Next != Queue.end();
+    Mem->Wake.wait(L, [&]() REQUIRES(M) {
+      Next = llvm::find_if(Queue, [&](const PoolJob &J) { return J.For == Mem->Order; });
+      return Mem->Gone || Next != Queue.end() || (Closing && Queue.empty());
     });
     if (Mem->Gone || Next == Queue.end())
       break;
@@ -247,14 +273,21 @@ void Pool::Impl::work(MemberPtr Mem) {
       consumeError(std::move(Err)); // success: the launch runs again
       Job.Tried.push_back(Mem->Order);
       Job.Since = Clock::now();
+      Job.For.reset();
       Queue.push_front(std::move(Job));
-      WorkQueued.notify_all();
     } else {
       Pending.erase(Job.Ticket);
       Finished.emplace(Job.Ticket, std::move(Err));
       Changed.notify_all();
     }
+    Mem->Idle = !Mem->Gone;
+    dispatch();
   }
+  Mem->Idle = false;
+  for (PoolJob &Job : Queue)
+    if (Job.For == Mem->Order)
+      Job.For.reset();
+  dispatch();
   Mem->WorkerDone = true;
 }
 

@@ -246,6 +246,40 @@ TEST_F(PoolTest, AsyncLaunchesRunOnFreeMembersAndEachAwaitGetsItsOwn) {
       << "a ticket awaited before is nothing to wait for";
 }
 
+// The pool, not the thread scheduler, places asynchronous launches: idle
+// members take turns, the one that ran the fewest first. Tiny launches,
+// each over before the next is queued, still go round every member; so do
+// the first four of many queued at once, whichever worker wakes first.
+TEST_F(PoolTest, AsyncLaunchesTakeTurnsOverIdleMembers) {
+  auto P = openList(4);
+  ASSERT_TRUE(P);
+  std::map<int, size_t> Count;
+  for (int64_t Tag = 0; Tag < 8; ++Tag) {
+    Whose W(0, Tag);
+    ASSERT_EQ(messageOf(P->await(P->launchAsync(W.call()))), "") << "launch " << Tag;
+    pid_t Pid;
+    ASSERT_TRUE(W.ranOn(Pid));
+    ++Count[indexOf(Pid)];
+  }
+  EXPECT_EQ(Count, (std::map<int, size_t>{{0, 2}, {1, 2}, {2, 2}, {3, 2}}));
+
+  std::vector<std::unique_ptr<Whose>> Launches;
+  std::vector<uint64_t> Tickets;
+  for (int64_t Tag = 0; Tag < 32; ++Tag) {
+    Launches.push_back(std::make_unique<Whose>(0, Tag));
+    Tickets.push_back(P->launchAsync(Launches.back()->call()));
+  }
+  std::set<int> FirstFour;
+  for (size_t I = 0; I < Tickets.size(); ++I) {
+    ASSERT_EQ(messageOf(P->await(Tickets[I])), "") << "launch " << I;
+    pid_t Pid;
+    ASSERT_TRUE(Launches[I]->ranOn(Pid));
+    if (I < 4)
+      FirstFour.insert(indexOf(Pid));
+  }
+  EXPECT_EQ(FirstFour, (std::set<int>{0, 1, 2, 3}));
+}
+
 // A long launch on one member holds up neither the pool's stats nor a
 // launch, which goes to the member that is free.
 TEST_F(PoolTest, ALongLaunchHoldsUpNeitherStatsNorOtherLaunches) {

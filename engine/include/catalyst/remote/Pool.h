@@ -16,15 +16,16 @@
 //   auto P = Pool::open("pool:/shared/job42", O);
 //   (*P)->sendBinary("kernel.o", BinaryFormat::Object);
 //   (*P)->launch(Call);                  // on one member
-//   uint64_t T = (*P)->launchAsync(Call) // queued; a free member takes it
+//   uint64_t T = (*P)->launchAsync(Call) // queued; handed to an idle member
 //   (*P)->await(T);
 //
 // Placement. A blocking launch runs on the calling thread, on the member
 // with the fewest launches running (of those, the one that ran the fewest
-// so far). Asynchronous launches wait in one queue that every member
-// takes from as soon as it is free, so a slow member takes fewer and a
-// member that joins late takes its share; each await returns its own
-// launch's result, whichever member ran it. A member runs one launch at a
+// so far). Asynchronous launches wait in one queue; the pool hands the
+// first to the idle member that ranks so, as soon as any member is idle,
+// so a slow member takes fewer, idle members take turns, and a member
+// that joins late takes its share; each await returns its own launch's
+// result, whichever member ran it. A member runs one launch at a
 // time (its session's launches take turns), so a pool gains concurrency
 // where launches overlap: several threads, or asynchronous launches.
 //
