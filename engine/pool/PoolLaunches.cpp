@@ -134,8 +134,9 @@ Error Pool::Impl::afterFailure(const MemberPtr &Mem, Error Err, StringRef Entry,
   return Error::success();
 }
 
-// A launch no member takes leaves its outputs zeroed, as a session's
-// failed launch does, so that a caller freeing them frees nothing.
+// A launch no member takes, blocking or asynchronous, leaves its outputs
+// zeroed, as a session's failed launch does, so that a caller freeing
+// them frees nothing.
 static void zeroOutputs(const LaunchCall &Call) {
   for (const MemrefArg &Out : Call.Outputs)
     if (Out.Desc)
@@ -181,6 +182,7 @@ uint64_t Pool::Impl::launchAsync(const LaunchCall &Call) {
   Job.Ticket = NextTicket++;
   uint64_t Ticket = Job.Ticket;
   if (Closing) {
+    zeroOutputs(Call);
     Finished.emplace(
         Ticket, makeFailure(FailureKind::Closed, Address + ": launch of '" + Job.Entry +
                                                      "' was queued after the pool was closed"));
@@ -241,9 +243,10 @@ void Pool::Impl::dispatch() {
   }
 }
 
-// A member's worker: runs the launches handed to it, until the member goes
-// or the pool closes. One it holds when its member goes goes back to the
-// others.
+// A member's worker: runs the launches handed to it until the member goes,
+// which close() makes every member do only once no launch is pending: a
+// launch queued again while the pool closes still finds a worker. One it
+// holds when its member goes goes back to the others.
 void Pool::Impl::work(MemberPtr Mem) {
   // Its own track in a trace (SessionTrace names host tracks by thread).
   // A name of more than 15 characters is refused, which this never is; a
@@ -255,9 +258,9 @@ void Pool::Impl::work(MemberPtr Mem) {
     auto Next = Queue.end();
     Mem->Wake.wait(L, [&]() REQUIRES(M) {
       Next = llvm::find_if(Queue, [&](const PoolJob &J) { return J.For == Mem->Order; });
-      return Mem->Gone || Next != Queue.end() || (Closing && Queue.empty());
+      return Mem->Gone || Next != Queue.end();
     });
-    if (Mem->Gone || Next == Queue.end())
+    if (Mem->Gone)
       break;
     PoolJob Job = std::move(*Next);
     Queue.erase(Next);
@@ -304,6 +307,7 @@ void Pool::Impl::failStranded() {
       ++It;
       continue;
     }
+    zeroOutputs(It->call());
     Finished.emplace(It->Ticket,
                      makeFailure(noMemberKind(It->Tried),
                                  Address + ": launch of '" + It->Entry + "' waited " +

@@ -375,13 +375,23 @@ protected:
   // Runs whose_flag on the pool on another thread; returns once it runs,
   // with the member it runs on killed.
   void launchAndKillItsMember(Pool &P) {
+    Launch = std::thread([&] { Result = failureOf(P.launch(flagged())); });
+    killTheMemberRunningIt();
+    Launch.join();
+  }
+
+  // The call of whose_flag (K) that says in FlagPath where it runs.
+  LaunchCall flagged() {
     FlagPath = Flags.path("running");
     FlagArg = makeDenseInput<char>({int64_t(FlagPath.size() + 1)},
                                    std::vector<char>(FlagPath.begin(), FlagPath.end() + 1));
-    Launch = std::thread([&] {
-      MemrefArg In = K.in(), Name{FlagArg->D.data(), 1, 1}, Out = K.out();
-      Result = failureOf(P.launch({remoteEntry("whose_flag"), "member.o", {In, Name}, {Out}}));
-    });
+    Args = {K.in(), {FlagArg->D.data(), 1, 1}};
+    Outs = {K.out()};
+    return {Entry, "member.o", Args, Outs};
+  }
+
+  // Once flagged() runs, kills the member it runs on: Victim.
+  void killTheMemberRunningIt() {
     auto Deadline = Clock::now() + paced(10s);
     std::string Pid;
     while ((Pid = readFile(FlagPath)).find('\n') == std::string::npos && Clock::now() < Deadline)
@@ -394,12 +404,13 @@ protected:
     ::kill(Execs[Victim]->pid(), SIGKILL);
     for (pid_t C : Connections)
       ::kill(C, SIGKILL);
-    Launch.join();
   }
 
   TempDir Flags;
   std::string FlagPath;
   std::unique_ptr<Input> FlagArg;
+  std::vector<MemrefArg> Args, Outs;
+  std::string Entry = remoteEntry("whose_flag");
   Whose K{1500, 7};
   std::thread Launch;
   FailureReport Result;
@@ -433,6 +444,36 @@ TEST_F(MemberLossTest, WithRetryTheLaunchRunsAgainOnAnotherMember) {
   ASSERT_TRUE(K.ranOn(Ran));
   EXPECT_EQ(indexOf(Ran), 1 - Victim);
   EXPECT_EQ(P->stats().Retried, 1u);
+}
+
+// close() waits for every queued launch, one queued again after its
+// member died included: the members still there keep serving until it
+// has run, and close() returns.
+TEST_F(MemberLossTest, CloseWaitsForALaunchRunAgainAfterItsMemberDied) {
+  auto P = openList(2, /*Retry=*/true);
+  ASSERT_TRUE(P);
+  P->launchAsync(flagged());
+  std::atomic<bool> Closed{false};
+  std::string CloseError;
+  std::thread Closer([&] {
+    CloseError = messageOf(P->close());
+    Closed = true;
+  });
+  // Once a launch is refused, close() has begun.
+  auto Deadline = Clock::now() + paced(10s);
+  while (Clock::now() < Deadline) {
+    Whose Probe(0, 99);
+    if (failureOf(P->await(P->launchAsync(Probe.call()))).Kind == FailureKind::Closed)
+      break;
+  }
+  killTheMemberRunningIt();
+  EXPECT_TRUE(waitUntil([&] { return Closed.load(); }, paced(10s)))
+      << "close() still waits for the launch run again";
+  Closer.join();
+  EXPECT_EQ(CloseError, "") << "the launch failed, and nobody awaited it";
+  pid_t Ran;
+  ASSERT_TRUE(K.ranOn(Ran));
+  EXPECT_EQ(indexOf(Ran), 1 - Victim);
 }
 
 // A kernel that kills its connection process leaves its executor serving:
