@@ -375,7 +375,8 @@ protected:
   // Runs whose_flag on the pool on another thread; returns once it runs,
   // with the member it runs on killed.
   void launchAndKillItsMember(Pool &P) {
-    Launch = std::thread([&] { Result = failureOf(P.launch(flagged())); });
+    LaunchCall Call = flagged();
+    Launch = std::thread([&, Call] { Result = failureOf(P.launch(Call)); });
     killTheMemberRunningIt();
     Launch.join();
   }
