@@ -21,11 +21,11 @@
 //
 // Placement. A blocking launch runs on the calling thread, on the member
 // with the fewest launches running (of those, the one that ran the fewest
-// so far). Asynchronous launches wait in one queue; the pool hands the
-// first to the idle member that ranks so, as soon as any member is idle,
-// so a slow member takes fewer, idle members take turns, and a member
-// that joins late takes its share; each await returns its own launch's
-// result, whichever member ran it. A member runs one launch at a
+// so far). Asynchronous launches wait in one queue; as soon as a member
+// is idle, the pool hands it the first, choosing among idle members as
+// above, so a slow member takes fewer, idle members take turns, and a
+// member that joins late takes its share; each await returns its own
+// launch's result, whichever member ran it. A member runs one launch at a
 // time (its session's launches take turns), so a pool gains concurrency
 // where launches overlap: several threads, or asynchronous launches.
 //
