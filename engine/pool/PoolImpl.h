@@ -109,6 +109,7 @@ public:
                std::vector<std::string> &Reports);
 
   // PoolLaunches.cpp
+  MemberPtr best(llvm::ArrayRef<uint64_t> Tried, bool Oldest, bool IdleOnly) const REQUIRES(M);
   llvm::Expected<MemberPtr> pick(llvm::ArrayRef<uint64_t> Tried, bool Oldest = false);
   // Counts a call placed on Mem (hold() and Running); release() ends it.
   static void hold(pool::Member &Mem);

@@ -31,16 +31,24 @@ bool better(const pool::Member &A, const pool::Member &B, bool Oldest) {
 
 } // namespace
 
+// The healthy member not in Tried that ranks best (better()), among the
+// idle ones only with IdleOnly; null for none.
+MemberPtr Pool::Impl::best(ArrayRef<uint64_t> Tried, bool Oldest, bool IdleOnly) const {
+  MemberPtr Best;
+  for (const MemberPtr &Mem : Members)
+    if ((!IdleOnly || Mem->Idle) && !llvm::is_contained(Tried, Mem->Order) &&
+        (!Best || better(*Mem, *Best, Oldest)))
+      Best = Mem;
+  return Best;
+}
+
 // A healthy member not in Tried, counted as used (release() it). With none,
 // waits up to the handshake timeout for one to join.
 Expected<MemberPtr> Pool::Impl::pick(ArrayRef<uint64_t> Tried, bool Oldest) {
   sync::UniqueLock L(M);
   MemberPtr Best;
   auto Find = [&]() REQUIRES(M) {
-    Best = nullptr;
-    for (const MemberPtr &Mem : Members)
-      if (!llvm::is_contained(Tried, Mem->Order) && (!Best || better(*Mem, *Best, Oldest)))
-        Best = Mem;
+    Best = best(Tried, Oldest, /*IdleOnly=*/false);
     return Closing || Best;
   };
   Changed.wait_for(L, Opts.Member.HandshakeTimeout, Find);
@@ -218,7 +226,7 @@ void Pool::Impl::startWorker(const MemberPtr &Mem) {
 }
 
 // Hands each queued launch nobody holds to the idle member that ranks best
-// (better()) among those it was not lost on, and wakes that member's
+// (best()) among those it was not lost on, and wakes that member's
 // worker. Placement is thus the pool's, as for blocking launches: a launch
 // never goes to a member whose worker merely woke first, so launches
 // spread over idle members in turn however the threads are scheduled.
@@ -229,11 +237,7 @@ void Pool::Impl::dispatch() {
       return;
     if (Job.For)
       continue;
-    MemberPtr Best;
-    for (const MemberPtr &Mem : Members)
-      if (Mem->Idle && !llvm::is_contained(Job.Tried, Mem->Order) &&
-          (!Best || better(*Mem, *Best, /*Oldest=*/false)))
-        Best = Mem;
+    MemberPtr Best = best(Job.Tried, /*Oldest=*/false, /*IdleOnly=*/true);
     if (!Best)
       continue;
     Job.For = Best->Order;
