@@ -304,22 +304,31 @@ Error Session::Impl::tearDown() {
   Error Err = Error::success();
   if (Active && Transport && !Transport->disconnected())
     Err = Active->close();
-  // A connection the executor already ended was reported by the call that
-  // found it gone; closing what is left of it is not a new failure.
   bool Lost = Transport && Transport->disconnected();
   if (ES) {
-    Error EndErr = ES->endSession();
-    if (Lost)
-      consumeError(std::move(EndErr));
-    else
-      Err = joinErrors(std::move(Err), std::move(EndErr));
+    Err = joinErrors(std::move(Err), ES->endSession());
+    Lost = Lost || executorHungUp();
   }
+  // The executor's end of the connection closed before this close or
+  // during it (an executor stopping ends its idle sessions, saying so):
+  // what the session held there went with its connection process, so
+  // nothing is left to free, and the calls that found the connection gone
+  // are not failures of this close.
+  if (Lost)
+    consumeError(std::move(Err));
   Active.reset();
   Linker.reset();
   ES.reset();
   Transport = nullptr; // both went with the EPC
   Tasks = nullptr;
   return Err;
+}
+
+// Whether the executor ended the connection saying why (a Hangup of its
+// own): once this end has ended the session too, that alone tells the
+// two apart.
+bool Session::Impl::executorHungUp() const {
+  return Transport && !Transport->hangupReason().empty();
 }
 
 std::shared_lock<sync::SharedMutex> Session::Impl::hold(Error &Err) {

@@ -79,6 +79,7 @@ public:
   void settle();
   llvm::Error close();
   llvm::Error tearDown();
+  bool executorHungUp() const;
   // Null, with the reason in Err, when the session is closed; else the
   // shared hold on the connection every call works under.
   std::shared_lock<sync::SharedMutex> hold(llvm::Error &Err);

@@ -32,6 +32,7 @@ import signal
 import subprocess
 import threading
 import time
+import warnings
 
 from .errors import Error
 
@@ -102,29 +103,48 @@ class Child:
             return "\n".join([*self._head, *skipped, *self._tail])
 
     def stop(self, timeout):
-        """SIGTERM; after `timeout` seconds SIGKILL to its process group
-        (what it started and did not end), then reaped. Idempotent."""
+        """SIGTERM; returns once it and every process of its group (what it
+        started) are gone. Whatever is left `timeout` seconds after the
+        SIGTERM is killed with SIGKILL; what survives that too is named in
+        a warning (RuntimeWarning) rather than passed over. Idempotent."""
         with self._stop_lock:
+            deadline = time.monotonic() + timeout
             if self._proc.poll() is None:
                 with contextlib.suppress(ProcessLookupError):
                     self._proc.terminate()
                 try:
                     self._proc.wait(timeout)
                 except subprocess.TimeoutExpired:
-                    self._kill_group()
+                    pass
+            # Its own children may outlive it (ended by their own means, or
+            # not at all): they get the rest of the timeout, then SIGKILL.
+            if not _wait_until(lambda: self._proc.poll() is not None and not self.group(),
+                               deadline):
+                self._kill_group()
             self._reader.join(_DRAIN_WAIT)
 
+    def group(self):
+        """The pids of the live processes in its process group (it, and
+        what it started), zombies aside."""
+        return _group_members(self._proc.pid)
+
     def _kill_group(self):
-        # Still unreaped, so its pid (its group's id, from
-        # start_new_session) cannot have been reused.
+        # While it is unreaped its pid (its group's id, from
+        # start_new_session) cannot be reused; once reaped, the group lives
+        # on only while a member does, and a new process cannot take its id
+        # before the group is empty.
         with contextlib.suppress(ProcessLookupError):
             os.killpg(self._proc.pid, signal.SIGKILL)
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             self._proc.wait(_KILL_WAIT)
-        except subprocess.TimeoutExpired:
-            raise Error(
-                f"{self._what} (pid {self._proc.pid}) survived SIGKILL for {_KILL_WAIT} s"
-            ) from None
+        gone = lambda: self._proc.poll() is not None and not self.group()
+        if not _wait_until(gone, time.monotonic() + _KILL_WAIT):
+            left = sorted(set(self.group()) | ({self._proc.pid} if self._proc.poll() is None
+                                                else set()))
+            warnings.warn(
+                f"{self._what}: processes {', '.join(map(str, left))} (its group "
+                f"{self._proc.pid}) survived SIGKILL for {_KILL_WAIT} s; giving up on them",
+                RuntimeWarning, stacklevel=3)
 
     def _keep(self, line):
         if len(self._head) < self._head_lines:
@@ -142,6 +162,34 @@ class Child:
             if self._on_line is not None:
                 self._on_line(line)
         self._proc.stdout.close()
+
+
+def _wait_until(condition, deadline, poll=0.01):
+    """Polls condition() until it holds (True) or the deadline passes."""
+    while not condition():
+        if time.monotonic() >= deadline:
+            return condition()
+        time.sleep(poll)
+    return True
+
+
+def _group_members(pgid):
+    """The live (not zombie) processes whose process group is pgid, read
+    from /proc."""
+    members = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:  # ended while looked at
+            continue
+        # "pid (comm) state ppid pgrp ...": comm may hold spaces and ")".
+        fields = stat[stat.rindex(b")") + 2:].split()
+        if len(fields) > 2 and fields[0] != b"Z" and int(fields[2]) == pgid:
+            members.append(int(entry.name))
+    return members
 
 
 _registered = {}

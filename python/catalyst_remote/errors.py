@@ -26,7 +26,9 @@ class ExecutorUnreachable(Error, ConnectionError):
 
 
 class ExecutorLost(Error, ConnectionError):
-    """The executor, or this session's connection process, went away."""
+    """The executor, or this session's connection process, went away.
+    Calls on the session raise it from then on, except close(), which
+    succeeds: nothing is left on the executor to free."""
 
 
 class KernelCrashed(ExecutorLost):

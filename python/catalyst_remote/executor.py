@@ -305,9 +305,11 @@ class Executor:
         return self
 
     def stop(self):
-        """Ends the executor this started (SIGTERM; SIGKILL after
-        STOP_TIMEOUT s) and its connection processes; an attached one is
-        left running. Stopping twice is harmless."""
+        """Ends the executor this started and its connection processes,
+        and returns once they are all gone: SIGTERM, then SIGKILL to what is
+        left after STOP_TIMEOUT s; what survives even that is named in a
+        RuntimeWarning. An attached executor is left running. Stopping twice
+        is harmless."""
         with self._lock:
             self._launched = False
             child, self._child = self._child, None

@@ -148,7 +148,9 @@ class _Target:
 
     def close(self):
         """Waits for launches started with launch_async, then ends the
-        session (or every member's). Closing twice is harmless."""
+        session (or every member's). Closing twice is harmless, and so is
+        closing a session whose executor has gone (stopped, or lost): what
+        the session held there went with it."""
         with self._async_lock:
             pool, self._async = self._async, None
         if pool is not None:

@@ -87,6 +87,20 @@ std::unique_ptr<Session> openWithSleepy(const ExecutorProcess &Exec) {
   return S;
 }
 
+// A session left open on Exec, which was then stopped (SIGTERM) and has
+// exited; null, with a failure recorded, when any of that went wrong. The
+// host may not have read the connection's end yet.
+std::unique_ptr<Session> sessionOfAStoppedExecutor(ExecutorProcess &Exec) {
+  if (!Exec.start())
+    return nullptr;
+  auto S = openWithSleepy(Exec);
+  if (!S || ::kill(Exec.pid(), SIGTERM) != 0 || !waitUntilExited(Exec.pid(), paced(5s))) {
+    ADD_FAILURE() << "could not open a session and stop its executor";
+    return nullptr;
+  }
+  return S;
+}
+
 bool allGone(const std::vector<pid_t> &Pids, std::chrono::milliseconds Timeout) {
   for (pid_t P : Pids)
     if (!waitUntilExited(P, Timeout))
@@ -183,17 +197,24 @@ TEST(StopGraceTest, IdleSessionsEndAtOnce) {
 // executor gone.
 TEST(StopGraceTest, AStoppedSessionIsToldTheExecutorIsStopping) {
   ExecutorProcess Exec;
-  ASSERT_TRUE(Exec.start());
-  auto S = openWithSleepy(Exec);
+  auto S = sessionOfAStoppedExecutor(Exec);
   ASSERT_TRUE(S);
-  ASSERT_EQ(::kill(Exec.pid(), SIGTERM), 0);
-  EXPECT_TRUE(waitUntilExited(Exec.pid(), paced(5s)));
   EXPECT_TRUE(waitUntil([&] { return !S->connected(); }, paced(5s)));
   auto [Kind, Msg] = failureOf(S->ping());
   EXPECT_EQ(Kind, FailureKind::ExecutorLost) << Msg;
   EXPECT_TRUE(mentions(Msg, "the executor saying: \"the executor is stopping: its connection "
                             "process was told to end (SIGTERM or SIGHUP)\""))
       << Msg;
+}
+
+// Closing a session whose executor has stopped frees nothing there (the
+// connection process went, and what the session held with it), so it is
+// not an error, even before the host has read the connection's end.
+TEST(StopGraceTest, ClosingASessionOfAStoppedExecutorSucceeds) {
+  ExecutorProcess Exec;
+  auto S = sessionOfAStoppedExecutor(Exec);
+  ASSERT_TRUE(S);
+  EXPECT_EQ(messageOf(S->close()), "");
 }
 
 } // namespace

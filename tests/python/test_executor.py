@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 
+import numpy as np
 import pytest
 
 import catalyst_remote as cr
@@ -82,6 +83,75 @@ def test_stop_leaves_no_process(make, kernels):
         launch_map(s, kernels)
     s.close()
     assert ex.pid is None
+
+
+def group(pgid):
+    """The live (not zombie) processes of process group pgid, as ps sees
+    them: independent of the package's own look at /proc."""
+    table = subprocess.run(["ps", "-e", "-o", "pid=,pgid=,stat="], capture_output=True,
+                           text=True, check=True).stdout
+    rows = (line.split() for line in table.splitlines())
+    return [int(pid) for pid, g, stat in rows if int(g) == pgid and not stat.startswith("Z")]
+
+
+def test_stop_after_mixed_use_leaves_no_process(make, kernels):
+    """Layouts, async launches on other sessions, a crash, a short session
+    and an idle one left open: stop() returns with every process gone, and
+    closing what is left of the sessions afterwards is not an error."""
+    ex = make().launch()
+    pid = ex.pid
+    s = ex.session()
+    launch_map(s, kernels)
+    s.send_binary(os.path.join(kernels, "copy.o"))
+    for x in (np.arange(6.0).reshape(2, 3)[:, ::-1], np.zeros((0, 3)),
+              np.arange(12.0).reshape(3, 4)[::2, 1::2]):
+        (out,) = s.launch(f"{PREFIX}copy_r2_e8", "copy.o", x, outputs=[("float64", 2)])
+        assert np.array_equal(out, x)
+    others = [ex.session() for _ in range(4)]
+    for o in others:
+        o.send_binary(os.path.join(kernels, "sleepy.o"))
+    ms = np.array([300], dtype=np.int64)
+    futures = [o.launch_async(f"{PREFIX}sleepy", "sleepy.o", ms, outputs=[("int64", 1)])
+               for o in others]
+    assert [f.result()[0][0] for f in futures] == [300] * 4
+    for o in others:
+        o.close()
+    idle = ex.session()
+    launch_map(idle, kernels)
+    s.send_binary(os.path.join(kernels, "crash.o"))
+    with pytest.raises(cr.KernelCrashed):
+        s.launch(f"{PREFIX}crash", "crash.o")
+    with ex.session() as short:
+        launch_map(short, kernels)
+    ex.stop()
+    assert group(pid) == [], "processes of the executor outlived stop()"
+    # Their executor is gone: closing is all that is left to do.
+    idle.close()
+    s.close()
+
+
+def test_stop_ends_what_outlives_the_program(tmp_path):
+    """A process the program started that ignores SIGTERM and outlives it
+    is killed before stop() returns."""
+    from catalyst_remote import _process
+    started = tmp_path / "started"
+    code = textwrap.dedent(f"""
+        import os, signal, subprocess, sys, time
+        subprocess.Popen([sys.executable, "-c",
+                          "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN);"
+                          "open({str(started)!r}, 'w').close(); time.sleep(600)"])
+        while not os.path.exists({str(started)!r}):
+            time.sleep(0.01)
+        print("ready", flush=True)
+        time.sleep(600)
+    """)
+    child = _process.Child([sys.executable, "-c", code], what="a test program")
+    assert child.wait_for(lambda: "ready" in child.output(), 30), child.output()
+    members = group(child.pid)
+    assert len(members) == 2, members
+    child.stop(timeout=1.0)
+    assert group(child.pid) == [], "a process of the program outlived stop()"
+    assert not any(alive(p) for p in members)
 
 
 def test_context_manager_launches_and_stops(make, kernels):

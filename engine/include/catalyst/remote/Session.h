@@ -131,7 +131,10 @@ public:
   llvm::Error stopTrace();
 
   // Joins the session's async work (queued launches run first) and ends the
-  // connection; a call in flight on another thread fails. Idempotent.
+  // connection; a call in flight on another thread fails. Idempotent. A
+  // session whose executor ended the connection (it stopped, or its
+  // connection process died) closes without error: nothing is left there
+  // to free.
   llvm::Error close();
 
   class Impl;
