@@ -5,6 +5,7 @@
 #include "Announcement.h"
 #include "Assets.h"
 #include "Log.h"
+#include "ParentWatch.h"
 #include "PmixAnnouncement.h"
 #include "RefusalLog.h"
 #include "wire/Handshake.h"
@@ -600,16 +601,19 @@ void expireStartups(Clock::time_point Now) {
   }
 }
 
-// What the loop waits on: the listeners, the wake-up pipe, then every
-// challenged peer (Polling says which).
+// What the loop waits on: the listeners, the wake-up pipe, the parent
+// (when watched), then every challenged peer (Polling says which, from
+// FirstPending on).
+constexpr size_t PollFixed = 2;
 void watch(std::vector<pollfd> &Polled, std::vector<std::list<Startup>::iterator> &Polling,
-           const std::vector<Listener> &Listeners) {
+           const std::vector<Listener> &Listeners, const ParentWatch &Parent) {
   Polled.clear();
   Polling.clear();
   bool Paused = Clock::now() < AcceptPausedUntil;
   for (auto &L : Listeners)
     Polled.push_back({Paused ? -1 : L.Fd, POLLIN, 0});
   Polled.push_back({WakeFds[0], POLLIN, 0});
+  Polled.push_back({Parent.fd(), POLLIN, 0});
   for (auto It = Pending.begin(); It != Pending.end(); ++It) {
     Polled.push_back({It->Fd, POLLIN, 0});
     Polling.push_back(It);
@@ -620,8 +624,10 @@ void watch(std::vector<pollfd> &Polled, std::vector<std::list<Startup>::iterator
 // of a peer not yet admitted, or Flush (the refusal summary). A child
 // whose peer was admitted wakes the listener itself; should that byte be
 // lost, it becomes a session within a second all the same.
-int msUntilNext(Clock::time_point Flush) {
+int msUntilNext(Clock::time_point Flush, const ParentWatch &Parent) {
   Clock::time_point Next = Flush;
+  if (int Look = Parent.pollTimeoutMs(); Look >= 0)
+    Next = std::min(Next, Clock::now() + std::chrono::milliseconds(Look));
   if (AcceptPausedUntil > Clock::now())
     Next = std::min(Next, AcceptPausedUntil);
   for (auto &S : Pending)
@@ -640,6 +646,18 @@ bool idleTooLong(Clock::time_point Since, std::chrono::milliseconds Limit) {
     return false;
   LogLine() << "catalyst-remote-executor: no session for " << secondsText(Limit)
             << " s (--idle-exit): stopping";
+  return true;
+}
+
+// The launcher that started the executor has ended (killed, out of memory,
+// its node agent gone) without stopping it: it says so and stops, as on a
+// stop signal.
+bool orphaned(const ParentWatch &Parent) {
+  if (!Parent.gone())
+    return false;
+  withdrawAnnouncement();
+  LogLine() << "catalyst-remote-executor: the process that started it (pid " << Parent.parent()
+            << ") has ended: stopping (--detach keeps it running)";
   return true;
 }
 
@@ -767,9 +785,11 @@ int serve(std::vector<Listener> Listeners, const ServeOptions &Given) {
   Budget.emplace(Options.Startups);
   std::vector<pollfd> Polled;
   std::vector<std::list<Startup>::iterator> Polling;
+  ParentWatch Parent =
+      Options.WatchParent > 0 ? ParentWatch::start(Options.WatchParent) : ParentWatch();
   Clock::time_point IdleSince = Clock::now();
-  while (!StopRequested) {
-    watch(Polled, Polling, Listeners);
+  while (!StopRequested && !orphaned(Parent)) {
+    watch(Polled, Polling, Listeners, Parent);
     Clock::time_point Wake = Refusals.flush();
     if (!Children.empty() || !Pending.empty())
       IdleSince = Clock::now();
@@ -777,7 +797,7 @@ int serve(std::vector<Listener> Listeners, const ServeOptions &Given) {
       break;
     else if (Options.IdleExit.count() > 0)
       Wake = std::min(Wake, IdleSince + Options.IdleExit);
-    if (::poll(Polled.data(), Polled.size(), msUntilNext(Wake)) < 0 && errno != EINTR)
+    if (::poll(Polled.data(), Polled.size(), msUntilNext(Wake, Parent)) < 0 && errno != EINTR)
       break;
     char Drain[64];
     while (::read(WakeFds[0], Drain, sizeof(Drain)) > 0) {
@@ -785,7 +805,7 @@ int serve(std::vector<Listener> Listeners, const ServeOptions &Given) {
     reapChildren();
     checkStartingChildren(Clock::now());
     for (size_t I = 0; I < Polling.size(); ++I)
-      if (Polled[Listeners.size() + 1 + I].revents &&
+      if (Polled[Listeners.size() + PollFixed + I].revents &&
           advanceStartup(*Polling[I], Listeners, Options))
         Pending.erase(Polling[I]);
     expireStartups(Clock::now());

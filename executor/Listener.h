@@ -3,9 +3,9 @@
 // The executor's main process only listens and forks: each connection is
 // served in its own child, so a crashing kernel ends only its own session.
 // SIGINT, SIGTERM and SIGHUP (an ssh session that started it closing) stop
-// it: the announcement goes and the listening sockets close at once, so no
-// new host is served; the connection processes finish the launches they
-// run, send their results and end, and those still running after the stop
+// it, and so does the end of its launcher when it watches it (--with-parent): the announcement goes
+// and the listening sockets close at once, so no new host is served; the connection processes
+// finish the launches they run, send their results and end, and those still running after the stop
 // grace are killed.
 //
 //===----------------------------------------------------------------------===//
@@ -64,6 +64,10 @@ struct ServeOptions {
   // launcher waits before it SIGKILLs the executor (which would leave the
   // asset directory behind), and Slurm's default KillWait of 30 s.
   std::chrono::milliseconds StopGrace{5000};
+  // Stop, as a stop signal would, once this process (the executor's
+  // parent at its start: its launcher) has ended (ParentWatch.h); zero:
+  // never.
+  pid_t WatchParent = 0;
 };
 
 // Once it is ready to serve, prints on stdout, for each listener,

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Listener.h"
+#include "ParentWatch.h"
 #include "TokenSource.h"
 #include "wire/Secret.h"
 #include "wire/TlsStream.h"
@@ -62,6 +63,12 @@ const char *Usage =
     "                           the host's job: publish that address through PMIx\n"
     "                           (key catalyst-remote.address) for pool:pmix\n"
     "  --idle-exit S            stop after S seconds without a session (default: never)\n"
+    "  --with-parent            stop, as on SIGTERM, once the process that started it\n"
+    "                           has ended (a launcher killed with SIGKILL tells nobody);\n"
+    "                           the default under Slurm, Open MPI or PMIx and with\n"
+    "                           --announce\n"
+    "  --detach                 keep running when the process that started it ends\n"
+    "                           (the default otherwise: a daemon started from a shell)\n"
     "  --stop-grace S           on SIGTERM (SIGINT, SIGHUP) stop taking hosts at once, let\n"
     "                           running launches finish and send their results for up\n"
     "                           to S seconds, then kill what still runs (default 5: within\n"
@@ -103,6 +110,7 @@ struct Args {
   std::string TokenFile, NewToken, MaxStartups, Wire;
   unsigned PerSource = 0;
   bool AllowUnauthenticated = false;
+  ParentPolicy Parent = ParentPolicy::Auto;
   ServeOptions Serve;
 };
 
@@ -207,6 +215,13 @@ bool parse(int Argc, char **Argv, Args &A) {
     }
     if (!HasInline && Flag == "--no-shared-memory") {
       A.Serve.LocalSocket = false;
+      continue;
+    }
+    if (!HasInline && (Flag == "--with-parent" || Flag == "--detach")) {
+      auto Asked = Flag == "--detach" ? ParentPolicy::Detach : ParentPolicy::WithParent;
+      if (A.Parent != ParentPolicy::Auto && A.Parent != Asked)
+        return badArgument(Arg, "--with-parent and --detach exclude each other:");
+      A.Parent = Asked;
       continue;
     }
     if (!HasInline && Flag == "--allow-unauthenticated") {
@@ -399,15 +414,29 @@ bool listenAll(const std::vector<std::string> &Binds, std::vector<Listener> &Lis
   return true;
 }
 
+// Whom to end with (ServeOptions::WatchParent): the launcher, when one
+// started this process or it announces itself for hosts to find (an
+// executor nobody stops would go on being found). Parent is getppid() at
+// start; 1 means no launcher is left to watch.
+pid_t parentToWatch(const Args &A, pid_t Parent) {
+  bool Watch = A.Parent == ParentPolicy::WithParent ||
+               (A.Parent == ParentPolicy::Auto &&
+                (launchedByLauncher() || A.Serve.AnnouncePmix || !A.Serve.AnnounceDir.empty()));
+  return Watch && Parent > 1 ? Parent : 0;
+}
+
 } // namespace
 
 int main(int Argc, char **Argv) {
+  // First: the launcher may already be ending.
+  const pid_t Parent = ::getppid();
   // Before anything else: a secret in the environment must not outlive
   // this line there (TokenSource.h).
   EnvironmentSecret EnvSecret = takeSecretFromEnvironment();
   Args A;
   if (!parse(Argc, Argv, A))
     return 2;
+  A.Serve.WatchParent = parentToWatch(A, Parent);
   if (!A.NewToken.empty())
     return newToken(A.NewToken);
   if (!takeToken(A, std::move(EnvSecret)))

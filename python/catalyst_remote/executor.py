@@ -339,8 +339,9 @@ class Executor:
                 f"address={self._address!r})")
 
     def _argv(self, port):
+        # --with-parent: an interpreter killed with SIGKILL cannot stop it.
         argv = [_expanded(self._executor_bin or default_executor_bin()),
-                "--bind", f"{self._bind}:{port}"]
+                "--bind", f"{self._bind}:{port}", "--with-parent"]
         for plugin in self._plugins:
             argv += ["--plugin", plugin]
         if self._token_file is not None:

@@ -127,7 +127,8 @@ pid_t executorWhere(const std::string &Dir, const std::string &Variable, const s
   return -1;
 }
 
-::testing::AssertionResult waitUntilAllGone(const std::string &Dir) {
+::testing::AssertionResult waitUntilAllGone(const std::string &Dir,
+                                            std::chrono::milliseconds Timeout) {
   std::vector<std::string> Files;
   std::vector<pid_t> Pids;
   auto Gone = [&] {
@@ -135,10 +136,10 @@ pid_t executorWhere(const std::string &Dir, const std::string &Variable, const s
     Pids = executorsAnnouncingIn(Dir);
     return Files.empty() && Pids.empty();
   };
-  if (waitUntil(Gone, EndTimeout))
+  if (waitUntil(Gone, Timeout))
     return ::testing::AssertionSuccess();
   auto R = ::testing::AssertionFailure();
-  R << "after " << EndTimeout.count() << " s, " << Files.size() << " announcements";
+  R << "after " << Timeout.count() << " ms, " << Files.size() << " announcements";
   for (const std::string &F : Files)
     R << " " << F;
   R << " and " << Pids.size() << " executor processes";

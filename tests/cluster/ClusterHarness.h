@@ -73,9 +73,10 @@ std::vector<pid_t> executorsAnnouncingIn(const std::string &Dir);
 // The listener among them whose environment says Variable=Value (its rank).
 pid_t executorWhere(const std::string &Dir, const std::string &Variable, const std::string &Value);
 
-// Waits until Dir holds no announcement and no executor announcing there
-// is alive.
-::testing::AssertionResult waitUntilAllGone(const std::string &Dir);
+// Waits, up to Timeout, until Dir holds no announcement and no executor
+// announcing there is alive.
+::testing::AssertionResult waitUntilAllGone(const std::string &Dir,
+                                            std::chrono::milliseconds Timeout = EndTimeout);
 
 class SlurmTest : public ::testing::Test {
 protected:

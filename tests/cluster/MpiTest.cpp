@@ -3,7 +3,10 @@
 // mpirun -n 4 starts four executors that announce themselves by their MPI
 // job and rank and serve sessions; SIGTERM to mpirun, as a batch system
 // ends a job, ends them all and withdraws every announcement (Open MPI
-// sends SIGKILL one second after SIGTERM).
+// sends SIGKILL one second after SIGTERM). An mpirun that dies without a
+// word (SIGKILL, as a job script's cleanup or the OOM killer ends it)
+// leaves nothing either: the executors watch the process that started
+// them (executor/ParentWatch.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,14 +15,56 @@
 #include "Procfs.h"
 #include "TempDir.h"
 
+#include <csignal>
+#include <thread>
+
 using namespace catalyst::remote::test;
+using namespace std::chrono_literals;
 
 namespace {
 
+// How soon executors must be gone once their mpirun died without a word.
+constexpr std::chrono::seconds OrphanBound{5};
+
+#define SKIP_WITHOUT_MPIRUN()                                                                      \
+  if (std::string Package = MpiRun::missingPackage(); !Package.empty())                            \
+  GTEST_SKIP() << "Open MPI's mpirun is not installed: needs the Debian package " << Package       \
+               << " (tools/bootstrap installs it where apt has it)"
+
+// Four executors announced in Dir by Mpi.
+::testing::AssertionResult startFour(MpiRun &Mpi, const TempDir &Dir, const TokenFile &Token) {
+  if (!Mpi.start(4, executorCommand(Dir.dir(), Token.path()), Token.dir() + "/mpirun.out"))
+    return ::testing::AssertionFailure() << "mpirun did not start";
+  std::vector<std::string> Names;
+  return waitForAnnouncements(Dir.dir(), 4, Names) << Mpi.command().output();
+}
+
+TEST(MpiTest, ExecutorsEndWhenMpirunIsKilled) {
+  SKIP_WITHOUT_MPIRUN();
+  TempDir Dir;
+  TokenFile Token;
+  MpiRun Mpi;
+  ASSERT_TRUE(startFour(Mpi, Dir, Token));
+  ASSERT_EQ(::kill(Mpi.command().pid(), SIGKILL), 0);
+  EXPECT_TRUE(waitUntilAllGone(Dir.dir(), OrphanBound));
+}
+
+// A job script's cleanup: SIGTERM to mpirun's process group, SIGKILL
+// 0.2 s later, before mpirun has stopped its ranks.
+TEST(MpiTest, ExecutorsEndWhenMpirunIsKilledMidStop) {
+  SKIP_WITHOUT_MPIRUN();
+  TempDir Dir;
+  TokenFile Token;
+  MpiRun Mpi;
+  ASSERT_TRUE(startFour(Mpi, Dir, Token));
+  ASSERT_TRUE(Mpi.command().signal(SIGTERM));
+  std::this_thread::sleep_for(200ms); // the cleanup's own pause, not a wait for a condition
+  Mpi.command().signal(SIGKILL);      // false when mpirun already ended: fine either way
+  EXPECT_TRUE(waitUntilAllGone(Dir.dir(), OrphanBound));
+}
+
 TEST(MpiTest, MpirunStartsExecutorsThatEndWithIt) {
-  if (std::string Package = MpiRun::missingPackage(); !Package.empty())
-    GTEST_SKIP() << "Open MPI's mpirun is not installed: needs the Debian package " << Package
-                 << " (tools/bootstrap installs it where apt has it)";
+  SKIP_WITHOUT_MPIRUN();
   TempDir Dir;
   TokenFile Token;
   MpiRun Mpi;

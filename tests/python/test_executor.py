@@ -3,6 +3,7 @@ Python, leaving no process behind; what Catalyst's backline and code
 written for catalyst.Executor ask of it; its errors."""
 
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -12,6 +13,8 @@ import numpy as np
 import pytest
 
 import catalyst_remote as cr
+
+from conftest import wait_for
 
 from test_session import PREFIX, expected_map, sample
 
@@ -192,6 +195,49 @@ def test_stopped_at_exit(executor_bin):
     assert done.returncode == 0, done.stderr
     pid = int(done.stdout.split()[0])
     assert not alive(pid), "the executor outlived the interpreter"
+
+
+def test_executor_ends_with_an_interpreter_killed_hard(executor_bin):
+    """SIGKILL leaves the interpreter no chance to stop its executor: the
+    executor sees its parent gone (--with-parent) and stops itself."""
+    code = textwrap.dedent(f"""
+        import sys, time
+        import catalyst_remote as cr
+        ex = cr.Executor(executor_bin={executor_bin!r}).launch()
+        print(ex.pid, flush=True)
+        time.sleep(600)
+    """)
+    interpreter = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        pid = int(interpreter.stdout.readline())
+        interpreter.kill()
+        interpreter.wait(30)
+        wait_for(lambda: not alive(pid), 5.0, "the executor to end with its interpreter")
+    finally:
+        if interpreter.poll() is None:
+            interpreter.kill()
+
+
+def test_executor_started_from_a_shell_outlives_it(executor_bin, kernels, tmp_path):
+    """A daemon started on purpose (--bind alone, from a shell) keeps
+    serving once its shell has gone."""
+    log = tmp_path / "executor.log"
+    # Nothing here says a launcher started it, even when the tests run in a job.
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "OMPI_", "PMIX_"))}
+    shell = subprocess.run(
+        # The shell goes once the executor listens, so that the executor
+        # knew it as its parent.
+        ["sh", "-c", f"{executor_bin} --bind 127.0.0.1:0 >{log} 2>&1 & echo $!; "
+                     f"until grep -q Listening {log}; do sleep 0.02; done"],
+        capture_output=True, text=True, check=True, timeout=30, env=env)
+    pid = int(shell.stdout)
+    try:
+        address = log.read_text().split("Listening on ")[1].split()[0]
+        with cr.Session(address) as s:
+            launch_map(s, kernels)
+        assert alive(pid)
+    finally:
+        os.kill(pid, signal.SIGTERM)
 
 
 def test_pinned_port_resolves_before_launch(make, kernels):
