@@ -130,6 +130,7 @@ int serveConnection(int Fd, const std::string &Peer, const ConnectionOptions &Gi
   TOpts.Mark = &Record.Sending;
   TOpts.ReadAfterFirstSend = true;
   TOpts.PeerSendsHeartbeats = false;
+  TOpts.BeforeReply = Heartbeat::answering;
   if (Local)
     TOpts.Spin = wire::localSpin();
   // Without a secret, a peer is admitted by its first message, which the

@@ -25,6 +25,11 @@ namespace {
 std::atomic<bool> Stopping{false};
 std::atomic<int> StopFd{-1};
 std::atomic<unsigned> Working{0};
+// Work in progress whose reply has not started to go out (Busy::Answered),
+// changed under the heartbeat's Ending lock.
+std::atomic<unsigned> Owed{0};
+// The innermost work of the calling thread.
+thread_local Heartbeat::Busy *CurrentWork = nullptr;
 static_assert(std::atomic<bool>::is_always_lock_free);
 static_assert(std::atomic<int>::is_always_lock_free);
 static_assert(std::atomic<unsigned>::is_always_lock_free);
@@ -115,19 +120,33 @@ void Heartbeat::sayWhyOnStop(wire::SendMark &Mark) {
   StopMark.store(&Mark, std::memory_order_release);
 }
 
-Heartbeat::Busy::Busy() {
+Heartbeat::Busy::Busy() : Outer(CurrentWork) {
+  CurrentWork = this;
+  Owed.fetch_add(1);
   if (Working.fetch_add(1) == 0)
     get().Since.store(nowNs(), std::memory_order_release);
 }
 
 Heartbeat::Busy::~Busy() {
+  CurrentWork = Outer;
   unsigned Before;
   {
     sync::MutexLock Lock(get().Ending);
+    if (!Answered)
+      Owed.fetch_sub(1);
     Before = Working.fetch_sub(1);
   }
   if (Before == 1)
     shutDown(StopFd.load());
+}
+
+void Heartbeat::answering() {
+  Busy *Work = CurrentWork;
+  if (!Work || Work->Answered)
+    return;
+  sync::MutexLock Lock(get().Ending);
+  Work->Answered = true;
+  Owed.fetch_sub(1);
 }
 
 void Heartbeat::attach(wire::SocketTransport &T) {
@@ -183,12 +202,12 @@ std::string Heartbeat::goneReason() const {
                         : "the executor closed the connection: " + Closed;
 }
 
-// The work seen in progress may have ended since (its reply sent, the host
-// gone after reading it): the process ends only if some is still in
-// progress, and then before any of it can end.
-void Heartbeat::endIfStillBusy(const std::string &Why) {
+// The work seen in progress may have answered since (the host gone after
+// reading its reply): the process ends only if some is still owed to the
+// host, and then before any of it can answer or end.
+void Heartbeat::endIfStillOwed(const std::string &Why) {
   sync::MutexLock Lock(Ending);
-  if (Working.load() != 0)
+  if (Owed.load() != 0)
     endProcess(Why);
 }
 
@@ -203,14 +222,14 @@ void Heartbeat::run(std::chrono::milliseconds Interval) {
     if (Working.load(std::memory_order_acquire) == 0)
       continue;
     if (hostGone()) {
-      endIfStillBusy(goneReason());
+      endIfStillOwed(goneReason());
       continue;
     }
     int64_t Now = nowNs();
     if (Now - std::max(Since.load(std::memory_order_acquire), LastBeat) < Every)
       continue;
     if (auto Err = Transport->sendHeartbeat())
-      endIfStillBusy("a heartbeat could not be sent: " + llvm::toString(std::move(Err)));
+      endIfStillOwed("a heartbeat could not be sent: " + llvm::toString(std::move(Err)));
     LastBeat = Now;
   }
 }

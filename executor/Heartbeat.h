@@ -36,7 +36,7 @@ namespace catalyst::remote::executor {
 // Threads: attach() on the connection's reader thread, enable() on a
 // worker, stop() on the thread that waits for the server; the beating
 // thread (Beater) runs run(), pause(), hostGone() and goneReason(); Busy
-// on any thread; stopWhenIdle() in a signal handler.
+// and answering() on any thread; stopWhenIdle() in a signal handler.
 class Heartbeat {
 public:
   static Heartbeat &get(); // one per connection process
@@ -69,15 +69,28 @@ public:
   static void sayWhyOnStop(wire::SendMark &Mark);
 
   // Marks work in progress for its lifetime, on any thread. Work covers a
-  // request from its dispatch to its reply sent. Its end waits while the
-  // beating thread is ending the process for it (Ending).
+  // request from its dispatch to its reply sent; it is owed to the host
+  // until its reply starts to go out (answering()). A host gone ends the
+  // process only while work is owed: a host may read a reply and close at
+  // once, before the thread that sent it has ended its work. Its end waits
+  // while the beating thread is ending the process for it (Ending).
   class Busy {
   public:
     Busy();
     ~Busy();
     Busy(const Busy &) = delete;
     Busy &operator=(const Busy &) = delete;
+
+  private:
+    friend class Heartbeat;
+    Busy *Outer;           // the thread's enclosing work, if any
+    bool Answered = false; // its reply has started to go out
   };
+  // The calling thread's work (its innermost Busy) is about to send its
+  // reply: it is no longer owed. Does nothing on a thread without work or
+  // whose work already answered. The transport calls it
+  // (TransportOptions::BeforeReply).
+  static void answering();
 
 private:
   Heartbeat() = default;
@@ -85,7 +98,7 @@ private:
   bool pause(std::chrono::milliseconds For);
   bool hostGone() const;
   std::string goneReason() const;
-  void endIfStillBusy(const std::string &Why);
+  void endIfStillOwed(const std::string &Why);
 
   // Set by attach() and cleared by stop(), under M; read without it by the
   // beating thread, which enable() starts after attach() and stop() joins

@@ -175,6 +175,8 @@ Error SocketTransport::sendMessage(SimpleRemoteEPCOpcode OpC, uint64_t SeqNo, Ex
   iovec Iov[2] = {{Header, HeaderSize}, {const_cast<char *>(ArgBytes.data()), ArgBytes.size()}};
 
   bool Call = OpC == SimpleRemoteEPCOpcode::CallWrapper;
+  if (OpC == SimpleRemoteEPCOpcode::Result && Opts.BeforeReply)
+    Opts.BeforeReply();
   if (Call && Opts.ReadOnDemand) {
     sync::MutexLock Lock(StateMutex);
     if (++RepliesDue == 1 && Claims == 0)

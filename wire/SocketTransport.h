@@ -107,6 +107,11 @@ struct TransportOptions {
   // that sleeps costs tens (the CPU it slept on must be woken): a session
   // over the local socket spins a little on both sides.
   std::chrono::microseconds Spin{0};
+  // Runs on the sending thread just before a reply to the peer's request
+  // goes out (an EPC Result, a launch's result): the executor's heartbeat
+  // then stops counting that thread's work as owed to the host
+  // (executor/Heartbeat.h). Must not block or send.
+  void (*BeforeReply)() = nullptr;
 };
 
 // Receives out-of-line payload messages; runs on the transport's reader.

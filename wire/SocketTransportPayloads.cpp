@@ -237,6 +237,9 @@ Error SocketTransport::sendWithPayload(PayloadOpcode OpC, uint64_t SeqNo, ArrayR
     return createStringError(inconvertibleErrorCode(),
                              "message of %llu bytes exceeds the limit of %llu bytes",
                              (unsigned long long)MsgSize, (unsigned long long)Opts.MaxMessageSize);
+  if ((OpC == PayloadOpcode::LaunchResult || OpC == PayloadOpcode::SharedResult) &&
+      Opts.BeforeReply)
+    Opts.BeforeReply();
   char Header[HeaderSize];
   encodeHeader(Header, MsgSize, static_cast<SimpleRemoteEPCOpcode>(OpC), SeqNo,
                ExecutorAddr(Plan.size()));

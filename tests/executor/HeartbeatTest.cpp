@@ -3,9 +3,9 @@
 // The heartbeat thread (executor/Heartbeat.h) over a real transport on one
 // end of a socket pair whose other end the test reads as the host would:
 // work that outlasts the interval sends heartbeat frames, shorter work none;
-// a host gone while work is in progress ends the process; stop() returns at
-// once; stopWhenIdle() shuts the socket down when the work in progress ends,
-// or at once when there is none. LivenessTest sees it in a real executor.
+// a host gone while work is in progress ends the process, unless the work
+// already sent its reply; stop() returns at once; stopWhenIdle() shuts the
+// socket down when the work in progress ends, or at once when there is none. LivenessTest sees it in a real executor.
 //
 // The heartbeat is one per process, stopped for good, and the stop and the
 // host gone end or mark the whole process: each scenario runs in a child
@@ -52,12 +52,12 @@ struct Connection {
   }
 
   // Empty, or why it could not be opened.
-  std::string open() {
+  std::string open(const wire::TransportOptions &Options = wire::TransportOptions()) {
     int Fds[2];
     if (::socketpair(AF_UNIX, SOCK_STREAM, 0, Fds) != 0)
       return "no socket pair";
     Host = Fds[1];
-    auto T = wire::SocketTransport::Create(Client, Fds[0], wire::TransportOptions());
+    auto T = wire::SocketTransport::Create(Client, Fds[0], Options);
     if (!T)
       return "no transport: " + toString(T.takeError());
     Transport = std::move(*T);
@@ -184,6 +184,27 @@ std::string hostGoneUnderWork() {
   return "the process went on with the host gone";
 }
 
+// The host read the reply and closed at once, before the work that sent
+// it ended (its thread was preempted, say): nothing is owed to the host
+// then, so the process goes on and the work ends as it would.
+std::string hostGoneAfterTheReply() {
+  Connection C;
+  wire::TransportOptions Options;
+  Options.BeforeReply = Heartbeat::answering;
+  if (std::string Why = C.open(Options); !Why.empty())
+    return Why;
+  Heartbeat::get().enable(wire::MinHeartbeatInterval);
+  Heartbeat::Busy Working;
+  if (auto Err =
+          C.Transport->sendMessage(orc::SimpleRemoteEPCOpcode::Result, 1, orc::ExecutorAddr(), {}))
+    return "the reply was not sent: " + toString(std::move(Err));
+  ::close(C.Host);
+  // Ten looks of the beating thread at the host gone, which would end the
+  // process at the first with the work still owed.
+  std::this_thread::sleep_for(5 * wire::MinHeartbeatInterval);
+  return "";
+}
+
 // The thread waits half an interval between checks: stop() must wake it.
 std::string stopReturnsAtOnce() {
   Connection C;
@@ -238,6 +259,10 @@ TEST_F(HeartbeatTest, AnIntervalBelowTheFloorIsRaisedToIt) {
 TEST_F(HeartbeatTest, AHostGoneUnderWorkEndsTheProcess) {
   EXPECT_EXIT(finish(hostGoneUnderWork()), ::testing::ExitedWithCode(3),
               "the host closed the connection; ending the connection process");
+}
+
+TEST_F(HeartbeatTest, AHostGoneAfterTheReplyLeavesTheProcessAlone) {
+  EXPECT_EXIT(finish(hostGoneAfterTheReply()), ::testing::ExitedWithCode(0), "");
 }
 
 TEST_F(HeartbeatTest, StopReturnsAtOnce) {
