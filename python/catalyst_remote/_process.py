@@ -17,7 +17,10 @@ machine.
 
 Whatever is still running when the interpreter exits is stopped then:
 owners register their stop with at_exit() and take it back with
-forget_at_exit() once stopped.
+forget_at_exit() once stopped. An interpreter killed with SIGKILL runs
+no such handler: a program given a Lifeline runs under _lifeline.py,
+which ends it (SIGTERM, then SIGKILL after the lifeline's grace) once
+this interpreter is gone, however it ended.
 
 Thread-safety: one reader thread owns the pipe and keeps lines under
 _lock; on_line runs on that thread. stop() may be called from several
@@ -30,6 +33,7 @@ import contextlib
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 import warnings
@@ -42,12 +46,23 @@ _KILL_WAIT = 5.0
 _DRAIN_WAIT = 2.0
 
 
+_LIFELINE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_lifeline.py")
+
+
+class Lifeline(collections.namedtuple("Lifeline", ["grace", "remove"], defaults=[None])):
+    """The program ends once this interpreter is gone: SIGTERM, then
+    SIGKILL `grace` seconds later; then the directory `remove` (if any)
+    is removed."""
+
+
 class Child:
     """A started program whose merged stdout and stderr are read as they
     come; its first `head_lines` lines (where a program says what it
-    refused, before its usage) and last `tail_lines` are kept."""
+    refused, before its usage) and last `tail_lines` are kept. With a
+    `lifeline`, pid is that of the lifeline process that runs it."""
 
-    def __init__(self, argv, *, env=None, what, on_line=None, head_lines=10, tail_lines=30):
+    def __init__(self, argv, *, env=None, what, on_line=None, head_lines=10, tail_lines=30,
+                 lifeline=None):
         self._what = what
         self._on_line = on_line
         self._head_lines = head_lines
@@ -56,6 +71,16 @@ class Child:
         self._dropped = 0
         self._lock = threading.Lock()
         self._stop_lock = threading.Lock()
+        # The write end, never written to, lives as long as this object
+        # or this interpreter; non-inheritable, so that no other program
+        # started here keeps the lifeline's pipe open.
+        self._lifeline_end = None
+        pass_fds = ()
+        if lifeline is not None:
+            read_end, self._lifeline_end = os.pipe()
+            argv = [sys.executable, _LIFELINE, str(read_end), str(lifeline.grace),
+                    *(["--remove", lifeline.remove] if lifeline.remove else []), "--", *argv]
+            pass_fds = (read_end,)
         try:
             self._proc = subprocess.Popen(
                 argv,
@@ -67,9 +92,14 @@ class Child:
                 bufsize=1,
                 env=env,
                 start_new_session=True,
+                pass_fds=pass_fds,
             )
         except OSError as e:
+            self._close_lifeline()
             raise Error(f"could not start {what} ({argv[0]}): {e.strerror or e}") from e
+        finally:
+            for fd in pass_fds:
+                os.close(fd)
         self._reader = threading.Thread(
             target=self._read, name=f"catalyst-remote {what}", daemon=True
         )
@@ -122,6 +152,12 @@ class Child:
                                deadline):
                 self._kill_group()
             self._reader.join(_DRAIN_WAIT)
+            self._close_lifeline()
+
+    def _close_lifeline(self):
+        if self._lifeline_end is not None:
+            os.close(self._lifeline_end)
+            self._lifeline_end = None
 
     def group(self):
         """The pids of the live processes in its process group (it, and

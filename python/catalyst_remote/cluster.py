@@ -15,7 +15,12 @@ announcements, and returns a :class:`LaunchedPool`: a Pool of
 ``with``) closes it, then sends the launcher SIGTERM, which passes it to
 every executor (each withdraws its announcement, lets running launches
 finish, and ends), waits a bounded time, and removes the directory.
-Whatever is still open at exit is closed then.
+Whatever is still open at exit is closed then. An interpreter killed
+with SIGKILL (or by the out-of-memory killer) closes nothing: the
+launcher then runs under a lifeline (_lifeline.py) that sends it SIGTERM
+the moment the interpreter is gone, which ends its executors within
+their --stop-grace (5 s by default; STOP_TIMEOUT at most), and removes
+the directory.
 
 Members on other machines need two things: a directory every node sees
 (announce_dir= on a shared file system; the default, a new temporary
@@ -60,6 +65,10 @@ class LaunchedPool(Pool):
 
     @property
     def launcher_pid(self):
+        """The pid of the process that runs the launcher for this
+        interpreter and ends it should the interpreter be killed
+        (catalyst_remote/_lifeline.py); its process group is the
+        launcher's."""
         return self._launcher.pid
 
     def close(self):
@@ -154,7 +163,8 @@ def _start(launcher_argv, n, what, executor_bin, executor_args, token_file, bind
     launcher = None
     try:
         argv = launcher_argv + _executor_argv(executor_bin, bind, directory, executor_args)
-        launcher = _process.Child(argv, env=env, what=what)
+        launcher = _process.Child(argv, env=env, what=what,
+                                  lifeline=_process.Lifeline(STOP_TIMEOUT, directory))
         _await_announcements(launcher, what, directory, n, ready_timeout)
         return LaunchedPool(launcher, directory, n, token_file=token_file, **pool_options)
     except BaseException:

@@ -147,7 +147,9 @@ TEST_F(SlurmTest, AMemberKilledMidRunLeavesTheOthersServing) {
 // catalyst_remote.srun_pool from Python, in this cluster: tests/python's
 // srun case (test_cluster.py), which starts four executors as a step of a
 // job of its own, sweeps launches over them, and checks that closing the
-// pool ends srun and them. Its output must say it passed, not skipped.
+// pool ends srun and them; and a pool whose interpreter is killed with
+// SIGKILL, whose srun and executors must end all the same. Its output must
+// say both passed, not skipped.
 TEST_F(SlurmTest, PythonsSrunPoolServesAndEndsWithIt) {
   std::vector<std::string> Env = Cluster.clientEnvironment();
   Env.push_back("PYTHONPATH=" PYTHON_PACKAGE_DIR);
@@ -156,11 +158,13 @@ TEST_F(SlurmTest, PythonsSrunPoolServesAndEndsWithIt) {
   Env.push_back("CATALYST_REMOTE_TEST_KERNELS=" KERNEL_DIR);
   Env.push_back("CATALYST_REMOTE_TEST_SLURM=" + announceDir());
   CommandResult R = runCommand({PYTHON_EXECUTABLE, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                                PYTHON_CLUSTER_TESTS, "-k", "srun_started"},
+                                PYTHON_CLUSTER_TESTS, "-k", "srun_started or srun_pool_ends"},
                                120s, Env);
   EXPECT_EQ(R.ExitStatus, 0) << R.Output;
-  EXPECT_NE(R.Output.find("1 passed"), std::string::npos) << R.Output;
+  EXPECT_NE(R.Output.find("2 passed"), std::string::npos) << R.Output;
   EXPECT_EQ(Cluster.jobNamed("python-srun-pool"), 0u) << "the pool's job outlived it";
+  EXPECT_EQ(Cluster.jobNamed("python-srun-killed"), 0u)
+      << "the job of a pool whose interpreter was killed outlived it";
   EXPECT_TRUE(announcements(announceDir()).empty());
 }
 #endif

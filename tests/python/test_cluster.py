@@ -5,6 +5,8 @@ pool is closed; the launcher's failures; srun's command line."""
 import os
 import shutil
 import subprocess
+import sys
+import textwrap
 
 import pytest
 
@@ -100,6 +102,43 @@ def test_members_that_never_announce_time_out(tmp_path):
     assert not any(alive(p) for p in started), "a member outlived the failed start"
 
 
+def pool_of_a_killed_interpreter(start_pool, directory):
+    """Runs `start_pool` (code that opens a pool announcing in
+    `directory`, as `pool`) in an interpreter of its own, kills it with
+    SIGKILL once the pool is up, and waits for what it started to end."""
+    code = textwrap.dedent(f"""
+        import os, time
+        import catalyst_remote as cr
+        {start_pool}
+        print(pool.announce_dir, flush=True)
+        time.sleep(600)
+    """)
+    interpreter = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                                   text=True)
+    try:
+        pool_dir = interpreter.stdout.readline().strip()
+        assert pool_dir.startswith(str(directory)), "the pool did not start"
+        assert len(processes_naming(pool_dir)) >= 3
+        interpreter.kill()
+        interpreter.wait(30)
+        # The executors stop at once when idle: well within their 5 s grace.
+        wait_for(lambda: processes_naming(pool_dir) == [], 10,
+                 "the launcher and its executors to end with their interpreter")
+        wait_for(lambda: not os.path.exists(pool_dir), 5, "the pool's directory to go")
+    finally:
+        if interpreter.poll() is None:
+            interpreter.kill()
+
+
+@needs_mpirun
+def test_pool_ends_with_an_interpreter_killed_hard(executor_bin, tmp_path):
+    """SIGKILL gives the interpreter no chance to close its pool: the
+    lifeline mpirun runs under ends mpirun, and mpirun its executors."""
+    pool_of_a_killed_interpreter(
+        f"pool = cr.mpirun_pool(2, executor_bin={executor_bin!r}, announce_dir={str(tmp_path)!r})",
+        tmp_path)
+
+
 def test_a_missing_launcher_names_its_package():
     with pytest.raises(cr.Error, match="mpirun='no-such-mpirun'.*openmpi-bin"):
         cr.mpirun_pool(2, mpirun="no-such-mpirun")
@@ -137,3 +176,13 @@ def test_map_over_a_pool_srun_started(executor_bin, kernels):
     assert not os.path.exists(directory)
     # Slurm's step daemons end the executors after srun has gone.
     wait_for(lambda: processes_naming(directory) == [], 15, "the executors to end with the pool")
+
+
+@pytest.mark.skipif("CATALYST_REMOTE_TEST_SLURM" not in os.environ,
+                    reason="needs a Slurm cluster: cluster.SlurmTest runs it in one")
+def test_srun_pool_ends_with_an_interpreter_killed_hard(executor_bin):
+    """As under mpirun: srun, sent SIGTERM by the lifeline, ends its step."""
+    directory = os.environ["CATALYST_REMOTE_TEST_SLURM"]
+    pool_of_a_killed_interpreter(
+        f"pool = cr.srun_pool(2, executor_bin={executor_bin!r}, announce_dir={directory!r}, "
+        f"extra_args=['-J', 'python-srun-killed'], ready_timeout=60)", directory)
