@@ -7,6 +7,7 @@
 #include "Listener.h"
 #include "ParentWatch.h"
 #include "TokenSource.h"
+#include "wire/Protocol.h"
 #include "wire/Secret.h"
 #include "wire/TlsStream.h"
 
@@ -55,6 +56,7 @@ const char *Usage =
     "                           environment at once); srun passes them on, mpirun\n"
     "                           needs -x NAME. The log names the source used\n"
     "  --new-token PATH         write a fresh 256-bit secret to PATH (mode 0600) and exit\n"
+    "  --version                print the release and wire protocol version and exit\n"
     "  --announce DIR           once listening, write DIR/<job>.<step>.<rank>.addr (from\n"
     "                           Slurm's or MPI's variables, else <host>.<pid>.addr)\n"
     "                           holding the first --bind's address as hosts dial it;\n"
@@ -227,6 +229,11 @@ bool parse(int Argc, char **Argv, Args &A) {
     if (!HasInline && Flag == "--allow-unauthenticated") {
       A.AllowUnauthenticated = true;
       continue;
+    }
+    if (!HasInline && Flag == "--version") {
+      std::printf("catalyst-remote-executor %s, protocol %u\n", CATALYST_REMOTE_VERSION,
+                  unsigned(wire::ProtocolVersion));
+      std::exit(0);
     }
     if (!HasInline && (Flag == "--help" || Flag == "-h")) {
       std::fputs(Usage, stdout);

@@ -15,6 +15,7 @@ mpirun_pool and srun_pool start a pool's executors with a cluster's launcher.
 """
 
 from . import errors
+from ._version import __version__
 from .errors import *  # noqa: F401,F403 - the exception classes, listed in errors.__all__
 from .cluster import LaunchedPool, mpirun_pool, srun_pool
 from .executor import Executor

@@ -12,6 +12,7 @@
 #include "Procfs.h"
 #include "Text.h"
 #include "TokenFile.h"
+#include "wire/Protocol.h"
 
 #include <cstring>
 #include <fstream>
@@ -29,6 +30,15 @@ CommandResult runExecutor(std::vector<std::string> Args) {
 void writeFile(const std::string &Path, const std::string &Text, mode_t Mode) {
   std::ofstream(Path) << Text;
   ASSERT_EQ(::chmod(Path.c_str(), Mode), 0);
+}
+
+// The release and the wire protocol it speaks, as a packager or a bug
+// report wants them, without starting anything.
+TEST(ExecutorStartTest, VersionNamesTheReleaseAndTheProtocol) {
+  CommandResult R = runExecutor({"--version"});
+  EXPECT_EQ(R.ExitStatus, 0) << R.Output;
+  EXPECT_EQ(R.Output, "catalyst-remote-executor " CATALYST_REMOTE_VERSION ", protocol " +
+                          std::to_string(catalyst::remote::wire::ProtocolVersion) + "\n");
 }
 
 TEST(ExecutorStartTest, NewTokenWritesAPrivateSecretOnceOnly) {

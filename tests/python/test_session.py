@@ -4,6 +4,8 @@ launches that overlap the caller, prepared launches, stats and info."""
 
 import gc
 import os
+import re
+import subprocess
 import threading
 import time
 
@@ -194,6 +196,18 @@ def test_stats_and_info(session):
     assert info["strategy"] in ("zerocopy", "batched", "naive")
     assert info["transport"] in ("tcp", "shm")
     assert info["executor"]["protocol"] > 0
+
+
+def test_one_version_everywhere(session, executor_bin):
+    """The package, the executor it talks to and the executor's --version
+    name the same release."""
+    assert re.fullmatch(r"\d+\.\d+\.\d+", cr.__version__), cr.__version__
+    assert session.info()["executor"]["version"] == cr.__version__
+    printed = subprocess.run([executor_bin, "--version"], capture_output=True, text=True,
+                             timeout=30)
+    assert printed.returncode == 0, printed.stderr
+    protocol = session.info()["executor"]["protocol"]
+    assert printed.stdout == f"catalyst-remote-executor {cr.__version__}, protocol {protocol}\n"
 
 
 @pytest.mark.parametrize("strategy,transport", [
