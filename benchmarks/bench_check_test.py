@@ -70,6 +70,13 @@ def main(tool):
         rc, out = check(tool, "compare", baseline, run_file(d, "gap.json", BASE, skip=[ROWS[3]]))
         expect(rc == 2 and ROWS[3] in out, "a missing row is an error naming it", out)
 
+        old_format = os.path.join(d, "old.json")
+        with open(old_format, "w") as f:
+            json.dump({"tolerance": 0.1, "rows": {r: {"ratio": v} for r, v in BASE.items()}}, f)
+        rc, out = check(tool, "compare", old_format, *runs)
+        expect(rc == 2 and "lacks a ratio and a tolerance" in out,
+               "a baseline without tolerances is an error naming the row", out)
+
         rc, out = check(tool, "compare", os.path.join(d, "none.json"), *runs)
         expect(rc == 2 and "cannot read the baseline" in out, "a missing baseline is an error", out)
 
