@@ -2,6 +2,7 @@
 
 #include "Announcement.h"
 
+#include "wire/AnnouncementLock.h"
 #include "wire/SysError.h"
 #include "wire/WriteAll.h"
 
@@ -91,12 +92,16 @@ Error announceIn(StringRef Dir, const std::vector<Listener> &Listeners) {
   int Fd = ::open(Temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (Fd < 0)
     return wire::sysError("--announce: cannot create " + Temp, errno);
-  std::string Text = reachableAddress(Listeners.front()) + "\n";
+  std::string Text = wire::announcementText(reachableAddress(Listeners.front()));
   Error Err = Error::success();
   if (std::error_code EC = wire::writeAll(Fd, Text))
     Err = wire::sysError("--announce: cannot write " + Temp, EC.value());
-  if (::close(Fd) != 0 && !Err)
-    Err = wire::sysError("--announce: cannot write " + Temp, errno);
+  else if (int Errno = wire::holdAnnouncement(Fd))
+    Err = wire::sysError("--announce: cannot lock " + Temp, Errno);
+  // Not closed unless it failed: the lock lives as long as the descriptor,
+  // which this process and its connection processes hold until they end.
+  if (Err)
+    ::close(Fd);
   std::memcpy(Announced, Final.c_str(), Final.size() + 1);
   std::memcpy(Pending, Temp.c_str(), Temp.size() + 1);
   Published = 1;

@@ -11,6 +11,10 @@
 //   if (auto Err = announceIn(Dir, Listeners)) ...   // once listening
 //   withdrawAnnouncement();                          // first thing on a stop
 //
+// The executor holds a lock on the file for as long as it lives
+// (wire/AnnouncementLock.h): one killed with SIGKILL leaves a file that
+// hosts know to be stale.
+//
 // The file goes before anything else when the executor stops: a launcher
 // sends SIGKILL soon after SIGTERM (Open MPI one second later), and a file
 // left behind would send hosts to a dead address. withdrawAnnouncement()

@@ -8,6 +8,7 @@
 #include "ParentWatch.h"
 #include "PmixAnnouncement.h"
 #include "RefusalLog.h"
+#include "SrunWatch.h"
 #include "wire/Handshake.h"
 #include "wire/HangupKind.h"
 #include "wire/HostChallenge.h"
@@ -601,19 +602,26 @@ void expireStartups(Clock::time_point Now) {
   }
 }
 
-// What the loop waits on: the listeners, the wake-up pipe, the parent
-// (when watched), then every challenged peer (Polling says which, from
-// FirstPending on).
-constexpr size_t PollFixed = 2;
+// Who started the executor, watched so that it ends with them.
+struct Launchers {
+  ParentWatch Parent;
+  SrunWatch Srun;
+};
+
+// What the loop waits on: the listeners, the wake-up pipe, the parent and
+// srun (when watched), then every challenged peer (Polling says which,
+// from FirstPending on).
+constexpr size_t PollFixed = 3;
 void watch(std::vector<pollfd> &Polled, std::vector<std::list<Startup>::iterator> &Polling,
-           const std::vector<Listener> &Listeners, const ParentWatch &Parent) {
+           const std::vector<Listener> &Listeners, const Launchers &Watched) {
   Polled.clear();
   Polling.clear();
   bool Paused = Clock::now() < AcceptPausedUntil;
   for (auto &L : Listeners)
     Polled.push_back({Paused ? -1 : L.Fd, POLLIN, 0});
   Polled.push_back({WakeFds[0], POLLIN, 0});
-  Polled.push_back({Parent.fd(), POLLIN, 0});
+  Polled.push_back({Watched.Parent.fd(), POLLIN, 0});
+  Polled.push_back({Watched.Srun.fd(), POLLIN, 0});
   for (auto It = Pending.begin(); It != Pending.end(); ++It) {
     Polled.push_back({It->Fd, POLLIN, 0});
     Polling.push_back(It);
@@ -624,10 +632,11 @@ void watch(std::vector<pollfd> &Polled, std::vector<std::list<Startup>::iterator
 // of a peer not yet admitted, or Flush (the refusal summary). A child
 // whose peer was admitted wakes the listener itself; should that byte be
 // lost, it becomes a session within a second all the same.
-int msUntilNext(Clock::time_point Flush, const ParentWatch &Parent) {
+int msUntilNext(Clock::time_point Flush, const Launchers &Watched) {
   Clock::time_point Next = Flush;
-  if (int Look = Parent.pollTimeoutMs(); Look >= 0)
-    Next = std::min(Next, Clock::now() + std::chrono::milliseconds(Look));
+  for (int Look : {Watched.Parent.pollTimeoutMs(), Watched.Srun.pollTimeoutMs()})
+    if (Look >= 0)
+      Next = std::min(Next, Clock::now() + std::chrono::milliseconds(Look));
   if (AcceptPausedUntil > Clock::now())
     Next = std::min(Next, AcceptPausedUntil);
   for (auto &S : Pending)
@@ -651,13 +660,27 @@ bool idleTooLong(Clock::time_point Since, std::chrono::milliseconds Limit) {
 
 // The launcher that started the executor has ended (killed, out of memory,
 // its node agent gone) without stopping it: it says so and stops, as on a
-// stop signal.
-bool orphaned(const ParentWatch &Parent) {
-  if (!Parent.gone())
+// stop signal. An srun gone leaves the step's other executors running on
+// machines that cannot see it: Slurm is asked to stop them too.
+bool orphaned(const Launchers &Watched) {
+  if (Watched.Parent.gone()) {
+    withdrawAnnouncement();
+    LogLine() << "catalyst-remote-executor: the process that started it (pid "
+              << Watched.Parent.parent() << ") has ended: stopping (--detach keeps it running)";
+    return true;
+  }
+  if (pmixServerLost()) {
+    withdrawAnnouncement();
+    LogLine() << "catalyst-remote-executor: its connection to the PMIx server of the launcher "
+                 "that started it is lost: stopping (--detach keeps it running)";
+    return true;
+  }
+  if (!Watched.Srun.gone())
     return false;
   withdrawAnnouncement();
-  LogLine() << "catalyst-remote-executor: the process that started it (pid " << Parent.parent()
-            << ") has ended: stopping (--detach keeps it running)";
+  LogLine() << "catalyst-remote-executor: the srun that started its step (pid "
+            << Watched.Srun.srun() << ") has ended: stopping the step (--detach keeps it running)";
+  Watched.Srun.endStep();
   return true;
 }
 
@@ -741,7 +764,7 @@ void fitDescriptors(ServeOptions &Options) {
 // In a directory or through PMIx, as --announce says.
 Error announceAsAsked(const ServeOptions &Options, const std::vector<Listener> &Listeners) {
   if (Options.AnnouncePmix)
-    return announceThroughPmix(Listeners);
+    return announceThroughPmix(Listeners, Options.WatchPmixServer ? WakeFds[1] : -1);
   if (!Options.AnnounceDir.empty())
     return announceIn(Options.AnnounceDir, Listeners);
   return Error::success();
@@ -767,6 +790,11 @@ int serve(std::vector<Listener> Listeners, const ServeOptions &Given) {
     LogLine() << "catalyst-remote-executor: " << toString(std::move(Err));
     return 1;
   }
+  // Found before the executor is announced: a host, or a test, may end
+  // srun as soon as it sees the announcement.
+  Launchers Watched{Options.WatchParent > 0 ? ParentWatch::start(Options.WatchParent)
+                                            : ParentWatch(),
+                    Options.WatchSrun ? SrunWatch::find() : SrunWatch()};
   // The sockets listen already: the file is there by the time the ready
   // line says so.
   if (auto Err = announceAsAsked(Options, Listeners)) {
@@ -785,11 +813,9 @@ int serve(std::vector<Listener> Listeners, const ServeOptions &Given) {
   Budget.emplace(Options.Startups);
   std::vector<pollfd> Polled;
   std::vector<std::list<Startup>::iterator> Polling;
-  ParentWatch Parent =
-      Options.WatchParent > 0 ? ParentWatch::start(Options.WatchParent) : ParentWatch();
   Clock::time_point IdleSince = Clock::now();
-  while (!StopRequested && !orphaned(Parent)) {
-    watch(Polled, Polling, Listeners, Parent);
+  while (!StopRequested && !orphaned(Watched)) {
+    watch(Polled, Polling, Listeners, Watched);
     Clock::time_point Wake = Refusals.flush();
     if (!Children.empty() || !Pending.empty())
       IdleSince = Clock::now();
@@ -797,7 +823,7 @@ int serve(std::vector<Listener> Listeners, const ServeOptions &Given) {
       break;
     else if (Options.IdleExit.count() > 0)
       Wake = std::min(Wake, IdleSince + Options.IdleExit);
-    if (::poll(Polled.data(), Polled.size(), msUntilNext(Wake, Parent)) < 0 && errno != EINTR)
+    if (::poll(Polled.data(), Polled.size(), msUntilNext(Wake, Watched)) < 0 && errno != EINTR)
       break;
     char Drain[64];
     while (::read(WakeFds[0], Drain, sizeof(Drain)) > 0) {

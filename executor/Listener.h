@@ -68,6 +68,12 @@ struct ServeOptions {
   // parent at its start: its launcher) has ended (ParentWatch.h); zero:
   // never.
   pid_t WatchParent = 0;
+  // Stop, as a stop signal would, once the srun of this process's Slurm
+  // step has ended, when it runs on this machine (SrunWatch.h).
+  bool WatchSrun = false;
+  // With AnnouncePmix: stop, as a stop signal would, once the connection
+  // to the PMIx server is lost (PmixAnnouncement.h).
+  bool WatchPmixServer = false;
 };
 
 // Once it is ready to serve, prints on stdout, for each listener,

@@ -3,9 +3,8 @@
 #include "ParentWatch.h"
 
 #include <cstdlib>
-#include <sys/syscall.h>
+#include <initializer_list>
 #include <unistd.h>
-#include <utility>
 
 namespace catalyst::remote::executor {
 
@@ -21,35 +20,14 @@ bool launchedByLauncher() {
 ParentWatch ParentWatch::start(pid_t Parent) {
   ParentWatch W;
   W.Parent = Parent;
-#ifdef SYS_pidfd_open
-  // ENOSYS on kernels before 5.3, ESRCH for a parent already gone: either
-  // way gone() still tells, by looking.
-  long Fd = ::syscall(SYS_pidfd_open, Parent, 0);
-  W.Fd = Fd >= 0 ? int(Fd) : -1;
-#endif
+  // Without a pidfd (a kernel before 5.3, a parent already gone), gone()
+  // still tells, by looking.
+  W.Fd = PidFd::open(Parent);
   return W;
 }
 
-ParentWatch::ParentWatch(ParentWatch &&Other) noexcept
-    : Parent(std::exchange(Other.Parent, 0)), Fd(std::exchange(Other.Fd, -1)) {}
-
-ParentWatch &ParentWatch::operator=(ParentWatch &&Other) noexcept {
-  if (this != &Other) {
-    if (Fd >= 0)
-      ::close(Fd);
-    Parent = std::exchange(Other.Parent, 0);
-    Fd = std::exchange(Other.Fd, -1);
-  }
-  return *this;
-}
-
-ParentWatch::~ParentWatch() {
-  if (Fd >= 0)
-    ::close(Fd);
-}
-
 int ParentWatch::pollTimeoutMs() const {
-  return watching() && Fd < 0 ? int(WithoutPidfd.count()) : -1;
+  return watching() && !Fd.valid() ? int(WithoutPidfd.count()) : -1;
 }
 
 // getppid() rather than the pidfd's readiness: a pidfd opened after the

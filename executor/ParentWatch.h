@@ -23,6 +23,8 @@
 #ifndef CATALYST_REMOTE_EXECUTOR_PARENTWATCH_H
 #define CATALYST_REMOTE_EXECUTOR_PARENTWATCH_H
 
+#include "PidFd.h"
+
 #include <chrono>
 #include <sys/types.h>
 
@@ -50,16 +52,11 @@ public:
   // Watches Parent, which must be the pid getppid() gave at start; a
   // parent already gone (getppid() differs) is gone() at once.
   static ParentWatch start(pid_t Parent);
-  ParentWatch(ParentWatch &&Other) noexcept;
-  ParentWatch &operator=(ParentWatch &&Other) noexcept;
-  ParentWatch(const ParentWatch &) = delete;
-  ParentWatch &operator=(const ParentWatch &) = delete;
-  ~ParentWatch();
 
   bool watching() const { return Parent > 0; }
   pid_t parent() const { return Parent; }
   // Readable once the parent ended; -1 without a pidfd (poll skips it).
-  int fd() const { return Fd; }
+  int fd() const { return Fd.fd(); }
   // How long the listener may sleep before it must look again: forever
   // (-1) with a pidfd or nothing watched, else WithoutPidfd.
   int pollTimeoutMs() const;
@@ -69,7 +66,7 @@ public:
 
 private:
   pid_t Parent = 0;
-  int Fd = -1;
+  PidFd Fd;
 };
 
 } // namespace catalyst::remote::executor

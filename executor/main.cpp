@@ -66,7 +66,8 @@ const char *Usage =
     "                           (key catalyst-remote.address) for pool:pmix\n"
     "  --idle-exit S            stop after S seconds without a session (default: never)\n"
     "  --with-parent            stop, as on SIGTERM, once the process that started it\n"
-    "                           has ended (a launcher killed with SIGKILL tells nobody);\n"
+    "                           has ended (a launcher killed with SIGKILL tells nobody),\n"
+    "                           or the srun of its step, where srun runs on this machine;\n"
     "                           the default under Slurm, Open MPI or PMIx and with\n"
     "                           --announce\n"
     "  --detach                 keep running when the process that started it ends\n"
@@ -444,6 +445,8 @@ int main(int Argc, char **Argv) {
   if (!parse(Argc, Argv, A))
     return 2;
   A.Serve.WatchParent = parentToWatch(A, Parent);
+  A.Serve.WatchSrun = A.Parent != ParentPolicy::Detach && launchedByLauncher();
+  A.Serve.WatchPmixServer = A.Parent != ParentPolicy::Detach;
   if (!A.NewToken.empty())
     return newToken(A.NewToken);
   if (!takeToken(A, std::move(EnvSecret)))

@@ -3,6 +3,7 @@
 #include "MemberSource.h"
 
 #include "catalyst/remote/Failure.h"
+#include "wire/AnnouncementLock.h"
 #include "wire/SysError.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -35,25 +36,40 @@ bool plausibleAddress(StringRef A) {
          llvm::all_of(A, [](char C) { return C > ' ' && C < 0x7f; });
 }
 
+// Removes Name, a stale announcement, unless another file has been put
+// in its place since St was taken (a rerun of the same rank).
+void removeStale(int DirFd, const char *Name, const struct stat &St) {
+  struct stat Now;
+  if (::fstatat(DirFd, Name, &Now, AT_SYMLINK_NOFOLLOW) == 0 && Now.st_dev == St.st_dev &&
+      Now.st_ino == St.st_ino)
+    // Fails only when the file is gone already, or the directory is not
+    // writable here: the file is skipped all the same.
+    ::unlinkat(DirFd, Name, 0);
+}
+
 // The address in an announcement file, or nothing when it is not one: a
-// file being replaced, a stray file, or something an unfriendly writer put
-// there (a FIFO would block an open, a symbolic link lead elsewhere).
+// file being replaced, a stray file, something an unfriendly writer put
+// there (a FIFO would block an open, a symbolic link lead elsewhere), or
+// the file of an executor that is gone without removing it (killed with
+// SIGKILL), which is removed (wire/AnnouncementLock.h).
 std::optional<std::string> readAnnouncement(int DirFd, const char *Name) {
   int Fd = ::openat(DirFd, Name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (Fd < 0)
     return std::nullopt;
   struct stat St;
-  char Buf[MaxAddressBytes + 2];
+  char Buf[MaxAddressBytes + 8];
   ssize_t N = -1;
   if (::fstat(Fd, &St) == 0 && S_ISREG(St.st_mode) && St.st_size <= off_t(sizeof(Buf)))
     N = ::read(Fd, Buf, sizeof(Buf));
+  StringRef Text(Buf, N > 0 ? size_t(N) : 0);
+  bool Stale = N > 0 && wire::declaresHeld(Text) && !wire::heldByItsWriter(Fd);
   ::close(Fd);
-  if (N <= 0)
+  if (Stale)
+    removeStale(DirFd, Name, St);
+  StringRef Address = wire::announcedAddress(Text);
+  if (N <= 0 || Stale || !plausibleAddress(Address))
     return std::nullopt;
-  StringRef Text = StringRef(Buf, size_t(N)).trim();
-  if (!plausibleAddress(Text))
-    return std::nullopt;
-  return Text.str();
+  return Address.str();
 }
 
 class DirectorySource final : public MemberSource {

@@ -148,6 +148,20 @@ pid_t executorWhere(const std::string &Dir, const std::string &Variable, const s
   return R << " are left";
 }
 
+::testing::AssertionResult waitUntilAllGoneForAHost(const std::string &Dir,
+                                                    std::chrono::milliseconds Timeout) {
+  PoolOptions O;
+  O.MinMembers = 0;
+  O.PollInterval = std::chrono::milliseconds(50);
+  // Members it cannot join (it has no token) are what it would report.
+  O.Report = [](llvm::StringRef) {};
+  auto Host = Pool::open("pool:" + Dir, O);
+  if (!Host)
+    return ::testing::AssertionFailure()
+           << "a host cannot read " << Dir << ": " << llvm::toString(Host.takeError());
+  return waitUntilAllGone(Dir, Timeout);
+}
+
 void SlurmTest::SetUp() {
   if (std::string Package = SlurmCluster::missingPackage(); !Package.empty())
     GTEST_SKIP() << "Slurm is not installed: needs the Debian package " << Package

@@ -78,6 +78,12 @@ pid_t executorWhere(const std::string &Dir, const std::string &Variable, const s
 ::testing::AssertionResult waitUntilAllGone(const std::string &Dir,
                                             std::chrono::milliseconds Timeout = EndTimeout);
 
+// The same while a host reads pool:Dir, as a pool does: executors killed
+// with SIGKILL leave files that only a reader can remove (their locks
+// gone, it knows them to be stale).
+::testing::AssertionResult waitUntilAllGoneForAHost(const std::string &Dir,
+                                                    std::chrono::milliseconds Timeout);
+
 class SlurmTest : public ::testing::Test {
 protected:
   void SetUp() override;

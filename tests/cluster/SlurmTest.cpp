@@ -11,6 +11,8 @@
 #include "Procfs.h"
 
 #include <csignal>
+#include <cstdlib>
+#include <thread>
 
 using namespace catalyst::remote::test;
 using namespace std::chrono_literals;
@@ -141,6 +143,73 @@ TEST_F(SlurmTest, AMemberKilledMidRunLeavesTheOthersServing) {
   EXPECT_TRUE(waitUntil([&] { return executorsAnnouncingIn(announceDir()).empty(); }, EndTimeout));
   EXPECT_EQ(announcements(announceDir()), std::vector<std::string>{Names[3]})
       << "only the killed member's stale announcement outlives the job";
+}
+
+// How soon executors whose launcher was killed must be gone.
+constexpr std::chrono::seconds OrphanBound{5};
+
+// The pid a job script wrote to File once it started srun, when it has.
+pid_t srunOfScript(const std::string &File) {
+  pid_t Pid = 0;
+  waitUntil([&] { return (Pid = std::atoi(readFile(File).c_str())) > 0; }, AnnounceTimeout);
+  return Pid;
+}
+
+// A job script's srun killed while the job goes on: its step outlives it
+// (Slurm ends it only with the job), so the executors, which watch srun
+// on its node, stop themselves. Killed with SIGKILL they withdraw their
+// announcements; a cleanup's SIGTERM then SIGKILL 0.2 s later makes srun
+// kill the step with SIGKILL, and a host reading the folder removes what
+// that left.
+TEST_F(SlurmTest, ExecutorsEndWhenTheirSrunIsKilledInsideTheJob) {
+  std::string Command;
+  for (const std::string &A : executorCommand(announceDir(), Token.path()))
+    Command += " " + A;
+  for (bool MidStop : {false, true}) {
+    SCOPED_TRACE(MidStop ? "SIGTERM, then SIGKILL 0.2 s later" : "SIGKILL");
+    std::string PidFile = Cluster.path(MidStop ? "srun2.pid" : "srun1.pid");
+    unsigned Job = Cluster.sbatch("#!/bin/sh\n#SBATCH -n 2\nsrun" + Command + " &\necho $! > " +
+                                  PidFile + "\nwait\nsleep 120\n");
+    ASSERT_NE(Job, 0u);
+    std::vector<std::string> Names;
+    ASSERT_TRUE(waitForAnnouncements(announceDir(), 2, Names));
+    pid_t Srun = srunOfScript(PidFile);
+    ASSERT_GT(Srun, 0) << "the script did not say which srun it started";
+    if (MidStop) {
+      ASSERT_EQ(::kill(Srun, SIGTERM), 0);
+      std::this_thread::sleep_for(200ms); // the cleanup's own pause, not a wait for a condition
+      ::kill(Srun, SIGKILL);              // fails when srun already ended: fine either way
+      EXPECT_TRUE(waitUntilAllGoneForAHost(announceDir(), OrphanBound));
+    } else {
+      ASSERT_EQ(::kill(Srun, SIGKILL), 0);
+      EXPECT_TRUE(waitUntilAllGone(announceDir(), OrphanBound));
+    }
+    EXPECT_EQ(Cluster.jobState(Job), "RUNNING") << "the job goes on without its step";
+    ASSERT_EQ(Cluster.scancel(Job).ExitStatus, 0);
+    EXPECT_TRUE(Cluster.waitForJobEnd(Job, EndTimeout));
+  }
+}
+
+// srun as a job of its own, killed: Slurm cancels the step with SIGKILL,
+// which no executor can act on, so what must hold is that nothing is left
+// that a host would dial: no executor, and no file once a host has read
+// the folder.
+TEST_F(SlurmTest, AnSrunJobKilledLeavesNothingAHostWouldDial) {
+  for (bool MidStop : {false, true}) {
+    SCOPED_TRACE(MidStop ? "SIGTERM, then SIGKILL 0.2 s later" : "SIGKILL");
+    BackgroundCommand Srun;
+    unsigned Job = 0;
+    ASSERT_TRUE(startExecutors(2, Srun, MidStop ? "killed-mid-stop" : "killed", Job));
+    if (MidStop) {
+      ASSERT_TRUE(Srun.signal(SIGTERM));
+      std::this_thread::sleep_for(200ms); // the cleanup's own pause, not a wait for a condition
+      Srun.signal(SIGKILL);               // false when srun already ended: fine either way
+    } else {
+      ASSERT_EQ(::kill(Srun.pid(), SIGKILL), 0);
+    }
+    EXPECT_TRUE(waitUntilAllGoneForAHost(announceDir(), OrphanBound));
+    EXPECT_TRUE(Cluster.waitForJobEnd(Job, EndTimeout));
+  }
 }
 
 #ifdef PYTHON_EXECUTABLE

@@ -24,6 +24,7 @@
 
 #include <atomic>
 #include <csignal>
+#include <dirent.h>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -38,6 +39,20 @@ using namespace catalyst::remote::test;
 using namespace std::chrono_literals;
 
 namespace {
+
+// The announcement files in Dir, as a host reading pool:DIR takes them.
+std::vector<std::string> announcedIn(const std::string &Dir) {
+  std::vector<std::string> Names;
+  if (DIR *D = ::opendir(Dir.c_str())) {
+    while (dirent *E = ::readdir(D)) {
+      std::string Name = E->d_name;
+      if (Name[0] != '.' && Name.size() > 5 && Name.compare(Name.size() - 5, 5, ".addr") == 0)
+        Names.push_back(Name);
+    }
+    ::closedir(D);
+  }
+  return Names;
+}
 
 using Clock = std::chrono::steady_clock;
 
@@ -335,6 +350,25 @@ TEST_F(PoolTest, MembersFollowTheDirectoryAndLateJoinersGetThePoolsObjects) {
   EXPECT_EQ(S.MembersLost, 1u);
   ASSERT_EQ(S.Members.size(), 2u);
   EXPECT_FALSE(S.Members[1].Healthy);
+}
+
+// An executor killed with SIGKILL (as Slurm kills a step whose srun
+// ends) cannot withdraw its announcement; the lock it held on the file
+// went with it, so the pool drops the member and removes the file.
+TEST_F(PoolTest, AnExecutorKilledHardLeavesAFileThePoolRemoves) {
+  TempDir Dir;
+  start(2, {"--announce", Dir.dir()});
+  auto P = open("pool:" + Dir.dir(), options(2));
+  ASSERT_TRUE(P);
+  ASSERT_TRUE(waitForMembers(*P, 2));
+  std::vector<std::string> Before = announcedIn(Dir.dir());
+  ASSERT_EQ(Before.size(), 2u);
+  ASSERT_EQ(::kill(Execs[1]->pid(), SIGKILL), 0);
+  ASSERT_TRUE(waitForMembers(*P, 1)) << "dropped once its executor was killed";
+  EXPECT_TRUE(waitUntil([&] { return announcedIn(Dir.dir()).size() == 1; }, paced(10s)))
+      << "the killed executor's file is still there";
+  Whose C(0, 3);
+  EXPECT_EQ(messageOf(P->launch(C.call())), "") << "the living member serves";
 }
 
 // Reading stats holds each member's session while the watcher releases
