@@ -53,7 +53,7 @@ void holdReturned(const char *Rv, ArrayRef<uint64_t> Ranks, ExecutorAddrRange Sl
 // The returned descriptors, the executor's steady clock (ns) when the entry
 // started, and its time.
 Expected<std::tuple<std::vector<char>, uint64_t, uint64_t>>
-invokeTimed(ExecutorAddr Entry, ExecutorAddr Av, std::vector<uint64_t> Ranks, ExecutorAddr SlabBase,
+invoke(ExecutorAddr Entry, ExecutorAddr Av, std::vector<uint64_t> Ranks, ExecutorAddr SlabBase,
             uint64_t SlabSize) {
   freePending();
   uint64_t RvBytes = 0;
@@ -76,25 +76,10 @@ invokeTimed(ExecutorAddr Entry, ExecutorAddr Av, std::vector<uint64_t> Ranks, Ex
   return std::make_tuple(std::move(Rv), StartNs, Ns);
 }
 
-// For hosts that do not ask for the start time.
-Expected<std::tuple<std::vector<char>, uint64_t>> invoke(ExecutorAddr Entry, ExecutorAddr Av,
-                                                         std::vector<uint64_t> Ranks,
-                                                         ExecutorAddr SlabBase, uint64_t SlabSize) {
-  auto R = invokeTimed(Entry, Av, std::move(Ranks), SlabBase, SlabSize);
-  if (!R)
-    return R.takeError();
-  auto &[Rv, StartNs, Ns] = *R;
-  return std::make_tuple(std::move(Rv), Ns);
-}
-
 } // namespace
 
 shared::CWrapperFunctionBuffer batchedInvokeWrapper(const char *Data, size_t Size) {
   return handleChecked<SPSBatchedInvokeSig>(Data, Size, invoke).release();
-}
-
-shared::CWrapperFunctionBuffer batchedInvokeTimedWrapper(const char *Data, size_t Size) {
-  return handleChecked<SPSBatchedInvokeTimedSig>(Data, Size, invokeTimed).release();
 }
 
 shared::CWrapperFunctionBuffer batchedReleaseWrapper(const char *Data, size_t Size) {

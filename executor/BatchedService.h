@@ -8,7 +8,6 @@
 namespace catalyst::remote::executor {
 
 llvm::orc::shared::CWrapperFunctionBuffer batchedInvokeWrapper(const char *Data, size_t Size);
-llvm::orc::shared::CWrapperFunctionBuffer batchedInvokeTimedWrapper(const char *Data, size_t Size);
 llvm::orc::shared::CWrapperFunctionBuffer batchedReleaseWrapper(const char *Data, size_t Size);
 
 } // namespace catalyst::remote::executor

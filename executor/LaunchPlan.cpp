@@ -81,13 +81,10 @@ Error checkApart(ArrayRef<ZeroCopyInput> Inputs) {
   return Error::success();
 }
 
-bool decodeAs(uint32_t Version, ArrayRef<char> Plan, LaunchPlan &Out) {
+bool decode(ArrayRef<char> Plan, LaunchPlan &Out) {
   sps::SPSInputBuffer IB(Plan.data(), Plan.size());
-  if (Version < SourceOrderVersion)
-    return spsWellFormed<SPSZeroCopyPlan>(Plan.data(), Plan.size()) &&
-           SPSZeroCopyPlan::deserialize(IB, Out.Entry, Out.Inputs, Out.Outputs);
-  return spsWellFormed<SPSZeroCopyPlanV3>(Plan.data(), Plan.size()) &&
-         SPSZeroCopyPlanV3::deserialize(IB, Out.Entry, Out.Inputs, Out.Outputs, Out.Reordered);
+  return spsWellFormed<SPSZeroCopyPlan>(Plan.data(), Plan.size()) &&
+         SPSZeroCopyPlan::deserialize(IB, Out.Entry, Out.Inputs, Out.Outputs, Out.Reordered);
 }
 
 // Each once, in order, of a payload that carries them, their layouts a
@@ -115,14 +112,14 @@ Error checkReordered(LaunchPlan &Out, InputSource From) {
 
 } // namespace
 
-Error decodeLaunchPlan(uint32_t Version, ArrayRef<char> Plan, uint64_t PayloadBytes,
-                       SlabCheck InSlabs, LaunchPlan &Out, InputSource From) {
+Error decodeLaunchPlan(ArrayRef<char> Plan, uint64_t PayloadBytes, SlabCheck InSlabs,
+                       LaunchPlan &Out, InputSource From) {
   // SPS appends to the sequences it decodes into.
   Out.Inputs.clear();
   Out.Outputs.clear();
   Out.Reordered.clear();
   Out.Orders.clear();
-  if (!decodeAs(Version, Plan, Out))
+  if (!decode(Plan, Out))
     return badLaunchRequest("malformed plan");
   if (!Out.Entry || Out.Inputs.size() > MaxMemrefs || Out.Outputs.size() > MaxMemrefs)
     return badLaunchRequest("no entry, or too many memrefs");

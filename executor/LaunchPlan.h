@@ -35,14 +35,13 @@ using SlabCheck = llvm::function_ref<bool(const char *P, uint64_t Bytes)>;
 // (a SharedLaunch, which has no payload).
 enum class InputSource { Payload, InPlace };
 
-// Decodes Plan, in the encoding of zero-copy Version, into Out (replacing
+// Decodes Plan into Out (replacing
 // what it held) and checks it against the PayloadBytes that follow it:
 // input shapes consistent with their byte counts, destinations inside the
 // slabs (InSlabs) and apart from each other, output ranks and element
 // sizes, source orders.
-llvm::Error decodeLaunchPlan(uint32_t Version, llvm::ArrayRef<char> Plan, uint64_t PayloadBytes,
-                             SlabCheck InSlabs, LaunchPlan &Out,
-                             InputSource From = InputSource::Payload);
+llvm::Error decodeLaunchPlan(llvm::ArrayRef<char> Plan, uint64_t PayloadBytes, SlabCheck InSlabs,
+                             LaunchPlan &Out, InputSource From = InputSource::Payload);
 
 llvm::Error badLaunchRequest(const llvm::Twine &What);
 

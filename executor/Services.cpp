@@ -160,7 +160,6 @@ void addServices(StringMap<ExecutorAddr> &Symbols, StringMap<std::vector<char>> 
   Symbols[wire::MailboxOpenName] =
       ExecutorAddr::fromPtr(&serve<wire::SPSMailboxOpenSig, openMailbox>);
   Symbols[wire::BatchedInvokeName] = ExecutorAddr::fromPtr(&batchedInvokeWrapper);
-  Symbols[wire::BatchedInvokeTimedName] = ExecutorAddr::fromPtr(&batchedInvokeTimedWrapper);
   Symbols[wire::BatchedReleaseName] = ExecutorAddr::fromPtr(&batchedReleaseWrapper);
   Symbols[wire::ClockName] = ExecutorAddr::fromPtr(&serve<wire::SPSClockSig, readClock>);
   BootstrapMap[wire::ProtocolKey] = encodedVersion(wire::ProtocolVersion);

@@ -90,23 +90,14 @@ struct Timings {
   uint64_t CopyInNs = 0, KernelNs = 0, CopyOutNs = 0;
 };
 
-// In the encoding of the host's version: version 1 has no start time.
-template <typename SPSResult, typename... Extra>
-std::vector<char> encodeAs(const std::string &Error, ArrayRef<ZeroCopyOutput> Outs,
-                           const Timings &T, uint64_t CopyBytes, const Extra &...More) {
-  std::vector<char> Plan(
-      SPSResult::size(Error, Outs, T.CopyInNs, T.KernelNs, T.CopyOutNs, CopyBytes, More...));
+std::vector<char> encodeResult(const std::string &Error, ArrayRef<ZeroCopyOutput> Outs,
+                               const Timings &T, uint64_t CopyBytes) {
+  std::vector<char> Plan(SPSZeroCopyResult::size(Error, Outs, T.CopyInNs, T.KernelNs, T.CopyOutNs,
+                                                 CopyBytes, T.StartNs));
   sps::SPSOutputBuffer OB(Plan.data(), Plan.size());
-  SPSResult::serialize(OB, Error, Outs, T.CopyInNs, T.KernelNs, T.CopyOutNs, CopyBytes, More...);
+  SPSZeroCopyResult::serialize(OB, Error, Outs, T.CopyInNs, T.KernelNs, T.CopyOutNs, CopyBytes,
+                               T.StartNs);
   return Plan;
-}
-
-std::vector<char> encodeResult(uint32_t Version, const std::string &Error,
-                               ArrayRef<ZeroCopyOutput> Outs, const Timings &T,
-                               uint64_t CopyBytes) {
-  if (Version == 1)
-    return encodeAs<SPSZeroCopyResultV1>(Error, Outs, T, CopyBytes);
-  return encodeAs<SPSZeroCopyResult>(Error, Outs, T, CopyBytes, T.StartNs);
 }
 
 } // namespace
@@ -122,14 +113,13 @@ void ZeroCopyService::attach(SocketTransport &T) {
 }
 
 uint32_t ZeroCopyService::enable(uint32_t HostVersion) {
-  if (HostVersion >= ZeroCopyOldestVersion && HostVersion <= ZeroCopyVersion) {
-    Speaking = HostVersion;
+  if (HostVersion == ZeroCopyVersion) {
+    Enabled = true;
     return HostVersion;
   }
   RefusedVersion = HostVersion;
   errs() << "catalyst-remote-executor: refusing zero-copy launches from a host speaking version "
-         << HostVersion << " (this executor speaks " << ZeroCopyOldestVersion << " to "
-         << ZeroCopyVersion << ")\n";
+         << HostVersion << " (this executor speaks " << ZeroCopyVersion << ")\n";
   return ZeroCopyVersion;
 }
 
@@ -143,7 +133,7 @@ Error ZeroCopyService::notEnabled() const {
 Error ZeroCopyService::decode(ArrayRef<char> Plan, uint64_t PayloadBytes, InputSource From) {
   auto InSlabs = Slabs::get().hold();
   return decodeLaunchPlan(
-      Speaking, Plan, PayloadBytes,
+      Plan, PayloadBytes,
       [&](const char *P, uint64_t Bytes) {
         return From == InputSource::InPlace ? InSlabs.containsShared(P, Bytes)
                                             : InSlabs.contains(P, Bytes);
@@ -157,7 +147,7 @@ Expected<std::vector<iovec>> ZeroCopyService::place(PayloadOpcode OpC, uint64_t 
                                                     ArrayRef<char> Plan, uint64_t PayloadBytes) {
   if (!isLaunchOpcode(OpC))
     return badLaunchRequest("a host sends launches only");
-  if (!Speaking)
+  if (!Enabled)
     return notEnabled();
   auto From = OpC == PayloadOpcode::SharedLaunch ? InputSource::InPlace : InputSource::Payload;
   if (auto Err = decode(Plan, PayloadBytes, From))
@@ -200,9 +190,7 @@ void ZeroCopyService::finish(PayloadOpcode, uint64_t SeqNo, shared::WrapperFunct
 // connection, which fails the launch on the host, and say why here.
 void ZeroCopyService::replyError(uint64_t SeqNo, Error Err) {
   std::string Reason = toString(std::move(Err));
-  // A refused host hears it in this executor's newest encoding.
-  uint32_t Version = Speaking ? Speaking.load() : ZeroCopyVersion;
-  auto Plan = encodeResult(Version, Reason, {}, Timings(), 0);
+  auto Plan = encodeResult(Reason, {}, Timings(), 0);
   if (auto SendErr = Transport->sendWithPayload(PayloadOpcode::LaunchResult, SeqNo, Plan, {})) {
     errs() << "catalyst-remote-executor: ending the connection: the error reply to launch " << SeqNo
            << " (" << Reason << ") could not be sent: " << toString(std::move(SendErr)) << "\n";
@@ -298,7 +286,7 @@ void ZeroCopyService::run(uint64_t SeqNo) {
                               : Error::success();
   Timings T{clockNs(Current.Arrived), nsBetween(Current.Arrived, Start), nsBetween(Start, Ran),
             nsBetween(Ran, Clock::now())};
-  auto Plan = encodeResult(Speaking, "", Work.Shapes, T, Packed);
+  auto Plan = encodeResult("", Work.Shapes, T, Packed);
   if (!Err && Current.InPlace)
     Err = SharedSlabs::get().sendResult(SeqNo, Plan, outputBytes(Work.Parts), Work.Shared);
   else if (!Err)

@@ -42,9 +42,9 @@ public:
   // message, detach() once the session is over and the reader done.
   void attach(wire::SocketTransport &T);
   void detach() { Transport = nullptr; }
-  // Enables zero-copy launches for a host speaking HostVersion, when this
-  // executor speaks it too, and returns that version; else refuses them
-  // (each launch gets an error reply saying why) and returns its newest.
+  // Enables zero-copy launches for a host speaking HostVersion, when it is
+  // wire::ZeroCopyVersion; else refuses them (each launch gets an error
+  // reply naming both versions). Returns wire::ZeroCopyVersion.
   uint32_t enable(uint32_t HostVersion);
 
   llvm::Expected<std::vector<iovec>> place(wire::PayloadOpcode OpC, uint64_t SeqNo,
@@ -87,7 +87,7 @@ private:
   // clears it on the serving thread, after the reader's last use
   // (TransportHandoff.h says why that order holds).
   wire::SocketTransport *Transport = nullptr;
-  std::atomic<uint32_t> Speaking{0}; // the version enabled; 0 before
+  std::atomic<bool> Enabled{false};
   std::atomic<uint32_t> RefusedVersion{0};
   Launch Current;
   Scratch Work;

@@ -21,7 +21,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
   using Result = wire::SpsSignature<wire::SPSBatchedInvokeSig>::Result;
   if (!wire::spsWellFormed<Result>(Reply.data(), Reply.size()))
     return 0;
-  sps::detail::SPSSerializableExpected<std::tuple<std::vector<char>, uint64_t>> Invoked;
+  sps::detail::SPSSerializableExpected<std::tuple<std::vector<char>, uint64_t, uint64_t>> Invoked;
   sps::SPSInputBuffer IB(Reply.data(), Reply.size());
   if (!Result::deserialize(IB, Invoked))
     __builtin_trap(); // it walked, so it decodes

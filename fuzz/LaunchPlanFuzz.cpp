@@ -1,7 +1,7 @@
 //===- LaunchPlanFuzz.cpp - The executor's zero-copy plan decoder ---------===//
 //
 // Input: the payload's announced size, then the plan bytes, as a host would
-// send them, decoded as every version. A plan the decoder accepts must place
+// send them. A plan the decoder accepts must place
 // exactly the payload, every destination inside the (pretend) slab, and each
 // input in source order must unpack, chunk by chunk, within its own bytes;
 // anything else must be refused without a crash (the SPS walk stops huge
@@ -38,9 +38,9 @@ void unpackAll(const wire::SourceOrder &O, uint64_t Bytes) {
     O.unpack(Row, std::min(O.chunkRows(), O.rows() - Row), Src.data(), Dst.data());
 }
 
-void checkDecoded(uint32_t Version, llvm::ArrayRef<char> Plan, uint64_t PayloadBytes) {
+void checkDecoded(llvm::ArrayRef<char> Plan, uint64_t PayloadBytes) {
   executor::LaunchPlan Out;
-  if (auto Err = executor::decodeLaunchPlan(Version, Plan, PayloadBytes, inSlab, Out)) {
+  if (auto Err = executor::decodeLaunchPlan(Plan, PayloadBytes, inSlab, Out)) {
     llvm::consumeError(std::move(Err)); // refusing is a fine answer
     return;
   }
@@ -67,7 +67,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
   FuzzInput In(Data, Size);
   uint64_t PayloadBytes = In.take<uint64_t>();
   llvm::ArrayRef<char> Plan = In.rest();
-  for (uint32_t V = wire::ZeroCopyOldestVersion; V <= wire::ZeroCopyVersion; ++V)
-    checkDecoded(V, Plan, PayloadBytes);
+  checkDecoded(Plan, PayloadBytes);
   return 0;
 }

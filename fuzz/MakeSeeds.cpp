@@ -10,6 +10,7 @@
 #include "wire/MemrefLayout.h"
 #include "wire/Protocol.h"
 #include "wire/SocketTransport.h"
+#include "wire/SpsCheck.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -121,41 +122,33 @@ std::vector<std::pair<std::string, Bytes>> seeds() {
   using Output = wire::LaunchOutputSpec;
   Bytes One;
   put(One, uint64_t(16));
-  append(One, encode<wire::SPSZeroCopyPlan>(ExecutorAddr(0x1234),
-                                            std::vector<Input>{{4, {4}, ExecutorAddr(0x10000), 16}},
-                                            std::vector<Output>{{1, 4}}));
+  append(One, encode<wire::SPSZeroCopyPlan>(
+                  ExecutorAddr(0x1234), std::vector<Input>{{4, {4}, ExecutorAddr(0x10000), 16}},
+                  std::vector<Output>{{1, 4}}, std::vector<wire::SourceOrdered>{}));
   Bytes TwoIn;
   put(TwoIn, uint64_t(24));
-  append(TwoIn,
-         encode<wire::SPSZeroCopyPlan>(ExecutorAddr(0x1234),
-                                       std::vector<Input>{{8, {2}, ExecutorAddr(0x10000), 16},
-                                                          {1, {2, 4}, ExecutorAddr(0x10040), 8}},
-                                       std::vector<Output>{{0, 8}, {2, 4}}));
+  append(TwoIn, encode<wire::SPSZeroCopyPlan>(
+                    ExecutorAddr(0x1234),
+                    std::vector<Input>{{8, {2}, ExecutorAddr(0x10000), 16},
+                                       {1, {2, 4}, ExecutorAddr(0x10040), 8}},
+                    std::vector<Output>{{0, 8}, {2, 4}}, std::vector<wire::SourceOrdered>{}));
   // A transposed [4][8] f64 view of a dense [8][4] array, in source order.
   Bytes Transposed;
   put(Transposed, uint64_t(256));
   append(Transposed,
-         encode<wire::SPSZeroCopyPlanV3>(
+         encode<wire::SPSZeroCopyPlan>(
              ExecutorAddr(0x1234), std::vector<Input>{{8, {4, 8}, ExecutorAddr(0x10000), 256}},
              std::vector<Output>{{2, 8}}, std::vector<wire::SourceOrdered>{{0, {1, 4}}}));
   S.push_back({"launch-plan/one-input", One});
   S.push_back({"launch-plan/source-order", Transposed});
   S.push_back({"launch-plan/two-inputs", TwoIn});
-  // Zero-copy results: outputs, payload size (32 bits), then the plan, in
-  // the current encoding; "v1-" seeds in version 1's, which has no start
-  // time (the target decodes every input as each version).
+  // Zero-copy results: outputs, payload size (32 bits), then the plan.
   using ZOut = wire::ZeroCopyOutput;
   auto Result = [](Bytes Outs, uint32_t Payload, std::string Err, std::vector<ZOut> Shapes) {
     put(Outs, Payload);
     append(Outs, encode<wire::SPSZeroCopyResult>(Err, Shapes, Ns, Ns, Ns, Ns, Ns));
     return Outs;
   };
-  auto ResultV1 = [](Bytes Outs, uint32_t Payload, std::vector<ZOut> Shapes) {
-    put(Outs, Payload);
-    append(Outs, encode<wire::SPSZeroCopyResultV1>(std::string(), Shapes, Ns, Ns, Ns, Ns));
-    return Outs;
-  };
-  S.push_back({"zerocopy-result/v1-one", ResultV1(outputs({{1, 2}}), 16, {{{4}, 16}})});
   S.push_back({"zerocopy-result/one", Result(outputs({{1, 2}}), 16, "", {{{4}, 16}})});
   S.push_back({"zerocopy-result/error", Result(outputs({{1, 2}}), 0, "the kernel failed", {})});
   S.push_back(
@@ -178,9 +171,8 @@ std::vector<std::pair<std::string, Bytes>> seeds() {
       {"shared-result/two", Shared(outputs({{2, 0}, {0, 3}}), 0x10000, {{{2, 3}, 6}, {{}, 8}},
                                    {ExecutorAddr(0x10000), ExecutorAddr(0x1fff8)})});
   // Batched replies: outputs, the invoke reply's length and bytes, the read.
-  using Invoked = sps::detail::SPSSerializableExpected<std::tuple<Bytes, uint64_t>>;
-  using InvokeResult =
-      sps::SPSArgList<sps::SPSExpected<sps::SPSTuple<sps::SPSSequence<char>, uint64_t>>>;
+  using Invoked = sps::detail::SPSSerializableExpected<std::tuple<Bytes, uint64_t, uint64_t>>;
+  using InvokeResult = wire::SpsSignature<wire::SPSBatchedInvokeSig>::Result;
   auto Batched = [](Bytes Outs, Invoked R, Bytes Read) {
     Bytes Reply = encode<InvokeResult>(R);
     put(Outs, uint16_t(Reply.size()));
@@ -190,9 +182,9 @@ std::vector<std::pair<std::string, Bytes>> seeds() {
   };
   S.push_back(
       {"batched-reply/dense",
-       Batched(outputs({{1, 0}}), {true, {desc(0x7000, 0, {4}, {1}), Ns}, ""}, honestRead(4))});
+       Batched(outputs({{1, 0}}), {true, {desc(0x7000, 0, {4}, {1}), Ns, Ns}, ""}, honestRead(4))});
   S.push_back({"batched-reply/transposed",
-               Batched(outputs({{2, 1}}), {true, {desc(0x7000, 0, {2, 3}, {1, 2}), Ns}, ""},
+               Batched(outputs({{2, 1}}), {true, {desc(0x7000, 0, {2, 3}, {1, 2}), Ns, Ns}, ""},
                        honestRead(12))});
   S.push_back({"batched-reply/error",
                Batched(outputs({{1, 0}}), {false, {}, "output rank 99 is above 64"}, {})});

@@ -28,14 +28,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
         A.getValue() >= Base && Offset <= Window.size() && Bytes <= Window.size() - Offset;
     return Inside ? Window.data() + Offset : nullptr;
   };
-  // Every input, as every version of the inner plan the host reads.
   llvm::ArrayRef<char> Plan = In.rest();
-  for (uint32_t Version = wire::ZeroCopyOldestVersion; Version <= wire::ZeroCopyVersion;
-       ++Version) {
+  {
     HostOutputs Outputs(Outs.Args, {std::malloc, std::free});
     ZeroCopyResult R;
     std::vector<SharedCopy> Copies;
-    if (auto Err = decodeSharedResult(Version, Plan, Outputs, R, Resolve, Copies))
+    if (auto Err = decodeSharedResult(Plan, Outputs, R, Resolve, Copies))
       llvm::consumeError(std::move(Err)); // refusing is a fine answer
     for (const SharedCopy &C : Copies)
       std::memcpy(C.To, C.From, C.Bytes);

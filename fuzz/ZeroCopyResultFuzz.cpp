@@ -1,8 +1,7 @@
 //===- ZeroCopyResultFuzz.cpp - The host's zero-copy result decoder -------===//
 //
 // Input: the launch's outputs (FuzzInput.h), the payload's announced size,
-// then the result plan bytes, as an executor would send them; decoded as
-// every zero-copy version. Accepted, the destinations must cover exactly the
+// then the result plan bytes, as an executor would send them. Accepted, the destinations must cover exactly the
 // payload inside the output buffers (written here, so ASan sees any byte
 // outside); refused, the outputs must be zeroed again.
 //
@@ -18,13 +17,12 @@ using namespace catalyst::remote::fuzz;
 
 namespace {
 
-void decodeAs(uint32_t Version, FuzzOutputs &Outs, uint64_t PayloadBytes,
-              llvm::ArrayRef<char> Plan) {
+void decode(FuzzOutputs &Outs, uint64_t PayloadBytes, llvm::ArrayRef<char> Plan) {
   {
     HostOutputs Outputs(Outs.Args, {std::malloc, std::free});
     ZeroCopyResult R;
     std::vector<iovec> Dst;
-    if (auto Err = decodeZeroCopyResult(Version, Plan, PayloadBytes, Outputs, R, Dst)) {
+    if (auto Err = decodeZeroCopyResult(Plan, PayloadBytes, Outputs, R, Dst)) {
       llvm::consumeError(std::move(Err)); // refusing is a fine answer
     } else {
       uint64_t Total = 0;
@@ -50,7 +48,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
   FuzzOutputs Outs = takeOutputs(In);
   uint64_t PayloadBytes = In.take<uint32_t>() % (MaxPackedBytes + 1);
   llvm::ArrayRef<char> Plan = In.rest();
-  for (uint32_t Version = wire::ZeroCopyOldestVersion; Version <= wire::ZeroCopyVersion; ++Version)
-    decodeAs(Version, Outs, PayloadBytes, Plan);
+  decode(Outs, PayloadBytes, Plan);
   return 0;
 }

@@ -37,8 +37,10 @@ using SPSInvokeSig = void(sps::SPSExecutorAddr, sps::SPSSequence<sps::SPSExecuto
 using SPSStoreAssetSig = int32_t(sps::SPSSequence<char>, sps::SPSString);
 
 // This project's services.
+// The version of everything below, one per release that changed it (0.1.0
+// speaks 2); a host refuses an executor of another version, naming both.
 inline constexpr const char *ProtocolKey = "catalyst_remote_protocol";
-inline constexpr uint32_t ProtocolVersion = 1;
+inline constexpr uint32_t ProtocolVersion = 2;
 using SPSProtocolValue = uint32_t;
 // The executor's release, as tools show it (catalyst-remote ping).
 inline constexpr const char *VersionKey = "catalyst_remote_version";
@@ -52,19 +54,13 @@ using SPSCallWrapperSig = sps::SPSExpected<sps::SPSSequence<char>>(sps::SPSExecu
                                                                    sps::SPSSequence<char>);
 
 // Zero-copy launches travel as out-of-line payload messages (see
-// SocketTransport.h). The executor advertises them in the bootstrap map; the
-// host enables them once per session; launch inputs land in slabs the
-// executor reserved for the session and checks every destination against.
+// SocketTransport.h). The executor advertises them in the bootstrap map
+// (ZeroCopyKey, whose value is ZeroCopyVersion); the host enables them once
+// per session, asking for that version, and either end refuses another,
+// naming both. Launch inputs land in slabs the executor reserved for the
+// session and checks every destination against.
 inline constexpr const char *ZeroCopyKey = "catalyst_remote_zerocopy";
-// Version 2 ends the result plan with the executor's clock at the launch's
-// start (see SPSZeroCopyResult); version 3 ends the launch plan with the
-// inputs sent in source order (SPSZeroCopyPlanV3). The executor speaks
-// every version from the oldest and advertises its newest as ZeroCopyKey's
-// value; the host enables the newest both speak, so hosts and executors of
-// either version meet.
 inline constexpr uint32_t ZeroCopyVersion = 3;
-inline constexpr uint32_t SourceOrderVersion = 3;
-inline constexpr uint32_t ZeroCopyOldestVersion = 1;
 inline constexpr const char *ZeroCopyEnableName = "catalyst_remote_zerocopy_enable";
 // Liveness: the host asks the executor for a heartbeat frame (see
 // SocketTransport.h) every interval of work on a request, so that it can
@@ -76,25 +72,26 @@ inline constexpr uint32_t LivenessVersion = 1;
 // the executor beats no more often, whatever it is asked (a thread that
 // waits half an interval would otherwise spin).
 inline constexpr std::chrono::milliseconds MinHeartbeatInterval{10};
-// host version -> that version when the executor speaks it, else its newest
+// host version -> the executor's (ZeroCopyVersion); a host that gets
+// another back does not enable zero-copy launches.
 using SPSZeroCopyEnableSig = uint32_t(uint32_t);
 inline constexpr const char *SlabReserveName = "catalyst_remote_slab_reserve";
 inline constexpr const char *SlabReleaseName = "catalyst_remote_slab_release";
 using SPSSlabReserveSig = sps::SPSExpected<sps::SPSExecutorAddr>(uint64_t);
 using SPSSlabReleaseSig = sps::SPSError(sps::SPSExecutorAddr);
 
-// Launch plan; the payload is every input's dense values, in order.
-//   entry, inputs {elem size, sizes, destination, bytes}, outputs {rank, elem size}
+// Launch plan; the payload is every input's values, in order.
+//   entry, inputs {elem size, sizes, destination, bytes}, outputs {rank,
+//   elem size}, source-ordered inputs {input index, strides}
+// An input is dense in the payload, unless it is listed last: then its
+// payload is its array in source order (wire/SourceOrder.h), which the
+// executor transposes into the destination as it arrives. Each such
+// input is listed once, in increasing order.
 using SPSLaunchOutputSpec = sps::SPSTuple<uint64_t, uint64_t>;
 using SPSZeroCopyInput =
     sps::SPSTuple<uint64_t, sps::SPSSequence<int64_t>, sps::SPSExecutorAddr, uint64_t>;
-using SPSZeroCopyPlan = sps::SPSArgList<sps::SPSExecutorAddr, sps::SPSSequence<SPSZeroCopyInput>,
-                                        sps::SPSSequence<SPSLaunchOutputSpec>>;
-// From version 3: inputs whose payload is their array in source order
-// (wire/SourceOrder.h), which the executor transposes into the destination
-// as it arrives, each once, in increasing order: {input index, strides}.
 using SPSSourceOrdered = sps::SPSTuple<uint64_t, sps::SPSSequence<int64_t>>;
-using SPSZeroCopyPlanV3 =
+using SPSZeroCopyPlan =
     sps::SPSArgList<sps::SPSExecutorAddr, sps::SPSSequence<SPSZeroCopyInput>,
                     sps::SPSSequence<SPSLaunchOutputSpec>, sps::SPSSequence<SPSSourceOrdered>>;
 // A memref's sizes, held inline up to rank 4, so that decoding a plan of
@@ -126,33 +123,26 @@ using SPSSharedResult =
 
 // Result plan; the payload is every output's dense values, in order.
 //   error (empty when the launch ran), outputs {sizes, bytes}, copy-in ns,
-//   kernel ns, copy-out ns, executor copy bytes, and from version 2 the
-//   executor's steady clock (ns) when the inputs began to land
+//   kernel ns, copy-out ns, executor copy bytes, and the executor's steady
+//   clock (ns) when the inputs began to land
 using SPSZeroCopyOutput = sps::SPSTuple<sps::SPSSequence<int64_t>, uint64_t>;
-using SPSZeroCopyResultV1 = sps::SPSArgList<sps::SPSString, sps::SPSSequence<SPSZeroCopyOutput>,
-                                            uint64_t, uint64_t, uint64_t, uint64_t>;
 using SPSZeroCopyResult = sps::SPSArgList<sps::SPSString, sps::SPSSequence<SPSZeroCopyOutput>,
                                           uint64_t, uint64_t, uint64_t, uint64_t, uint64_t>;
 using ZeroCopyOutput = std::tuple<Shape, uint64_t>;
 
 // Batched launches: inputs are already in a host-managed slab; this runs
-// the entry on Av and returns the output descriptors and the kernel's time.
-// It first frees what the previous batched launch returned (nothing inside
-// the slab, no constant global, nothing twice); release frees the last.
+// the entry on Av and returns the output descriptors, the executor's
+// steady clock (ns) when the entry started, and the kernel's time. It first
+// frees what the previous batched launch returned (nothing inside the
+// slab, no constant global, nothing twice); release frees the last.
 //   entry, av, output ranks, slab base, slab size
 inline constexpr const char *BatchedInvokeName = "catalyst_remote_invoke_batched";
 inline constexpr const char *BatchedReleaseName = "catalyst_remote_release_batched";
-using SPSBatchedInvokeSig = sps::SPSExpected<sps::SPSTuple<sps::SPSSequence<char>, uint64_t>>(
-    sps::SPSExecutorAddr, sps::SPSExecutorAddr, sps::SPSSequence<uint64_t>, sps::SPSExecutorAddr,
-    uint64_t);
-using SPSBatchedReleaseSig = void();
-// The same invoke, also returning the executor's steady clock (ns) when the
-// entry started; the host uses it where the executor has it.
-inline constexpr const char *BatchedInvokeTimedName = "catalyst_remote_invoke_batched_timed";
-using SPSBatchedInvokeTimedSig =
+using SPSBatchedInvokeSig =
     sps::SPSExpected<sps::SPSTuple<sps::SPSSequence<char>, uint64_t, uint64_t>>(
         sps::SPSExecutorAddr, sps::SPSExecutorAddr, sps::SPSSequence<uint64_t>,
         sps::SPSExecutorAddr, uint64_t);
+using SPSBatchedReleaseSig = void();
 
 // The executor's steady clock (ns) and the id of the process serving the
 // connection: a host writing a trace calls it a few times at open to map the

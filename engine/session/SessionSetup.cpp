@@ -231,9 +231,6 @@ Expected<std::unique_ptr<Transfer>> Session::Impl::makeTransfer(catalyst::remote
   if (auto Err = EPC.getBootstrapSymbols(
           {{BS.Invoke, wire::BatchedInvokeName}, {BS.Release, wire::BatchedReleaseName}}))
     return Err;
-  if (auto It = EPC.getBootstrapSymbolsMap().find(wire::BatchedInvokeTimedName);
-      It != EPC.getBootstrapSymbolsMap().end())
-    BS.InvokeTimed = It->second;
   auto Backend = executorMemoryBackend(EPC);
   if (!Backend)
     return Backend.takeError();

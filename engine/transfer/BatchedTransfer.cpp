@@ -152,20 +152,8 @@ Expected<std::vector<char>> BatchedTransfer::invoke(ExecutorAddr Entry, Executor
   When.Invoke = PhaseClock::now();
   using Timed = std::tuple<std::vector<char>, uint64_t, uint64_t>;
   Expected<Timed> Result((Timed()));
-  Error Err = Error::success();
-  if (S.InvokeTimed) {
-    Err = callChecked<SPSBatchedInvokeTimedSig>(EPC, S.InvokeTimed, BatchedInvokeTimedName, Result,
-                                                Entry, Av, Ranks, Pool.base(), Pool.reserved());
-  } else {
-    using Plain = std::tuple<std::vector<char>, uint64_t>;
-    Expected<Plain> Untimed((Plain()));
-    Err = callChecked<SPSBatchedInvokeSig>(EPC, S.Invoke, BatchedInvokeName, Untimed, Entry, Av,
-                                           Ranks, Pool.base(), Pool.reserved());
-    if (Untimed)
-      *Result = {std::move(std::get<0>(*Untimed)), 0, std::get<1>(*Untimed)};
-    else
-      Result = Untimed.takeError();
-  }
+  Error Err = callChecked<SPSBatchedInvokeSig>(EPC, S.Invoke, BatchedInvokeName, Result, Entry, Av,
+                                               Ranks, Pool.base(), Pool.reserved());
   When.InvokeNs = nsSince(When.Invoke);
   if (Err)
     return joinErrors(std::move(Err), Result.takeError());

@@ -21,9 +21,7 @@ namespace catalyst::remote {
 class BatchedTransfer final : public Transfer {
 public:
   struct Services {
-    // InvokeTimed, where the executor has it, also says when the entry
-    // started; else Invoke runs it.
-    llvm::orc::ExecutorAddr Invoke, InvokeTimed, Release;
+    llvm::orc::ExecutorAddr Invoke, Release;
   };
 
   BatchedTransfer(llvm::orc::ExecutorProcessControl &EPC, Services S, SlabPool::Backend Slabs,

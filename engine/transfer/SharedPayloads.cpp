@@ -201,13 +201,13 @@ Error SharedPayloads::sendLaunch(SocketTransport &T, uint64_t SeqNo, ArrayRef<ch
   return T.sendWithPayload(PayloadOpcode::SharedLaunch, SeqNo, Plan, {});
 }
 
-Error SharedPayloads::receive(uint32_t Version, ArrayRef<char> Plan, HostOutputs &Outputs,
-                              ZeroCopyResult &R, LaunchStats &Stats) {
+Error SharedPayloads::receive(ArrayRef<char> Plan, HostOutputs &Outputs, ZeroCopyResult &R,
+                              LaunchStats &Stats) {
   sync::MutexLock Lock(M);
   Copies.clear();
   auto Resolve = [this](ExecutorAddr A, uint64_t Bytes)
                      REQUIRES(M) -> const char * { return resolve(A, Bytes); };
-  if (auto Err = decodeSharedResult(Version, Plan, Outputs, R, Resolve, Copies))
+  if (auto Err = decodeSharedResult(Plan, Outputs, R, Resolve, Copies))
     return Err;
   for (const SharedCopy &C : Copies) {
     copy::copyBulk(C.To, C.From, C.Bytes);

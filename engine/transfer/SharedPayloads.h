@@ -64,10 +64,10 @@ public:
                          llvm::ArrayRef<wire::PayloadPart> Parts,
                          llvm::ArrayRef<llvm::orc::ExecutorAddr> Places, LaunchStats &Stats);
 
-  // Decodes a SharedResult plan (its inner plan in zero-copy Version) into
-  // R and copies the outputs into the buffers Outputs gives.
-  llvm::Error receive(uint32_t Version, llvm::ArrayRef<char> Plan, HostOutputs &Outputs,
-                      ZeroCopyResult &R, LaunchStats &Stats);
+  // Decodes a SharedResult plan into R and copies the outputs into the
+  // buffers Outputs gives.
+  llvm::Error receive(llvm::ArrayRef<char> Plan, HostOutputs &Outputs, ZeroCopyResult &R,
+                      LaunchStats &Stats);
 
   // The slabs mapped here now, input ones and the output area.
   size_t mappings() const;

@@ -21,9 +21,8 @@ Error malformedResult(const Twine &What) {
 
 } // namespace
 
-Error decodeSharedResult(uint32_t Version, ArrayRef<char> Plan, HostOutputs &Outputs,
-                         ZeroCopyResult &R, ResolveShared Resolve,
-                         std::vector<SharedCopy> &Copies) {
+Error decodeSharedResult(ArrayRef<char> Plan, HostOutputs &Outputs, ZeroCopyResult &R,
+                         ResolveShared Resolve, std::vector<SharedCopy> &Copies) {
   std::vector<char> Inner;
   uint64_t Total = 0;
   std::vector<ExecutorAddr> Where;
@@ -34,7 +33,7 @@ Error decodeSharedResult(uint32_t Version, ArrayRef<char> Plan, HostOutputs &Out
   // Places first, against the byte counts the inner plan gives: no buffer
   // is allocated for an output that is not all in memory this host mapped,
   // which bounds each by a mapping's size.
-  if (auto Err = decodeZeroCopyPlan(Version, Inner, R))
+  if (auto Err = decodeZeroCopyPlan(Inner, R))
     return Err;
   if (R.RemoteError.empty() && Where.size() != R.Outputs.size())
     return malformedResult(Twine(Where.size()) + " places for " + Twine(R.Outputs.size()) +
@@ -48,7 +47,7 @@ Error decodeSharedResult(uint32_t Version, ArrayRef<char> Plan, HostOutputs &Out
                              ") is outside the memory shared with the executor");
   }
   std::vector<iovec> Dst;
-  if (auto Err = decodeZeroCopyResult(Version, Inner, Total, Outputs, R, Dst))
+  if (auto Err = decodeZeroCopyResult(Inner, Total, Outputs, R, Dst))
     return Err;
   size_t Next = 0;
   for (size_t I = 0; I < From.size(); ++I) {

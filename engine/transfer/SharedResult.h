@@ -29,13 +29,12 @@ struct SharedCopy {
   uint64_t Bytes;
 };
 
-// Decodes Plan, whose inner plan is encoded as zero-copy Version says, into
+// Decodes Plan (a SharedResult's, its inner plan a zero-copy result's) into
 // R and, when the launch ran, gets a host buffer for each output from
 // Outputs and appends to Copies what to copy where: every output's bytes,
 // from memory Resolve vouches for, to its buffer.
-llvm::Error decodeSharedResult(uint32_t Version, llvm::ArrayRef<char> Plan, HostOutputs &Outputs,
-                               ZeroCopyResult &R, ResolveShared Resolve,
-                               std::vector<SharedCopy> &Copies);
+llvm::Error decodeSharedResult(llvm::ArrayRef<char> Plan, HostOutputs &Outputs, ZeroCopyResult &R,
+                               ResolveShared Resolve, std::vector<SharedCopy> &Copies);
 
 } // namespace catalyst::remote
 

@@ -16,28 +16,23 @@ Error malformedResult(const Twine &What) {
   return createStringError(inconvertibleErrorCode(), "malformed launch result: " + What);
 }
 
-template <typename SPSResult, typename... Extra>
-bool decodeAs(ArrayRef<char> Plan, ZeroCopyResult &R, Extra &...More) {
-  sps::SPSInputBuffer IB(Plan.data(), Plan.size());
-  return spsWellFormed<SPSResult>(Plan.data(), Plan.size()) &&
-         SPSResult::deserialize(IB, R.RemoteError, R.Outputs, R.CopyInNs, R.KernelNs, R.CopyOutNs,
-                                R.ExecutorCopyBytes, More...);
-}
-
 } // namespace
 
-Error decodeZeroCopyPlan(uint32_t Version, ArrayRef<char> Plan, ZeroCopyResult &R) {
+Error decodeZeroCopyPlan(ArrayRef<char> Plan, ZeroCopyResult &R) {
   R.RemoteError.clear();
   R.Outputs.clear(); // SPS appends to the sequences it decodes into
   R.StartNs = 0;
-  bool Decoded = Version == 1 ? decodeAs<SPSZeroCopyResultV1>(Plan, R)
-                              : decodeAs<SPSZeroCopyResult>(Plan, R, R.StartNs);
+  sps::SPSInputBuffer IB(Plan.data(), Plan.size());
+  bool Decoded = spsWellFormed<SPSZeroCopyResult>(Plan.data(), Plan.size()) &&
+                 SPSZeroCopyResult::deserialize(IB, R.RemoteError, R.Outputs, R.CopyInNs,
+                                                R.KernelNs, R.CopyOutNs, R.ExecutorCopyBytes,
+                                                R.StartNs);
   return Decoded ? Error::success() : malformedResult("undecodable plan");
 }
 
-Error decodeZeroCopyResult(uint32_t Version, ArrayRef<char> Plan, uint64_t PayloadBytes,
-                           HostOutputs &Outputs, ZeroCopyResult &R, std::vector<iovec> &Dst) {
-  if (auto Err = decodeZeroCopyPlan(Version, Plan, R))
+Error decodeZeroCopyResult(ArrayRef<char> Plan, uint64_t PayloadBytes, HostOutputs &Outputs,
+                           ZeroCopyResult &R, std::vector<iovec> &Dst) {
+  if (auto Err = decodeZeroCopyPlan(Plan, R))
     return Err;
   if (!R.RemoteError.empty())
     return PayloadBytes ? malformedResult("an error with a payload") : Error::success();

@@ -24,18 +24,18 @@ namespace catalyst::remote {
 struct ZeroCopyResult {
   std::string RemoteError; // the executor's, when the launch did not run
   uint64_t CopyInNs = 0, KernelNs = 0, CopyOutNs = 0, ExecutorCopyBytes = 0;
-  uint64_t StartNs = 0; // the executor's clock when the inputs began to land; 0 before version 2
+  uint64_t StartNs = 0; // the executor's clock when the inputs began to land
   std::vector<wire::ZeroCopyOutput> Outputs; // kept to spare allocations
 };
 
-// Decodes Plan, encoded as zero-copy Version says, into R; nothing more.
-llvm::Error decodeZeroCopyPlan(uint32_t Version, llvm::ArrayRef<char> Plan, ZeroCopyResult &R);
+// Decodes Plan into R; nothing more.
+llvm::Error decodeZeroCopyPlan(llvm::ArrayRef<char> Plan, ZeroCopyResult &R);
 
-// Decodes Plan, encoded as zero-copy Version says, into R and, when the
+// Decodes Plan into R and, when the
 // launch ran, gets a host buffer for each output from Outputs and appends
 // where the PayloadBytes that follow go to Dst: exactly PayloadBytes in all,
 // inside those buffers.
-llvm::Error decodeZeroCopyResult(uint32_t Version, llvm::ArrayRef<char> Plan, uint64_t PayloadBytes,
+llvm::Error decodeZeroCopyResult(llvm::ArrayRef<char> Plan, uint64_t PayloadBytes,
                                  HostOutputs &Outputs, ZeroCopyResult &R, std::vector<iovec> &Dst);
 
 } // namespace catalyst::remote

@@ -39,9 +39,9 @@ SlabPool::Backend slabBackend(ExecutorProcessControl &EPC, ExecutorAddr Reserve,
   return B;
 }
 
-// The newest zero-copy version both ends speak: the executor advertises its
-// own in the bootstrap map.
-Expected<uint32_t> versionToSpeak(ExecutorProcessControl &EPC) {
+// Fails, naming both versions, unless the executor advertises the zero-copy
+// version this host speaks.
+Error checkVersion(ExecutorProcessControl &EPC) {
   auto It = EPC.getBootstrapMap().find(ZeroCopyKey);
   uint32_t Theirs = 0;
   if (It != EPC.getBootstrapMap().end() &&
@@ -49,12 +49,11 @@ Expected<uint32_t> versionToSpeak(ExecutorProcessControl &EPC) {
     sps::SPSInputBuffer IB(It->second.data(), It->second.size());
     sps::SPSArgList<SPSProtocolValue>::deserialize(IB, Theirs);
   }
-  if (Theirs < ZeroCopyOldestVersion)
+  if (Theirs != ZeroCopyVersion)
     return createStringError(inconvertibleErrorCode(),
-                             "the executor advertises zero-copy version %u; this host speaks %u "
-                             "to %u",
-                             Theirs, ZeroCopyOldestVersion, ZeroCopyVersion);
-  return std::min(Theirs, ZeroCopyVersion);
+                             "the executor advertises zero-copy version %u; this host speaks %u",
+                             Theirs, ZeroCopyVersion);
+  return Error::success();
 }
 
 // Asks an executor that has one for the session's shared mailbox, which
@@ -103,15 +102,16 @@ ZeroCopyTransfer::Create(ExecutorProcessControl &EPC, SocketTransport &T, uint64
                                    {Reserve, Shared ? SharedSlabReserveName : SlabReserveName},
                                    {Release, SlabReleaseName}}))
     return Err;
-  auto Want = versionToSpeak(EPC);
-  if (!Want)
-    return Want.takeError();
-  uint32_t Version = 0;
-  if (auto Err = callChecked<SPSZeroCopyEnableSig>(EPC, Enable, ZeroCopyEnableName, Version, *Want))
+  if (auto Err = checkVersion(EPC))
     return Err;
-  if (Version != *Want)
+  uint32_t Version = 0;
+  if (auto Err =
+          callChecked<SPSZeroCopyEnableSig>(EPC, Enable, ZeroCopyEnableName, Version, ZeroCopyVersion))
+    return Err;
+  if (Version != ZeroCopyVersion)
     return createStringError(inconvertibleErrorCode(),
-                             "executor speaks zero-copy version %u, this host %u", Version, *Want);
+                             "executor speaks zero-copy version %u, this host %u", Version,
+                             ZeroCopyVersion);
   auto Backend = slabBackend(EPC, Reserve, Release);
   std::unique_ptr<SharedPayloads> SP;
   if (Shared) {
@@ -119,7 +119,7 @@ ZeroCopyTransfer::Create(ExecutorProcessControl &EPC, SocketTransport &T, uint64
     Backend = SP->wrap(std::move(Backend));
   }
   std::unique_ptr<ZeroCopyTransfer> Z(
-      new ZeroCopyTransfer(T, Version, std::move(Backend), SlabInitial, SlabCap, std::move(SP)));
+      new ZeroCopyTransfer(T, std::move(Backend), SlabInitial, SlabCap, std::move(SP)));
   T.setPayloadHandler(Z.get());
   if (Shared)
     if (auto Err = openMailbox(EPC))
@@ -153,15 +153,9 @@ Error ZeroCopyTransfer::encodePlan(ExecutorAddr Entry, ArrayRef<CheckedInput> In
   for (size_t I = 0; I < Outputs.size(); ++I)
     S.Outputs.emplace_back(Outputs[I].Rank, Outputs[I].ElemSize);
   chooseSourceOrders(Inputs);
-  if (Version < SourceOrderVersion) {
-    S.Plan.resize(SPSZeroCopyPlan::size(Entry, S.Inputs, S.Outputs));
-    sps::SPSOutputBuffer OB(S.Plan.data(), S.Plan.size());
-    SPSZeroCopyPlan::serialize(OB, Entry, S.Inputs, S.Outputs);
-    return Error::success();
-  }
-  S.Plan.resize(SPSZeroCopyPlanV3::size(Entry, S.Inputs, S.Outputs, S.Reordered));
+  S.Plan.resize(SPSZeroCopyPlan::size(Entry, S.Inputs, S.Outputs, S.Reordered));
   sps::SPSOutputBuffer OB(S.Plan.data(), S.Plan.size());
-  SPSZeroCopyPlanV3::serialize(OB, Entry, S.Inputs, S.Outputs, S.Reordered);
+  SPSZeroCopyPlan::serialize(OB, Entry, S.Inputs, S.Outputs, S.Reordered);
   return Error::success();
 }
 
@@ -171,7 +165,7 @@ Error ZeroCopyTransfer::encodePlan(ExecutorAddr Entry, ArrayRef<CheckedInput> In
 void ZeroCopyTransfer::chooseSourceOrders(ArrayRef<CheckedInput> Inputs) {
   Scratch &S = Work;
   S.Reordered.clear();
-  if (Version < SourceOrderVersion || Shared)
+  if (Shared)
     return;
   for (size_t I = 0; I < Inputs.size(); ++I) {
     const CheckedInput &In = Inputs[I];
@@ -281,8 +275,8 @@ Error ZeroCopyTransfer::placeOutputs(Waiting &W, PayloadOpcode OpC, ArrayRef<cha
                                      uint64_t PayloadBytes, std::vector<iovec> &Dst) {
   ZeroCopyResult &R = Work.Result;
   bool InShared = OpC == PayloadOpcode::SharedResult && Shared && !PayloadBytes;
-  if (auto Err = InShared ? Shared->receive(Version, Plan, *W.Outputs, R, *W.Stats)
-                          : decodeZeroCopyResult(Version, Plan, PayloadBytes, *W.Outputs, R, Dst))
+  if (auto Err = InShared ? Shared->receive(Plan, *W.Outputs, R, *W.Stats)
+                          : decodeZeroCopyResult(Plan, PayloadBytes, *W.Outputs, R, Dst))
     return Err;
   if (!R.RemoteError.empty()) {
     W.RemoteError = std::move(R.RemoteError);

@@ -88,9 +88,9 @@ private:
     ZeroCopyResult Result;
   };
 
-  ZeroCopyTransfer(wire::SocketTransport &T, uint32_t Version, SlabPool::Backend B,
-                   uint64_t Initial, uint64_t Cap, std::unique_ptr<SharedPayloads> Shared)
-      : T(T), Version(Version), Shared(std::move(Shared)), Pool(std::move(B), Initial, Cap) {}
+  ZeroCopyTransfer(wire::SocketTransport &T, SlabPool::Backend B, uint64_t Initial, uint64_t Cap,
+                   std::unique_ptr<SharedPayloads> Shared)
+      : T(T), Shared(std::move(Shared)), Pool(std::move(B), Initial, Cap) {}
   llvm::Error encodePlan(llvm::orc::ExecutorAddr Entry, llvm::ArrayRef<CheckedInput> Inputs,
                          const HostOutputs &Outputs);
   void chooseSourceOrders(llvm::ArrayRef<CheckedInput> Inputs);
@@ -102,7 +102,6 @@ private:
   void resolve(Waiting &W, llvm::Error Err);
 
   wire::SocketTransport &T; // set at creation; locks its own
-  const uint32_t Version;   // of the zero-copy protocol, agreed with the executor
   // Null over TCP; outlives Pool, whose slabs it maps. Set at creation;
   // locks its own.
   std::unique_ptr<SharedPayloads> Shared;

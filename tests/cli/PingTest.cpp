@@ -3,6 +3,7 @@
 #include "CliHarness.h"
 #include "ExecutorProcess.h"
 #include "TokenFile.h"
+#include "wire/Protocol.h"
 
 #include "llvm/Support/JSON.h"
 
@@ -25,7 +26,8 @@ protected:
 TEST_F(PingTest, SaysWhatTheExecutorOffers) {
   CommandResult R = runCli({"ping", Exec.address()});
   ASSERT_EQ(R.ExitStatus, 0) << R.Output;
-  EXPECT_TRUE(mentions(R, "catalyst-remote-executor " CATALYST_REMOTE_VERSION ", protocol 1"))
+  EXPECT_TRUE(mentions(R, "catalyst-remote-executor " CATALYST_REMOTE_VERSION ", protocol " +
+                              std::to_string(catalyst::remote::wire::ProtocolVersion)))
       << R.Output;
   EXPECT_TRUE(mentions(R, "zerocopy, batched, naive (launches use zerocopy)")) << R.Output;
   EXPECT_TRUE(mentions(R, "heartbeats, wrapper errors")) << R.Output;
@@ -40,7 +42,7 @@ TEST_F(PingTest, JsonWithRoundTripStatistics) {
   ASSERT_TRUE(static_cast<bool>(V)) << llvm::toString(V.takeError()) << R.Output;
   const llvm::json::Object &O = *V->getAsObject();
   EXPECT_EQ(O.getString("version"), CATALYST_REMOTE_VERSION);
-  EXPECT_EQ(O.getInteger("protocol"), 1);
+  EXPECT_EQ(O.getInteger("protocol"), int64_t(catalyst::remote::wire::ProtocolVersion));
   EXPECT_EQ(O.getString("strategy"), "zerocopy");
   EXPECT_EQ(O.getBoolean("authenticated"), false);
   EXPECT_EQ(O.getArray("strategies")->size(), 3u);

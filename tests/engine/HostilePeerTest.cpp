@@ -110,11 +110,11 @@ CWrapperFunctionBuffer storeAsset(const char *Data, size_t Size) {
 // A descriptor area one slot short, whatever the ranks asked for.
 CWrapperFunctionBuffer batchedInvoke(const char *Data, size_t Size) {
   auto Short = [](ExecutorAddr, ExecutorAddr, std::vector<uint64_t> Ranks, ExecutorAddr,
-                  uint64_t) -> Expected<std::tuple<std::vector<char>, uint64_t>> {
+                  uint64_t) -> Expected<std::tuple<std::vector<char>, uint64_t, uint64_t>> {
     uint64_t Bytes = 0;
     for (uint64_t R : Ranks)
       Bytes += wire::MemrefDesc::byteSize(R);
-    return std::make_tuple(std::vector<char>(Bytes - 8), uint64_t(0));
+    return std::make_tuple(std::vector<char>(Bytes - 8), uint64_t(0), uint64_t(0));
   };
   return WrapperFunction<wire::SPSBatchedInvokeSig>::handle(Data, Size, Short).release();
 }

@@ -207,7 +207,7 @@ TEST(ZeroCopyResultTest, CountsAndSizesMustMatchTheLaunch) {
     HostOutputs Outputs(Specs, {countingMalloc, std::free});
     ZeroCopyResult R;
     std::vector<iovec> Dst;
-    return decodeZeroCopyResult(wire::ZeroCopyVersion, Plan, Payload, Outputs, R, Dst);
+    return decodeZeroCopyResult(Plan, Payload, Outputs, R, Dst);
   };
   EXPECT_FALSE(bool(Decode(zeroCopyResult("", {{{4}, 16}}), 16)));
   EXPECT_TRUE(failsSaying(Decode(zeroCopyResult("", {}), 0), "0 outputs, expected 1"));

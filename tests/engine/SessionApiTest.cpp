@@ -13,6 +13,7 @@
 #include "Pace.h"
 #include "Procfs.h"
 #include "catalyst/remote/Session.h"
+#include "wire/Protocol.h"
 
 #include <algorithm>
 #include <atomic>
@@ -358,7 +359,7 @@ TEST_F(SessionApiTest, TellsWhatTheExecutorOffers) {
   ASSERT_TRUE(S && U);
   const ExecutorInfo &Full = S->executor();
   EXPECT_EQ(Full.Version, CATALYST_REMOTE_VERSION);
-  EXPECT_EQ(Full.Protocol, 1u);
+  EXPECT_EQ(Full.Protocol, wire::ProtocolVersion);
   EXPECT_EQ(Full.Strategies,
             (std::vector<Strategy>{Strategy::ZeroCopy, Strategy::Batched, Strategy::Naive}));
   EXPECT_TRUE(Full.Heartbeats);

@@ -53,7 +53,8 @@ struct Reply {
 class RawClient final : public wire::PayloadHandler {
 public:
   // Enables zero-copy launches as a host speaking HostVersion; only a
-  // client speaking the executor's version checks the answer.
+  // client speaking the executor's version checks the answer. Plans and
+  // results are in the encoding of wire::ZeroCopyVersion whatever it says.
   // Over the executor's local socket when Local (its shared slabs' memfds
   // are then passed, and dropped here: this client writes nothing there).
   static Expected<std::unique_ptr<RawClient>> connect(const std::string &Address,
@@ -68,7 +69,7 @@ public:
   Error releaseSlab(ExecutorAddr Base);
   // Sends one launch and waits for its result.
   // OpC SharedLaunch says the inputs are in place already; Reordered, the
-  // inputs whose payload is in source order (from version 3).
+  // inputs whose payload is in source order.
   Expected<Reply> launch(ExecutorAddr Entry, const std::vector<wire::ZeroCopyInput> &Inputs,
                          const std::vector<wire::LaunchOutputSpec> &Outputs, ArrayRef<char> Payload,
                          wire::PayloadOpcode OpC = wire::PayloadOpcode::Launch,
@@ -100,7 +101,6 @@ private:
   bool Done = false;
   std::string Broken; // why the reply could not be received
   Reply Current;
-  uint32_t Speaks = wire::ZeroCopyVersion; // how results are decoded
 };
 
 Expected<std::unique_ptr<RawClient>> RawClient::connect(const std::string &Address,
@@ -123,7 +123,6 @@ Expected<std::unique_ptr<RawClient>> RawClient::connect(const std::string &Addre
   if (!L)
     return L.takeError();
   C->Linker = std::move(*L);
-  C->Speaks = HostVersion;
   if (auto Err = C->enableZeroCopy(HostVersion))
     return Err;
   return C;
@@ -140,8 +139,7 @@ Error RawClient::enableZeroCopy(uint32_t HostVersion) {
   uint32_t Version = 0;
   if (auto Err = epc().callSPSWrapper<wire::SPSZeroCopyEnableSig>(Enable, Version, HostVersion))
     return Err;
-  bool Spoken = HostVersion >= wire::ZeroCopyOldestVersion && HostVersion <= wire::ZeroCopyVersion;
-  return Version == HostVersion || !Spoken
+  return Version == wire::ZeroCopyVersion
              ? Error::success()
              : failure("executor speaks zero-copy version " + Twine(Version));
 }
@@ -178,18 +176,9 @@ Expected<Reply> RawClient::launch(ExecutorAddr Entry,
                                   const std::vector<wire::LaunchOutputSpec> &Outputs,
                                   ArrayRef<char> Payload, wire::PayloadOpcode OpC,
                                   const std::vector<wire::SourceOrdered> &Reordered) {
-  std::vector<char> Plan;
-  bool Encoded;
-  if (Speaks < wire::SourceOrderVersion) {
-    Plan.resize(wire::SPSZeroCopyPlan::size(Entry, Inputs, Outputs));
-    wire::sps::SPSOutputBuffer OB(Plan.data(), Plan.size());
-    Encoded = wire::SPSZeroCopyPlan::serialize(OB, Entry, Inputs, Outputs);
-  } else {
-    Plan.resize(wire::SPSZeroCopyPlanV3::size(Entry, Inputs, Outputs, Reordered));
-    wire::sps::SPSOutputBuffer OB(Plan.data(), Plan.size());
-    Encoded = wire::SPSZeroCopyPlanV3::serialize(OB, Entry, Inputs, Outputs, Reordered);
-  }
-  if (!Encoded)
+  std::vector<char> Plan(wire::SPSZeroCopyPlan::size(Entry, Inputs, Outputs, Reordered));
+  wire::sps::SPSOutputBuffer OB(Plan.data(), Plan.size());
+  if (!wire::SPSZeroCopyPlan::serialize(OB, Entry, Inputs, Outputs, Reordered))
     return failure("cannot encode the plan");
   uint64_t SeqNo;
   {
@@ -223,15 +212,10 @@ Expected<std::vector<iovec>> RawClient::place(wire::PayloadOpcode OpC, uint64_t 
     return failure("unexpected message " + Twine(SeqNo));
   uint64_t CopyInNs, KernelNs, CopyOutNs, Copied, StartNs;
   wire::sps::SPSInputBuffer IB(Plan.data(), Plan.size());
-  // Exactly the plan of the version spoken, nothing after it.
-  bool Decoded =
-      Speaks == 1
-          ? wire::spsWellFormed<wire::SPSZeroCopyResultV1>(Plan.data(), Plan.size()) &&
-                wire::SPSZeroCopyResultV1::deserialize(IB, Current.Error, Current.Outputs, CopyInNs,
-                                                       KernelNs, CopyOutNs, Copied)
-          : wire::spsWellFormed<wire::SPSZeroCopyResult>(Plan.data(), Plan.size()) &&
-                wire::SPSZeroCopyResult::deserialize(IB, Current.Error, Current.Outputs, CopyInNs,
-                                                     KernelNs, CopyOutNs, Copied, StartNs);
+  // Exactly the plan, nothing after it.
+  bool Decoded = wire::spsWellFormed<wire::SPSZeroCopyResult>(Plan.data(), Plan.size()) &&
+                 wire::SPSZeroCopyResult::deserialize(IB, Current.Error, Current.Outputs, CopyInNs,
+                                                      KernelNs, CopyOutNs, Copied, StartNs);
   if (!Decoded)
     return failure("undecodable result plan");
   Current.Payload.resize(PayloadBytes);
@@ -479,34 +463,21 @@ Expected<Reply> mapAsVersion(uint32_t HostVersion) {
   return (*C)->launch(*Entry, Ins, {{1, 4}}, {reinterpret_cast<const char *>(Values.data()), 16});
 }
 
-// A host of another version is refused: each launch gets an error reply
-// that says so, and the entry never runs.
+// A host of another version, earlier (the versions 1 and 2 of builds
+// before 0.1.0) or later, is refused: each launch gets an error reply that
+// names both versions, and the entry never runs.
 TEST(ZeroCopyVersionTest, AHostOfAnotherVersionIsRefused) {
-  auto R = mapAsVersion(wire::ZeroCopyVersion + 1);
-  ASSERT_TRUE(bool(R)) << toString(R.takeError());
-  std::string Says = "zero-copy launches were refused: the host speaks version " +
-                     std::to_string(wire::ZeroCopyVersion + 1) + ", this executor " +
-                     std::to_string(wire::ZeroCopyVersion);
-  EXPECT_NE(R->Error.find(Says), std::string::npos) << R->Error;
-  EXPECT_TRUE(R->Outputs.empty());
-}
-
-// A host of the first version, from before results said when the launch
-// started, still gets results it can decode.
-TEST(ZeroCopyVersionTest, AVersionOneHostGetsVersionOneResults) {
-  auto R = mapAsVersion(1);
-  ASSERT_TRUE(bool(R)) << toString(R.takeError());
-  EXPECT_EQ(R->Error, "");
-  EXPECT_EQ(R->Payload, expectedMap());
-}
-
-// A host of version 2, from before inputs could come in source order, still
-// has its plans understood.
-TEST(ZeroCopyVersionTest, AVersionTwoHostIsUnderstood) {
-  auto R = mapAsVersion(2);
-  ASSERT_TRUE(bool(R)) << toString(R.takeError());
-  EXPECT_EQ(R->Error, "");
-  EXPECT_EQ(R->Payload, expectedMap());
+  for (uint32_t Theirs : {1u, 2u, wire::ZeroCopyVersion + 1}) {
+    SCOPED_TRACE("host version " + std::to_string(Theirs));
+    auto R = mapAsVersion(Theirs);
+    ASSERT_TRUE(bool(R)) << toString(R.takeError());
+    std::string Says = "zero-copy launches were refused: the host speaks version " +
+                       std::to_string(Theirs) + ", this executor " +
+                       std::to_string(wire::ZeroCopyVersion);
+    EXPECT_NE(R->Error.find(Says), std::string::npos) << R->Error;
+    EXPECT_TRUE(R->Outputs.empty());
+    EXPECT_TRUE(R->Payload.empty());
+  }
 }
 
 // SPS bytes whose first sequence announces Count elements and carries none.
