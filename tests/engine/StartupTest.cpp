@@ -178,7 +178,9 @@ TEST_P(SilentPeersTest, DoNotKeepARealHostOut) {
   auto Took = Clock::now() - Began;
   size_t Processes = L.Exec.connectionPids().size();
   if (WithToken) {
-    EXPECT_LT(Took, paced(1s));
+    // Served before the silent peers' deadline, which is what keeping it
+    // out would take; no closer bound, which only a loaded machine breaks.
+    EXPECT_LT(Took, Timeout);
     EXPECT_EQ(Processes, 1u) << "only the host that authenticated has a process";
   } else {
     EXPECT_LE(Processes, 101u) << "silent peers hold at most --max-startups' FULL processes";
