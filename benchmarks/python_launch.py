@@ -8,7 +8,7 @@ One executor of its own on 127.0.0.1, placed as catalyst-remote-bench places
 its (CATALYST_REMOTE_BENCH_PIN: split, the default, puts this script and the
 C program on one CPU and the executor with its connection processes on
 another; same; none), serves every launch, each in shared memory (transport
-shm, strategy zerocopy). The launch is forward.o's forward_1_r1: one dense
+local, strategy zerocopy). The launch is forward.o's forward_1_r1: one dense
 rank-1 uint8 input, handed back as the output, which comes into a fresh
 buffer freed right after the launch, in C and in Python alike.
 
@@ -209,7 +209,7 @@ class CapiLauncher:
 
 
 def shared_memory_env(**extra):
-    return child_env(CATALYST_REMOTE_TRANSPORT="shm", CATALYST_REMOTE_STRATEGY="zerocopy",
+    return child_env(CATALYST_REMOTE_TRANSPORT="local", CATALYST_REMOTE_STRATEGY="zerocopy",
                      **extra)
 
 
@@ -236,11 +236,11 @@ def check_output(np, result, x, how):
 
 
 def open_session(catalyst_remote, address, kernel):
-    s = catalyst_remote.Session(address, transport="shm", strategy="zerocopy")
+    s = catalyst_remote.Session(address, transport="local", strategy="zerocopy")
     s.send_binary(kernel)
     info = s.info()
-    if info.get("transport") != "shm" or info.get("strategy") != "zerocopy":
-        raise RuntimeError("the Python session uses %s/%s, not shm/zerocopy" % (
+    if info.get("transport") != "local" or info.get("strategy") != "zerocopy":
+        raise RuntimeError("the Python session uses %s/%s, not local/zerocopy" % (
             info.get("transport"), info.get("strategy")))
     return s
 
@@ -389,7 +389,7 @@ def context(args, plan, address, capi_session, np):
         "executor": address,
         "kernel": "%s of %s" % (ENTRY, os.path.basename(args.kernel)),
         "capi_session": "%s/%s" % (capi_session.get("transport"), capi_session.get("strategy")),
-        "python_session": "shm/zerocopy",
+        "python_session": "local/zerocopy",
         "python": sys.version.split()[0],
         "numpy": np.__version__,
     }

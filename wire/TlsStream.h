@@ -131,7 +131,6 @@ public:
   // "TLSv1.3 TLS_AES_128_GCM_SHA256", plus where the kernel does the work.
   std::string description() const;
   bool kernelSends() const { return KernelSend; }
-  bool kernelReceives() const { return KernelReceive; }
   int fd() const { return Fd; }
 
 private:

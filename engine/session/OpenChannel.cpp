@@ -121,7 +121,8 @@ Expected<Channel> authenticated(Expected<int> Fd, const SessionOptions &O, Deadl
     ::close(*Fd);
     return Tls.takeError();
   }
-  return Channel{*Fd, TransportKind::Tcp, std::move(*Tls)};
+  bool SocketFile = wire::isUnixSocket(*Fd);
+  return Channel{*Fd, SocketFile ? TransportKind::SocketFile : TransportKind::Tcp, std::move(*Tls)};
 }
 
 Expected<Channel> connectToOffer(const wire::LocalOffer &Offer, const SessionOptions &O,
@@ -163,7 +164,7 @@ Expected<Channel> openChannel(StringRef Address, const SessionOptions &O, Deadli
   auto L = openStream(Address, O, By, &Setup);
   if (!L || O.Transport == TransportKind::Tcp)
     return L;
-  const char *How = " over shared memory (transport shm)";
+  const char *How = " through its local socket (transport local)";
   auto Offer = usableOffer(Setup);
   if (!Offer && O.Transport == TransportKind::Local) {
     ::close(L->Fd);

@@ -29,7 +29,7 @@ namespace catalyst::remote {
 
 struct Channel {
   int Fd = -1;          // authenticated, the executor's setup message waiting on it
-  TransportKind Kind{}; // Tcp or Local
+  TransportKind Kind{}; // Tcp, SocketFile or Local
   // The TLS stream over Fd the session's bytes travel in; null when plain.
   std::unique_ptr<wire::TlsStream> Tls;
 };

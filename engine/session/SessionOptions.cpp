@@ -150,8 +150,10 @@ const char *transportName(TransportKind K) {
     return "auto";
   case TransportKind::Tcp:
     return "tcp";
+  case TransportKind::SocketFile:
+    return "unix";
   case TransportKind::Local:
-    return "shm";
+    return "local";
   }
   return "?";
 }
@@ -180,8 +182,10 @@ Expected<TransportKind> parseTransport(StringRef Name) {
   for (TransportKind K : {TransportKind::Auto, TransportKind::Tcp, TransportKind::Local})
     if (Name == transportName(K))
       return K;
+  if (Name == "shm") // 0.1.0 keeps the name from before it
+    return TransportKind::Local;
   return makeFailure(FailureKind::BadArgument,
-                     "unknown transport '" + Name + "': use auto, tcp or shm");
+                     "unknown transport '" + Name + "': use auto, tcp or local");
 }
 
 } // namespace catalyst::remote

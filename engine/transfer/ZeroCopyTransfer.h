@@ -40,7 +40,7 @@ public:
   // Shared: payloads through shared memory (a session over the local socket).
   static llvm::Expected<std::unique_ptr<ZeroCopyTransfer>>
   Create(llvm::orc::ExecutorProcessControl &EPC, wire::SocketTransport &T, uint64_t SlabInitial,
-         uint64_t SlabCap, bool Shared = false);
+         uint64_t SlabCap, bool Shared);
   ~ZeroCopyTransfer() override;
 
   const char *name() const override { return "zerocopy"; }

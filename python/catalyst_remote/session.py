@@ -197,7 +197,7 @@ class Session(_Target):
     token / token_file: the executor's secret (its --token-file); else
         CATALYST_REMOTE_TOKEN_FILE / CATALYST_REMOTE_TOKEN as in C.
     strategy: "zerocopy", "batched", "naive" or "auto".
-    transport: "auto", "tcp" or "shm".
+    transport: "auto", "tcp" or "local" ("shm" too, its name before 0.1.0).
     liveness_ms: how long a silent executor is trusted (0: for ever).
     Other options, each as the C ABI's environment sets them: wire,
     handshake_timeout_ms, launch_timeout_ms, max_output_mib, profile and

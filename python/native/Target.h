@@ -7,7 +7,7 @@
 // (Interrupt.h), closing the target for good.
 //
 // Usage (GIL held):
-//   std::shared_ptr<Target> T = Target::open("127.0.0.1:7000", {"transport=shm"});
+//   std::shared_ptr<Target> T = Target::open("127.0.0.1:7000", {"transport=local"});
 //   T->sendBinary("kernels.o", 0);
 //   py::tuple Outputs = T->launch(Entry, Object, Descriptors);
 //   T->close();

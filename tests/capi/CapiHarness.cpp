@@ -258,7 +258,7 @@ const char *expectedStrategy(Mode M) {
 }
 
 const char *expectedTransport(Mode M) {
-  return overShm(M) ? "shm" : "tcp";
+  return overShm(M) ? "local" : "tcp";
 }
 
 void PrintTo(Mode M, std::ostream *OS) {

@@ -105,7 +105,7 @@ TEST_F(StrategyChoiceTest, UnknownStrategyNameFailsOpen) {
 TEST_F(StrategyChoiceTest, DefaultTransportIsSharedMemoryOnThisMachine) {
   ScopedEnv Unset("CATALYST_REMOTE_TRANSPORT", nullptr);
   ASSERT_NO_FATAL_FAILURE(startAndOpen());
-  EXPECT_EQ(transportOf(Session.get()), "shm");
+  EXPECT_EQ(transportOf(Session.get()), "local");
 }
 
 TEST_F(StrategyChoiceTest, TcpWhenAskedFor) {
@@ -115,7 +115,7 @@ TEST_F(StrategyChoiceTest, TcpWhenAskedFor) {
 }
 
 // Auto takes TCP from an executor that offers nothing else, silently;
-// shm fails saying why.
+// local fails saying why, and so does shm, the name it had before 0.1.0.
 TEST_F(StrategyChoiceTest, SharedMemoryFromAnExecutorWithoutItFailsClearly) {
   ExecutorOptions NoShm;
   NoShm.Args = {"--no-shared-memory"};
@@ -126,13 +126,18 @@ TEST_F(StrategyChoiceTest, SharedMemoryFromAnExecutorWithoutItFailsClearly) {
     ASSERT_GT(S.get(), 0) << FailureLog::last();
     EXPECT_EQ(transportOf(S.get()), "tcp");
   }
-  ScopedEnv Shm("CATALYST_REMOTE_TRANSPORT", "shm");
-  size_t Before = FailureLog::count();
-  EXPECT_EQ(__catalyst__remote__open(Exec.address().c_str()), 0);
-  EXPECT_EQ(FailureLog::count(), Before + 1);
-  EXPECT_NE(FailureLog::last().find("over shared memory"), std::string::npos) << FailureLog::last();
-  EXPECT_NE(FailureLog::last().find("offers no local socket"), std::string::npos)
-      << FailureLog::last();
+  for (const char *Name : {"local", "shm"}) {
+    SCOPED_TRACE(Name);
+    ScopedEnv Local("CATALYST_REMOTE_TRANSPORT", Name);
+    size_t Before = FailureLog::count();
+    EXPECT_EQ(__catalyst__remote__open(Exec.address().c_str()), 0);
+    EXPECT_EQ(FailureLog::count(), Before + 1);
+    EXPECT_NE(FailureLog::last().find("through its local socket (transport local)"),
+              std::string::npos)
+        << FailureLog::last();
+    EXPECT_NE(FailureLog::last().find("offers no local socket"), std::string::npos)
+        << FailureLog::last();
+  }
 }
 
 TEST_F(StrategyChoiceTest, UnknownTransportNameFailsOpen) {

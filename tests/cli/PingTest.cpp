@@ -106,7 +106,7 @@ TEST_F(PingTest, ShowsTheWireProtection) {
   auto V = llvm::json::parse(R.Output);
   ASSERT_TRUE(static_cast<bool>(V)) << llvm::toString(V.takeError()) << R.Output;
   EXPECT_EQ(V->getAsObject()->getString("protection"), "plain");
-  EXPECT_EQ(V->getAsObject()->getString("transport"), "shm");
+  EXPECT_EQ(V->getAsObject()->getString("transport"), "local");
   EXPECT_TRUE(failedWithOneLine(
       runCli({"ping", Guarded.address()},
              {Secret, "CATALYST_REMOTE_TRANSPORT=tcp", "CATALYST_REMOTE_WIRE=plain"}),

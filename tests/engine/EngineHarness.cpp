@@ -12,12 +12,14 @@ namespace catalyst::remote::test {
 
 TransportKind testTransport() {
   const char *Asked = std::getenv("CATALYST_REMOTE_TEST_TRANSPORT");
-  bool Stream = Asked && (std::string(Asked) == "tcp" || socketFileRun());
-  return Stream ? TransportKind::Tcp : TransportKind::Local;
+  if (Asked && socketFileRun())
+    return TransportKind::SocketFile;
+  bool Tcp = Asked && std::string(Asked) == "tcp";
+  return Tcp ? TransportKind::Tcp : TransportKind::Local;
 }
 
 SessionOptions forThisRun(SessionOptions O) {
-  if (O.Transport == TransportKind::Auto && testTransport() == TransportKind::Tcp)
+  if (O.Transport == TransportKind::Auto && testTransport() != TransportKind::Local)
     O.Transport = TransportKind::Tcp;
   return O;
 }

@@ -26,8 +26,8 @@ namespace catalyst::remote::test {
 // where every session that does not ask for a transport itself asks for TCP.
 // Some run a third time with CATALYST_REMOTE_TEST_TRANSPORT=unix: as with
 // tcp, but the executors listen at socket files (ExecutorProcess.h), so the
-// sessions stay on those. What sessions with a real executor run over, then
-// (Tcp stands for both).
+// sessions stay on those. What sessions with a real executor run over, then:
+// Local, Tcp or SocketFile.
 TransportKind testTransport();
 // O for a session of this run: O itself, or asking for TCP in the TCP run
 // when it asks for nothing.

@@ -132,7 +132,7 @@ TEST(FailureKindWithoutSessionTest, AMalformedAddressOrOptionIsABadArgument) {
               {failureOf(parseStrategy("fast").takeError()),
                "unknown transfer strategy 'fast': use naive, batched, zerocopy or auto"},
               {failureOf(parseTransport("udp").takeError()),
-               "unknown transport 'udp': use auto, tcp or shm"},
+               "unknown transport 'udp': use auto, tcp or local"},
               {failureOf(parseWire("ssl").takeError()),
                "unknown wire protection 'ssl': use auto, plain or tls"}});
 }

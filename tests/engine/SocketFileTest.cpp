@@ -148,7 +148,7 @@ TEST(SocketFileTest, ListensAtASocketOnlyItsUserMayReach) {
   EXPECT_TRUE(S_ISSOCK(St.st_mode));
   EXPECT_EQ(St.st_mode & 07777, 0600u);
   EXPECT_EQ(St.st_uid, ::geteuid());
-  launchesAt(Exec.address(), overStream(), TransportKind::Tcp);
+  launchesAt(Exec.address(), overStream(), TransportKind::SocketFile);
   if (::geteuid() != 0)
     return; // another user to try it needs root
   EXPECT_EQ(asNobody([&] { return connectError(Path); }), EACCES);
@@ -180,7 +180,7 @@ TEST(SocketFileTest, AStaleSocketIsReplaced) {
   ASSERT_EQ(connectError(Path), ECONNREFUSED);
   ExecutorProcess Exec;
   ASSERT_TRUE(Exec.start(at(Path)));
-  launchesAt(Exec.address(), overStream(), TransportKind::Tcp);
+  launchesAt(Exec.address(), overStream(), TransportKind::SocketFile);
 }
 
 TEST(SocketFileTest, ALiveSocketIsLeftAlone) {
@@ -237,7 +237,7 @@ TEST(SocketFileTest, ATokenWorksThereAsOverTcp) {
   ASSERT_TRUE(Exec.start(at(Dir.path("exec.sock"), {"--token-file", Token.path()})));
   SessionOptions O = overStream();
   O.Secret = SecretBytes::copyOf(Token.secret());
-  launchesAt(Exec.address(), O, TransportKind::Tcp);
+  launchesAt(Exec.address(), O, TransportKind::SocketFile);
   O.Secret = SecretBytes::copyOf(std::string(64, '0'));
   auto Wrong = Session::open(Exec.address(), O);
   ASSERT_FALSE(Wrong);

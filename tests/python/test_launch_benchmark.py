@@ -59,7 +59,7 @@ def test_rows_are_well_formed_and_reported(tmp_path):
     path, results = run_benchmark(tmp_path)
     context = results["context"]
     assert context["link"] == "loopback"
-    assert context["capi_session"] == "shm/zerocopy"
+    assert context["capi_session"] == "local/zerocopy"
     assert len(context["load_avg"]) == 3 and context["pinning"]
     rows = {row["name"]: row for row in results["benchmarks"]}
     assert set(rows) == {"python/launch/8B", "python/launch/64KiB", "python/memory/1MiB"}

@@ -194,7 +194,7 @@ def test_stats_and_info(session):
     info = session.info()
     assert info["kind"] == "session"
     assert info["strategy"] in ("zerocopy", "batched", "naive")
-    assert info["transport"] in ("tcp", "shm")
+    assert info["transport"] in ("tcp", "unix", "local")
     assert info["executor"]["protocol"] > 0
 
 
@@ -211,7 +211,7 @@ def test_one_version_everywhere(session, executor_bin):
 
 
 @pytest.mark.parametrize("strategy,transport", [
-    ("naive", "tcp"), ("batched", "tcp"), ("zerocopy", "tcp"), ("zerocopy", "shm")])
+    ("naive", "tcp"), ("batched", "tcp"), ("zerocopy", "tcp"), ("zerocopy", "local")])
 def test_strategies_and_transports(executor, kernels, strategy, transport):
     x = sample("float64", (9, 4))[::-1]
     with cr.Session(executor.address, strategy=strategy, transport=transport) as s:

@@ -177,7 +177,7 @@ void traceTwoLaunches(ExecutorProcess &Exec, Strategy S, const std::string &Path
     EXPECT_EQ(L.intArg("output_bytes"), Bytes);
     // Zero-copy over shared memory moves the payload through no socket: the
     // host copies it once each way.
-    if (L.textArg("transport") == "shm" && S == Strategy::ZeroCopy)
+    if (L.textArg("transport") == "local" && S == Strategy::ZeroCopy)
       EXPECT_EQ(L.intArg("host_copy_bytes"), 2 * Bytes);
     else
       EXPECT_GT(L.intArg("bytes_sent"), Bytes);

@@ -26,7 +26,7 @@ struct PingReport {
   ExecutorInfo Executor;
   Strategy Chosen = Strategy::Naive; // what launches would use
   std::string Protection;            // Session::protection()
-  std::string Transport;             // "tcp" or "shm"
+  std::string Transport;             // "tcp", "unix" or "local"
   double ConnectNs = 0;              // connecting, authenticating, the EPC handshake
   TimeSummary RoundTrip;
 };

@@ -118,8 +118,9 @@ struct catalyst_remote_stats {
   struct catalyst_remote_launch_stats total;
   /* "naive", "batched" or "zerocopy": what this session's launches use. */
   const char *strategy;
-  /* "tcp", or "shm": the executor's local socket, with zero-copy payloads
-   * in memory both processes map (an executor on this machine). */
+  /* "tcp"; "unix", a socket file (unix:PATH); or "local": the local socket
+   * of an executor on this machine, with zero-copy payloads in memory both
+   * processes map. */
   const char *transport;
 };
 
@@ -127,8 +128,9 @@ struct catalyst_remote_stats {
  * The strategy a session uses comes from CATALYST_REMOTE_STRATEGY
  * (naive|batched|zerocopy) at open, its transport from
  * CATALYST_REMOTE_TRANSPORT (auto, the default: shared memory with an
- * executor on this machine that offers it, else TCP; tcp; shm: shared
- * memory or fail); CATALYST_REMOTE_PROFILE=1 prints each launch's counters
+ * executor on this machine that offers it, else the address's own
+ * connection; tcp: the address's own connection; local: the local socket
+ * or fail; shm: the name of local before 0.1.0); CATALYST_REMOTE_PROFILE=1 prints each launch's counters
  * to stderr; CATALYST_REMOTE_TRACE=FILE.json writes every session's calls
  * and launches, their phases on host and executor, as a Chrome trace
  * (Perfetto opens it; "%p" in FILE stands for the process id). */

@@ -43,7 +43,9 @@ enum class WireProtection { Auto, Plain, Tls };
 llvm::Expected<SecretBytes> readTokenFile(llvm::StringRef Path);
 
 const char *strategyName(Strategy S);
-// "auto", "tcp" or "shm".
+// "auto", "tcp", "unix" or "local". parseTransport() takes what may be
+// asked for: "auto", "tcp", "local", and "shm", the name of "local" before
+// 0.1.0, kept for 0.1.0.
 const char *transportName(TransportKind K);
 llvm::Expected<TransportKind> parseTransport(llvm::StringRef Name);
 // "naive", "batched", "zerocopy" or "auto".
@@ -92,10 +94,12 @@ struct SessionOptions {
   OutputAllocator Outputs;
   // Falls back (ZeroCopy to Batched to Naive) when the executor lacks it.
   Strategy Transfer = Strategy::Auto;
-  // Auto: shared memory when the executor offers it and runs on this
-  // machine (same boot id, its local socket reachable), TCP otherwise,
-  // silently. Local ("shm"): shared memory or an error saying why not. Tcp: never
-  // tries (CATALYST_REMOTE_TRANSPORT through the C ABI).
+  // Auto: the executor's local socket when it offers one and runs on this
+  // machine (same boot id, its local socket reachable), else the
+  // connection to the address given, silently. Local: the local socket or
+  // an error saying why not. Tcp: the connection to the address given
+  // (TCP, or a unix:PATH socket file), never trying the local socket
+  // (CATALYST_REMOTE_TRANSPORT through the C ABI).
   TransportKind Transport = TransportKind::Auto;
   // CATALYST_REMOTE_WIRE through the C ABI.
   WireProtection Wire = WireProtection::Auto;

@@ -43,22 +43,18 @@ struct LaunchStats {
   LaunchStats &operator+=(const LaunchStats &O);
 };
 
-// What a session's connection runs over. Auto is only asked for
-// (SessionOptions::Transport), never reported.
-//   Tcp: the connection to the address given, to any machine: TCP, or a
-//        socket file (unix:PATH), which ssh may relay from anywhere.
-//   Local: an executor on this machine: its local Unix socket, and for
-//        zero-copy launches memory both processes map, through which
-//        payloads move with one copy on the host each way. Spelled "shm"
-//        in options and output; the other strategies use no shared memory
-//        over it, only the local socket.
-//   Shm: the old name of Local, kept so that code written against it builds.
-enum class TransportKind {
-  Auto,
-  Tcp,
-  Local,
-  Shm [[deprecated("TransportKind::Shm is now TransportKind::Local")]] = Local
-};
+// What a session's connection runs over ("auto", "tcp", "unix", "local"
+// in options and output, transportName()). Auto is only asked for
+// (SessionOptions::Transport), never reported; SocketFile is only
+// reported (asking for Tcp keeps a unix: address's connection).
+//   Tcp: a TCP connection to the address given, to any machine.
+//   SocketFile: the socket file of a unix:PATH address, which ssh may
+//        relay from anywhere.
+//   Local: an executor on this machine, reached through its local Unix
+//        socket. Zero-copy launches move their payloads through memory
+//        both processes map, with one copy on the host each way; the
+//        other strategies use the socket alone.
+enum class TransportKind { Auto, Tcp, SocketFile, Local };
 
 // Bytes a session's connection carried each way so far, framing included,
 // counted as they move (a launch's large message, part way through).
