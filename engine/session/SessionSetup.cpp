@@ -13,6 +13,7 @@
 #include "../transfer/NaiveTransfer.h"
 #include "../transfer/OutputForecast.h"
 #include "../transfer/PhaseClock.h"
+#include "../transfer/SharedPayloads.h"
 #include "../transfer/ZeroCopyTransfer.h"
 #include "CodeLinker.h"
 #include "ExecutorInfo.h"
@@ -225,8 +226,11 @@ Expected<std::unique_ptr<Transfer>> Session::Impl::makeTransfer(catalyst::remote
   if (S == Strategy::Naive)
     return std::make_unique<NaiveTransfer>(EPC, Upstream);
   if (S == Strategy::ZeroCopy)
-    return ZeroCopyTransfer::Create(EPC, *Transport, Opts.SlabInitial, Opts.SlabCap,
-                                    Stats.Transport == TransportKind::Local);
+    return ZeroCopyTransfer::Create(
+        EPC, *Transport, Opts.SlabInitial, Opts.SlabCap,
+        Stats.Transport == TransportKind::Local
+            ? std::make_unique<SharedPayloads>(Opts.SlabCap, Transport->maxMessageSize())
+            : makeSocketPayloads());
   BatchedTransfer::Services BS;
   if (auto Err = EPC.getBootstrapSymbols(
           {{BS.Invoke, wire::BatchedInvokeName}, {BS.Release, wire::BatchedReleaseName}}))

@@ -2,6 +2,7 @@
 
 #include "SharedPayloads.h"
 
+#include "CheckedCall.h"
 #include "copy/BulkCopy.h"
 #include "wire/Mailbox.h"
 #include "wire/Protocol.h"
@@ -176,9 +177,19 @@ Error SharedPayloads::adoptSlab(ArrayRef<char> Plan, int Fd, SocketTransport *T)
   return Error::success();
 }
 
-Error SharedPayloads::sendLaunch(SocketTransport &T, uint64_t SeqNo, ArrayRef<char> Plan,
-                                 ArrayRef<PayloadPart> Parts, ArrayRef<ExecutorAddr> Places,
-                                 LaunchStats &Stats) {
+Error SharedPayloads::open(ExecutorProcessControl &EPC) {
+  auto It = EPC.getBootstrapSymbolsMap().find(MailboxOpenName);
+  if (It == EPC.getBootstrapSymbolsMap().end())
+    return Error::success();
+  Error Result = Error::success();
+  if (auto Err = callChecked<SPSMailboxOpenSig>(EPC, It->second, MailboxOpenName, Result))
+    return joinErrors(std::move(Err), std::move(Result));
+  return Result;
+}
+
+Error SharedPayloads::send(SocketTransport &T, uint64_t SeqNo, ArrayRef<char> Plan,
+                           ArrayRef<PayloadPart> Parts, ArrayRef<ExecutorAddr> Places,
+                           LaunchStats &Stats) {
   assert(Parts.size() == Places.size() && "a place per input");
   {
     sync::MutexLock Lock(M);
@@ -201,8 +212,16 @@ Error SharedPayloads::sendLaunch(SocketTransport &T, uint64_t SeqNo, ArrayRef<ch
   return T.sendWithPayload(PayloadOpcode::SharedLaunch, SeqNo, Plan, {});
 }
 
-Error SharedPayloads::receive(ArrayRef<char> Plan, HostOutputs &Outputs, ZeroCopyResult &R,
-                              LaunchStats &Stats) {
+Error SharedPayloads::receive(PayloadOpcode OpC, ArrayRef<char> Plan, uint64_t PayloadBytes,
+                              HostOutputs &Outputs, ZeroCopyResult &R, LaunchStats &Stats,
+                              std::vector<iovec> &Dst) {
+  if (OpC == PayloadOpcode::SharedResult && !PayloadBytes)
+    return receiveShared(Plan, Outputs, R, Stats);
+  return decodeZeroCopyResult(Plan, PayloadBytes, Outputs, R, Dst);
+}
+
+Error SharedPayloads::receiveShared(ArrayRef<char> Plan, HostOutputs &Outputs, ZeroCopyResult &R,
+                                    LaunchStats &Stats) {
   sync::MutexLock Lock(M);
   Copies.clear();
   auto Resolve = [this](ExecutorAddr A, uint64_t Bytes)

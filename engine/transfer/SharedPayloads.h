@@ -1,6 +1,7 @@
 //===- SharedPayloads.h - Launch payloads through shared memory -*- C++ -*-===//
 //
-// The host's side of a session over the executor's local socket: the slabs
+// PayloadPath.h's shared-memory path, the host's side of a zero-copy
+// session over the executor's local socket: the slabs
 // the executor passed (SharedSlab messages, each a sealed memfd) mapped
 // here, launch inputs written straight into them (a dense input with one
 // copy, a strided one packed in place), and each output copied once from
@@ -22,6 +23,7 @@
 #ifndef CATALYST_REMOTE_TRANSFER_SHAREDPAYLOADS_H
 #define CATALYST_REMOTE_TRANSFER_SHAREDPAYLOADS_H
 
+#include "PayloadPath.h"
 #include "SharedResult.h"
 #include "SlabPool.h"
 #include "catalyst/remote/Stats.h"
@@ -35,19 +37,32 @@
 
 namespace catalyst::remote {
 
-class SharedPayloads {
+class SharedPayloads final : public PayloadPath {
 public:
   // An input slab may be at most SlabCap (the session's), the output area
   // at most AreaCap (the largest message the session accepts).
   SharedPayloads(uint64_t SlabCap, uint64_t AreaCap) : SlabCap(SlabCap), AreaCap(AreaCap) {}
-  ~SharedPayloads();
+  ~SharedPayloads() override;
   SharedPayloads(const SharedPayloads &) = delete;
   SharedPayloads &operator=(const SharedPayloads &) = delete;
 
   // B reserving shared slabs (the executor's shared reserve service), and
   // each one it reserves checked to have been passed here, and unmapped
   // here when released.
-  SlabPool::Backend wrap(SlabPool::Backend B);
+  SlabPool::Backend wrap(SlabPool::Backend B) override;
+
+  const char *reserveName() const override { return wire::SharedSlabReserveName; }
+  // Asks the executor for the session's shared mailbox, when it has one:
+  // it comes as a SharedSlab ahead of the reply (adopt()), and small
+  // launches and results go through it.
+  llvm::Error open(llvm::orc::ExecutorProcessControl &EPC) override;
+  // The host writes the slab itself, packing as it goes.
+  bool sendsSourceOrder() const override { return false; }
+  // The message is the plan alone: the inputs go to the slab.
+  uint64_t largestRequest(llvm::ArrayRef<CheckedInput> Inputs) const override {
+    return Transfer::framingFor(Inputs);
+  }
+  bool takesSlabs() const override { return true; }
 
   // A SharedSlab message and the descriptors that came with it (now owned
   // here, closed once mapped or refused): the slab mapped, or why it is
@@ -56,18 +71,23 @@ public:
                      wire::SocketTransport *T = nullptr);
   // accept(), closing T's connection when the slab is refused: an executor
   // that passes what cannot be mapped safely is not trusted further.
-  void adopt(wire::SocketTransport &T, llvm::ArrayRef<char> Plan, std::vector<int> Fds);
+  void adopt(wire::SocketTransport &T, llvm::ArrayRef<char> Plan, std::vector<int> Fds) override;
 
   // Writes the input parts (ZeroCopyTransfer's payload) at their places in
   // the input slab and sends the SharedLaunch.
-  llvm::Error sendLaunch(wire::SocketTransport &T, uint64_t SeqNo, llvm::ArrayRef<char> Plan,
-                         llvm::ArrayRef<wire::PayloadPart> Parts,
-                         llvm::ArrayRef<llvm::orc::ExecutorAddr> Places, LaunchStats &Stats);
+  llvm::Error send(wire::SocketTransport &T, uint64_t SeqNo, llvm::ArrayRef<char> Plan,
+                   llvm::ArrayRef<wire::PayloadPart> Parts,
+                   llvm::ArrayRef<llvm::orc::ExecutorAddr> Places, LaunchStats &Stats) override;
 
+  // A SharedResult with no payload goes to receiveShared(); anything else
+  // (an error reply) is decoded as over a socket.
+  llvm::Error receive(wire::PayloadOpcode OpC, llvm::ArrayRef<char> Plan, uint64_t PayloadBytes,
+                      HostOutputs &Outputs, ZeroCopyResult &R, LaunchStats &Stats,
+                      std::vector<iovec> &Dst) override;
   // Decodes a SharedResult plan into R and copies the outputs into the
   // buffers Outputs gives.
-  llvm::Error receive(llvm::ArrayRef<char> Plan, HostOutputs &Outputs, ZeroCopyResult &R,
-                      LaunchStats &Stats);
+  llvm::Error receiveShared(llvm::ArrayRef<char> Plan, HostOutputs &Outputs, ZeroCopyResult &R,
+                            LaunchStats &Stats);
 
   // The slabs mapped here now, input ones and the output area.
   size_t mappings() const;

@@ -56,19 +56,6 @@ Error checkVersion(ExecutorProcessControl &EPC) {
   return Error::success();
 }
 
-// Asks an executor that has one for the session's shared mailbox, which
-// comes as a SharedSlab ahead of the reply and goes to the transport
-// (SharedPayloads::adopt); without it, launches go over the socket.
-Error openMailbox(ExecutorProcessControl &EPC) {
-  auto It = EPC.getBootstrapSymbolsMap().find(MailboxOpenName);
-  if (It == EPC.getBootstrapSymbolsMap().end())
-    return Error::success();
-  Error Result = Error::success();
-  if (auto Err = callChecked<SPSMailboxOpenSig>(EPC, It->second, MailboxOpenName, Result))
-    return joinErrors(std::move(Err), std::move(Result));
-  return Result;
-}
-
 Error notWaiting(uint64_t SeqNo) {
   return createStringError(inconvertibleErrorCode(),
                            "malformed launch result: the executor answered launch %llu, which "
@@ -95,35 +82,28 @@ void ZeroCopyTransfer::resolve(Waiting &W, Error Err) {
 
 Expected<std::unique_ptr<ZeroCopyTransfer>>
 ZeroCopyTransfer::Create(ExecutorProcessControl &EPC, SocketTransport &T, uint64_t SlabInitial,
-                         uint64_t SlabCap, bool Shared) {
+                         uint64_t SlabCap, std::unique_ptr<PayloadPath> Path) {
   ExecutorAddr Enable, Reserve, Release;
-  if (auto Err =
-          EPC.getBootstrapSymbols({{Enable, ZeroCopyEnableName},
-                                   {Reserve, Shared ? SharedSlabReserveName : SlabReserveName},
-                                   {Release, SlabReleaseName}}))
+  if (auto Err = EPC.getBootstrapSymbols({{Enable, ZeroCopyEnableName},
+                                          {Reserve, Path->reserveName()},
+                                          {Release, SlabReleaseName}}))
     return Err;
   if (auto Err = checkVersion(EPC))
     return Err;
   uint32_t Version = 0;
-  if (auto Err =
-          callChecked<SPSZeroCopyEnableSig>(EPC, Enable, ZeroCopyEnableName, Version, ZeroCopyVersion))
+  if (auto Err = callChecked<SPSZeroCopyEnableSig>(EPC, Enable, ZeroCopyEnableName, Version,
+                                                   ZeroCopyVersion))
     return Err;
   if (Version != ZeroCopyVersion)
     return createStringError(inconvertibleErrorCode(),
                              "executor speaks zero-copy version %u, this host %u", Version,
                              ZeroCopyVersion);
-  auto Backend = slabBackend(EPC, Reserve, Release);
-  std::unique_ptr<SharedPayloads> SP;
-  if (Shared) {
-    SP = std::make_unique<SharedPayloads>(SlabCap, T.maxMessageSize());
-    Backend = SP->wrap(std::move(Backend));
-  }
+  auto Backend = Path->wrap(slabBackend(EPC, Reserve, Release));
   std::unique_ptr<ZeroCopyTransfer> Z(
-      new ZeroCopyTransfer(T, std::move(Backend), SlabInitial, SlabCap, std::move(SP)));
+      new ZeroCopyTransfer(T, std::move(Backend), SlabInitial, SlabCap, std::move(Path)));
   T.setPayloadHandler(Z.get());
-  if (Shared)
-    if (auto Err = openMailbox(EPC))
-      return Err;
+  if (auto Err = Z->Path->open(EPC))
+    return Err;
   return Z;
 }
 
@@ -159,13 +139,12 @@ Error ZeroCopyTransfer::encodePlan(ExecutorAddr Entry, ArrayRef<CheckedInput> In
   return Error::success();
 }
 
-// Over TCP the host's processor is busy sending, the executor's waiting on
-// the socket: a transpose costs less there, done as the bytes land. In
-// shared memory the host writes the slab itself, packing as it goes.
+// Where the path has the executor transpose inputs as they land
+// (PayloadPath::sendsSourceOrder()).
 void ZeroCopyTransfer::chooseSourceOrders(ArrayRef<CheckedInput> Inputs) {
   Scratch &S = Work;
   S.Reordered.clear();
-  if (Shared)
+  if (!Path->sendsSourceOrder())
     return;
   for (size_t I = 0; I < Inputs.size(); ++I) {
     const CheckedInput &In = Inputs[I];
@@ -204,7 +183,7 @@ void ZeroCopyTransfer::collectPayload(ArrayRef<CheckedInput> Inputs, LaunchStats
 }
 
 uint64_t ZeroCopyTransfer::largestRequest(ArrayRef<CheckedInput> Inputs) const {
-  return Shared ? framingFor(Inputs) : Transfer::largestRequest(Inputs);
+  return Path->largestRequest(Inputs);
 }
 
 Error ZeroCopyTransfer::launch(ExecutorAddr Entry, ArrayRef<CheckedInput> Inputs,
@@ -232,8 +211,7 @@ Error ZeroCopyTransfer::sendAndWait(Waiting &W, LaunchStats &Stats) {
     Current = &W;
   }
   auto Send = W.When->Send = PhaseClock::now();
-  Error SendErr = Shared ? Shared->sendLaunch(T, W.SeqNo, Work.Plan, Work.Parts, Work.Places, Stats)
-                         : T.sendWithPayload(PayloadOpcode::Launch, W.SeqNo, Work.Plan, Work.Parts);
+  Error SendErr = Path->send(T, W.SeqNo, Work.Plan, Work.Parts, Work.Places, Stats);
   if (SendErr && take(W.SeqNo, /*Placed=*/false)) {
     // Nobody resolved W: its Result is still the success it was made with.
     consumeError(std::move(W.Result));
@@ -274,9 +252,7 @@ ZeroCopyTransfer::Waiting *ZeroCopyTransfer::take(uint64_t SeqNo, bool Placed) {
 Error ZeroCopyTransfer::placeOutputs(Waiting &W, PayloadOpcode OpC, ArrayRef<char> Plan,
                                      uint64_t PayloadBytes, std::vector<iovec> &Dst) {
   ZeroCopyResult &R = Work.Result;
-  bool InShared = OpC == PayloadOpcode::SharedResult && Shared && !PayloadBytes;
-  if (auto Err = InShared ? Shared->receive(Plan, *W.Outputs, R, *W.Stats)
-                          : decodeZeroCopyResult(Plan, PayloadBytes, *W.Outputs, R, Dst))
+  if (auto Err = Path->receive(OpC, Plan, PayloadBytes, *W.Outputs, R, *W.Stats, Dst))
     return Err;
   if (!R.RemoteError.empty()) {
     W.RemoteError = std::move(R.RemoteError);
@@ -294,7 +270,7 @@ Error ZeroCopyTransfer::placeOutputs(Waiting &W, PayloadOpcode OpC, ArrayRef<cha
 Expected<std::vector<iovec>> ZeroCopyTransfer::place(PayloadOpcode OpC, uint64_t SeqNo,
                                                      ArrayRef<char> Plan, uint64_t PayloadBytes) {
   if (OpC == PayloadOpcode::SharedSlab) {
-    if (!Shared)
+    if (!Path->takesSlabs())
       return createStringError(inconvertibleErrorCode(), "this session maps no shared memory");
     return std::vector<iovec>(); // adopted in finish(), with its descriptor
   }
@@ -321,8 +297,8 @@ Expected<std::vector<iovec>> ZeroCopyTransfer::place(PayloadOpcode OpC, uint64_t
 void ZeroCopyTransfer::finish(PayloadOpcode OpC, uint64_t SeqNo, shared::WrapperFunctionBuffer Plan,
                               Error Err) {
   if (OpC == PayloadOpcode::SharedSlab) {
-    if (Shared && !Err)
-      return Shared->adopt(T, {Plan.data(), Plan.size()}, T.takeDescriptors());
+    if (Path->takesSlabs() && !Err)
+      return Path->adopt(T, {Plan.data(), Plan.size()}, T.takeDescriptors());
     // Without shared memory, or with a payload: refused as a malformed
     // slab is, rather than taken for a launch's result.
     T.closeWith("the executor sent a shared slab this host cannot take: " +

@@ -8,7 +8,8 @@
 // reply's output values are read straight from the socket into fresh host
 // buffers, usually by the launching thread itself. Nothing is staged at
 // full size on either side. Over the executor's local socket the payloads
-// go through shared memory instead (SharedPayloads.h).
+// go through shared memory instead: which of the two, a PayloadPath says
+// (PayloadPath.h).
 //
 // Threads: launch() runs on the launching thread, one launch at a time
 // (the session's LaunchMutex); place(), finish() and disconnected() on
@@ -21,8 +22,8 @@
 #ifndef CATALYST_REMOTE_TRANSFER_ZEROCOPYTRANSFER_H
 #define CATALYST_REMOTE_TRANSFER_ZEROCOPYTRANSFER_H
 
+#include "PayloadPath.h"
 #include "PhaseClock.h"
-#include "SharedPayloads.h"
 #include "SlabPool.h"
 #include "Transfer.h"
 #include "ZeroCopyResult.h"
@@ -37,15 +38,14 @@ namespace catalyst::remote {
 class ZeroCopyTransfer final : public Transfer, public wire::PayloadHandler {
 public:
   // Enables the extension on the executor and installs the reply handler;
-  // Shared: payloads through shared memory (a session over the local socket).
+  // the launches' values take Path.
   static llvm::Expected<std::unique_ptr<ZeroCopyTransfer>>
   Create(llvm::orc::ExecutorProcessControl &EPC, wire::SocketTransport &T, uint64_t SlabInitial,
-         uint64_t SlabCap, bool Shared);
+         uint64_t SlabCap, std::unique_ptr<PayloadPath> Path);
   ~ZeroCopyTransfer() override;
 
   const char *name() const override { return "zerocopy"; }
-  // In shared memory the message is the plan alone: the inputs go to the
-  // slab, and the message size limit does not bound them.
+  // As the path says: in shared memory the message is the plan alone.
   uint64_t largestRequest(llvm::ArrayRef<CheckedInput> Inputs) const override;
   // The session runs one launch at a time, which the scratch buffers and
   // the single waiting launch rely on.
@@ -89,8 +89,8 @@ private:
   };
 
   ZeroCopyTransfer(wire::SocketTransport &T, SlabPool::Backend B, uint64_t Initial, uint64_t Cap,
-                   std::unique_ptr<SharedPayloads> Shared)
-      : T(T), Shared(std::move(Shared)), Pool(std::move(B), Initial, Cap) {}
+                   std::unique_ptr<PayloadPath> Path)
+      : T(T), Path(std::move(Path)), Pool(std::move(B), Initial, Cap) {}
   llvm::Error encodePlan(llvm::orc::ExecutorAddr Entry, llvm::ArrayRef<CheckedInput> Inputs,
                          const HostOutputs &Outputs);
   void chooseSourceOrders(llvm::ArrayRef<CheckedInput> Inputs);
@@ -102,9 +102,9 @@ private:
   void resolve(Waiting &W, llvm::Error Err);
 
   wire::SocketTransport &T; // set at creation; locks its own
-  // Null over TCP; outlives Pool, whose slabs it maps. Set at creation;
-  // locks its own.
-  std::unique_ptr<SharedPayloads> Shared;
+  // Outlives Pool, whose slabs it may map. Set at creation; guards what
+  // both threads touch itself.
+  std::unique_ptr<PayloadPath> Path;
   // The executor's slab: the launching thread's, and the reader's in
   // place() while that launch waits for its result.
   SlabPool Pool;

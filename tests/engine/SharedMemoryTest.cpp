@@ -337,7 +337,7 @@ std::string receive(SharedPayloads &Shared, ArrayRef<char> Plan, std::vector<uin
   {
     MemrefArg Arg{Out.data(), 1, 1};
     HostOutputs Outputs(Arg, {std::malloc, std::free});
-    Msg = messageOf(Shared.receive(Plan, Outputs, R, Stats));
+    Msg = messageOf(Shared.receiveShared(Plan, Outputs, R, Stats));
     if (Msg.empty())
       Outputs.commit();
   }
