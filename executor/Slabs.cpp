@@ -30,7 +30,7 @@ Error tooLarge(uint64_t Bytes) {
 } // namespace
 
 Slabs &Slabs::get() {
-  static Slabs S;
+  static Slabs S(MemoryBudget::get());
   return S;
 }
 
@@ -39,7 +39,7 @@ Slabs &Slabs::get() {
 Expected<char *> Slabs::map(uint64_t Bytes, int Fd, uint64_t &Usable) {
   Usable = usableFor(Bytes);
   size_t Length = Usable + HugePage;
-  if (auto Err = MemoryBudget::get().take(Length, "a launch slab"))
+  if (auto Err = Budget.take(Length, "a launch slab"))
     return Err;
   void *Start = ::mmap(nullptr, Length, Fd < 0 ? PROT_READ | PROT_WRITE : PROT_NONE,
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -55,7 +55,7 @@ Expected<char *> Slabs::map(uint64_t Bytes, int Fd, uint64_t &Usable) {
   }
   if (Start == MAP_FAILED) {
     int Errno = errno;
-    MemoryBudget::get().give(Length);
+    Budget.give(Length);
     return createStringError(std::error_code(Errno, std::generic_category()),
                              "cannot reserve a slab of %llu bytes: %s", (unsigned long long)Bytes,
                              std::strerror(Errno));
@@ -102,7 +102,7 @@ Error Slabs::release(char *Base) {
   }
   // The mapping recorded when it was made, whole: munmap cannot refuse it.
   ::munmap(Map.Start, Map.Length);
-  MemoryBudget::get().give(Map.Length);
+  Budget.give(Map.Length);
   return Error::success();
 }
 

@@ -7,6 +7,9 @@
 // this machine gets shared ones instead: sealed memfds (wire/SharedMemory.h)
 // it maps too and writes the inputs into itself.
 //
+// Every slab's bytes are counted against the connection's MemoryBudget,
+// given at construction, which must outlive the slabs.
+//
 // Threads: reserve(), reserveShared() and release() on the workers that
 // run the host's service calls; hold() on the transport's reader placing
 // a zero-copy payload and on workers running a launch. Every method takes
@@ -17,6 +20,7 @@
 #ifndef CATALYST_REMOTE_EXECUTOR_SLABS_H
 #define CATALYST_REMOTE_EXECUTOR_SLABS_H
 
+#include "MemoryBudget.h"
 #include "sync/Mutex.h"
 
 #include "llvm/Support/Error.h"
@@ -28,7 +32,11 @@ namespace catalyst::remote::executor {
 
 class Slabs {
 public:
-  static Slabs &get(); // one set per connection process
+  static Slabs &get(); // one set per connection process (to go: a connection will own it)
+
+  explicit Slabs(MemoryBudget &Budget) : Budget(Budget) {}
+  Slabs(const Slabs &) = delete;
+  Slabs &operator=(const Slabs &) = delete;
 
   llvm::Expected<char *> reserve(uint64_t Bytes);
   // A slab in a sealed memfd: Fd receives the descriptor, the caller's to
@@ -66,6 +74,7 @@ private:
   };
   llvm::Expected<char *> map(uint64_t Bytes, int Fd, uint64_t &Usable);
   const Mapping *find(const char *P, uint64_t Bytes) const REQUIRES(M);
+  MemoryBudget &Budget; // set at construction; thread-safe itself
   mutable sync::Mutex M;
   std::map<char *, Mapping> ByBase GUARDED_BY(M);
 };
