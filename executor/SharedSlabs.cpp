@@ -36,7 +36,7 @@ bool inSharedSlab(const Slabs::Held &InSlabs, const PayloadPart &P) {
 } // namespace
 
 SharedSlabs &SharedSlabs::get() {
-  static SharedSlabs S;
+  static SharedSlabs S(Slabs::get(), MemoryBudget::get());
   return S;
 }
 
@@ -57,13 +57,13 @@ Expected<char *> SharedSlabs::reserve(uint64_t Bytes) {
     return notShared();
   int Fd = -1;
   uint64_t Usable = 0;
-  auto Base = Slabs::get().reserveShared(Bytes, Fd, Usable);
+  auto Base = Regions.reserveShared(Bytes, Fd, Usable);
   if (!Base)
     return Base.takeError();
   Error Err = pass(SharedSlabKind::Input, *Base, Usable, Fd);
   ::close(Fd); // the mappings on both sides hold the memory
   if (Err) {
-    consumeError(Slabs::get().release(*Base)); // just reserved: it is there to release
+    consumeError(Regions.release(*Base)); // just reserved: it is there to release
     return Err;
   }
   return Base;
@@ -76,18 +76,18 @@ Error SharedSlabs::openMailbox() {
     return notShared();
   if (Transport->hasMailbox())
     return createStringError(inconvertibleErrorCode(), "the session's mailbox is open already");
-  if (auto Err = MemoryBudget::get().take(Mailbox::Bytes, "the shared mailbox"))
+  if (auto Err = Budget.take(Mailbox::Bytes, "the shared mailbox"))
     return Err;
   auto Fd = createSealedMemory(Mailbox::Bytes, "catalyst-remote-mailbox");
   if (!Fd) {
-    MemoryBudget::get().give(Mailbox::Bytes);
+    Budget.give(Mailbox::Bytes);
     return Fd.takeError();
   }
   void *P = ::mmap(nullptr, Mailbox::Bytes, PROT_READ | PROT_WRITE, MAP_SHARED, *Fd, 0);
   if (P == MAP_FAILED) {
     int Errno = errno;
     ::close(*Fd);
-    MemoryBudget::get().give(Mailbox::Bytes);
+    Budget.give(Mailbox::Bytes);
     return createStringError(std::error_code(Errno, std::generic_category()),
                              "cannot map the shared mailbox: %s", std::strerror(Errno));
   }
@@ -98,7 +98,7 @@ Error SharedSlabs::openMailbox() {
   if (!Err)
     Err = Transport->attachMailbox(std::move(Box), /*PeerReads=*/false);
   if (Err)
-    MemoryBudget::get().give(Mailbox::Bytes); // Box, unattached, unmaps it
+    Budget.give(Mailbox::Bytes); // Box, unattached, unmaps it
   return Err;
 }
 
@@ -108,7 +108,7 @@ Error SharedSlabs::openMailbox() {
 Error SharedSlabs::growOutputArea(uint64_t Bytes) {
   uint64_t NewBytes = std::max({Bytes, 2 * AreaBytes, uint64_t(1) << 20});
   NewBytes = (NewBytes + 4095) / 4096 * 4096;
-  if (auto Err = MemoryBudget::get().take(NewBytes, "the shared output area"))
+  if (auto Err = Budget.take(NewBytes, "the shared output area"))
     return Err;
   auto Fd = createSealedMemory(NewBytes);
   void *P = Fd ? ::mmap(nullptr, NewBytes, PROT_READ | PROT_WRITE, MAP_SHARED, *Fd, 0) : MAP_FAILED;
@@ -124,13 +124,13 @@ Error SharedSlabs::growOutputArea(uint64_t Bytes) {
     if (P != MAP_FAILED)
       // Its own fresh mapping, whole: munmap cannot refuse it.
       ::munmap(P, NewBytes);
-    MemoryBudget::get().give(NewBytes);
+    Budget.give(NewBytes);
     return Err;
   }
   if (Area) {
     // The area mapped before, whole: munmap cannot refuse it.
     ::munmap(Area, AreaBytes);
-    MemoryBudget::get().give(AreaBytes);
+    Budget.give(AreaBytes);
   }
   Area = static_cast<char *>(P);
   AreaBytes = NewBytes;
@@ -144,7 +144,7 @@ Error SharedSlabs::placeOutputs(ArrayRef<PayloadPart> Parts, std::vector<Executo
   uint64_t Needed = 0;
   SmallVector<bool, 8> InPlace(Parts.size()); // the host reads it where it is
   {
-    auto InSlabs = Slabs::get().hold();
+    auto InSlabs = Regions.hold();
     for (size_t I = 0; I < Parts.size(); ++I) {
       InPlace[I] = !Parts[I].Bytes || inSharedSlab(InSlabs, Parts[I]);
       if (!InPlace[I])

@@ -8,13 +8,17 @@
 // of its own that grows to the largest launch's outputs and is passed to
 // the host anew when it does. Every slab the host gets comes in a
 // SharedSlab message through the connection (SCM_RIGHTS), and counts
-// against --max-slab-mib.
+// against --max-slab-mib: the input slabs are the connection's Slabs, the
+// mailbox and output area counted in its MemoryBudget, both given at
+// construction and outliving this.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef CATALYST_REMOTE_EXECUTOR_SHAREDSLABS_H
 #define CATALYST_REMOTE_EXECUTOR_SHAREDSLABS_H
 
+#include "MemoryBudget.h"
+#include "Slabs.h"
 #include "wire/Protocol.h"
 #include "wire/SocketTransport.h"
 
@@ -27,7 +31,11 @@ namespace catalyst::remote::executor {
 
 class SharedSlabs {
 public:
-  static SharedSlabs &get(); // one per connection process
+  static SharedSlabs &get(); // one per connection process (to go: a connection will own it)
+
+  SharedSlabs(Slabs &Regions, MemoryBudget &Budget) : Regions(Regions), Budget(Budget) {}
+  SharedSlabs(const SharedSlabs &) = delete;
+  SharedSlabs &operator=(const SharedSlabs &) = delete;
 
   // The local socket's transport, through which slabs reach the host
   // (TransportHandoff): attach() on its reader thread before the first
@@ -57,11 +65,12 @@ public:
                          llvm::ArrayRef<llvm::orc::ExecutorAddr> Where);
 
 private:
-  SharedSlabs() = default;
   llvm::Error pass(wire::SharedSlabKind Kind, const char *Base, uint64_t Bytes, int Fd);
   llvm::Error growOutputArea(uint64_t Bytes);
   llvm::Error notShared() const;
 
+  Slabs &Regions;       // set at construction; thread-safe itself
+  MemoryBudget &Budget; // set at construction; thread-safe itself
   // Used by requests on the workers (reserve, openMailbox) and on the
   // reader (placeOutputs, sendResult), between attach() and detach().
   wire::SocketTransport *Transport = nullptr;
