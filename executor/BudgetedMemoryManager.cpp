@@ -52,7 +52,7 @@ CWrapperFunctionBuffer releaseWrapper(const char *Data, size_t Size) {
 
 } // namespace
 
-BudgetedMemoryManager::BudgetedMemoryManager() {
+BudgetedMemoryManager::BudgetedMemoryManager(MemoryBudget &Budget) : Budget(Budget) {
   assert(!Instance && "one memory manager per connection process");
   Instance = this;
 }
@@ -65,7 +65,7 @@ Error BudgetedMemoryManager::shutdown() {
   Error Err = Inner.shutdown();
   sync::MutexLock Lock(M);
   for (auto &[Base, Bytes] : Reserved)
-    MemoryBudget::get().give(Bytes);
+    Budget.give(Bytes);
   Reserved.clear();
   return Err;
 }
@@ -81,12 +81,12 @@ void BudgetedMemoryManager::addBootstrapSymbols(StringMap<ExecutorAddr> &Symbols
 }
 
 Expected<ExecutorAddr> BudgetedMemoryManager::reserve(uint64_t Size) {
-  if (auto Err = MemoryBudget::get().take(Size, "executor memory"))
+  if (auto Err = Budget.take(Size, "executor memory"))
     return Err;
   auto Base = Inner.reserve(Size);
   sync::MutexLock Lock(M);
   if (!Base)
-    MemoryBudget::get().give(Size);
+    Budget.give(Size);
   else
     Reserved[*Base] = Size;
   return Base;
@@ -97,7 +97,7 @@ Error BudgetedMemoryManager::release(const std::vector<ExecutorAddr> &Bases) {
     sync::MutexLock Lock(M);
     for (ExecutorAddr B : Bases)
       if (auto It = Reserved.find(B); It != Reserved.end()) {
-        MemoryBudget::get().give(It->second);
+        Budget.give(It->second);
         Reserved.erase(It);
       }
   }

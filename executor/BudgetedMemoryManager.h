@@ -3,7 +3,8 @@
 // ORC's executor memory manager, which hosts use for linked code and for
 // batched launch slabs, with every reservation counted against the
 // connection's MemoryBudget: its reserve and release entry points are
-// replaced by ones that count, and then do what ORC's own do.
+// replaced by ones that count, and then do what ORC's own do. The budget
+// is given at construction and outlives the manager.
 //
 // Threads: reserve() and release() on the workers that run the host's
 // calls, several at once, under M; shutdown() as the connection ends.
@@ -13,6 +14,7 @@
 #ifndef CATALYST_REMOTE_EXECUTOR_BUDGETEDMEMORYMANAGER_H
 #define CATALYST_REMOTE_EXECUTOR_BUDGETEDMEMORYMANAGER_H
 
+#include "MemoryBudget.h"
 #include "sync/Mutex.h"
 
 #include "llvm/ExecutionEngine/Orc/TargetProcess/SimpleExecutorMemoryManager.h"
@@ -23,7 +25,7 @@ namespace catalyst::remote::executor {
 
 class BudgetedMemoryManager final : public llvm::orc::ExecutorBootstrapService {
 public:
-  BudgetedMemoryManager();
+  explicit BudgetedMemoryManager(MemoryBudget &Budget);
   ~BudgetedMemoryManager() override;
 
   llvm::Error shutdown() override;
@@ -36,6 +38,7 @@ public:
 
 private:
   llvm::orc::rt_bootstrap::SimpleExecutorMemoryManager Inner;
+  MemoryBudget &Budget; // set at construction; thread-safe itself
   sync::Mutex M;
   std::map<llvm::orc::ExecutorAddr, uint64_t> Reserved GUARDED_BY(M);
 };

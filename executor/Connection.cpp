@@ -48,7 +48,7 @@ Error setup(SimpleRemoteEPCServer::Setup &S, const ConnectionOptions &Options) {
   S.setDispatcher(std::make_unique<WorkerPool>(Options.Workers));
   S.bootstrapSymbols() = SimpleRemoteEPCServer::defaultBootstrapSymbols();
   addDefaultBootstrapValuesForHostProcess(S.bootstrapMap(), S.bootstrapSymbols());
-  S.services().push_back(std::make_unique<BudgetedMemoryManager>());
+  S.services().push_back(std::make_unique<BudgetedMemoryManager>(MemoryBudget::get()));
   addServices(S.bootstrapSymbols(), S.bootstrapMap(), Options.Services);
   return Error::success();
 }
