@@ -29,11 +29,12 @@ uint64_t nsBetween(std::chrono::steady_clock::time_point A,
   return std::chrono::duration_cast<std::chrono::nanoseconds>(B - A).count();
 }
 
-Expected<std::vector<Returned>> inspect(ArrayRef<LaunchOutputSpec> Specs, char *Rv) {
+Expected<std::vector<Returned>> inspect(const Slabs &Regions, ArrayRef<LaunchOutputSpec> Specs,
+                                        char *Rv) {
   std::vector<Returned> Outs;
   ReadableSet Readable;
   {
-    auto InSlabs = Slabs::get().hold();
+    auto InSlabs = Regions.hold();
     for (size_t I = 0; I < Specs.size(); ++I) {
       auto [Rank, ElemSize] = Specs[I];
       MemrefDesc D(Rv, Rank);
@@ -59,9 +60,9 @@ Expected<std::vector<Returned>> inspect(ArrayRef<LaunchOutputSpec> Specs, char *
 // Frees what the kernel handed back in Rv, once, whether or not its
 // descriptors passed inspection: never slab memory (inputs) and never a
 // constant global.
-void freeReturned(ArrayRef<LaunchOutputSpec> Specs, char *Rv) {
+void freeReturned(const Slabs &Regions, ArrayRef<LaunchOutputSpec> Specs, char *Rv) {
   SmallPtrSet<void *, 8> Freed;
-  auto InSlabs = Slabs::get().hold();
+  auto InSlabs = Regions.hold();
   for (auto [Rank, ElemSize] : Specs) {
     void *P = MemrefDesc(Rv, Rank).allocated();
     Rv += MemrefDesc::byteSize(Rank);
@@ -103,7 +104,7 @@ std::vector<char> encodeResult(const std::string &Error, ArrayRef<ZeroCopyOutput
 } // namespace
 
 ZeroCopyService &ZeroCopyService::get() {
-  static ZeroCopyService S;
+  static ZeroCopyService S(Slabs::get(), SharedSlabs::get());
   return S;
 }
 
@@ -131,7 +132,7 @@ Error ZeroCopyService::notEnabled() const {
 }
 
 Error ZeroCopyService::decode(ArrayRef<char> Plan, uint64_t PayloadBytes, InputSource From) {
-  auto InSlabs = Slabs::get().hold();
+  auto InSlabs = Regions.hold();
   return decodeLaunchPlan(
       Plan, PayloadBytes,
       [&](const char *P, uint64_t Bytes) {
@@ -274,26 +275,26 @@ void ZeroCopyService::run(uint64_t SeqNo) {
   Current.Entry.toPtr<void (*)(void *, void *)>()(Work.Rv.data(), Work.Args.data());
   auto Ran = Clock::now();
 
-  auto Outs = inspect(Current.Outputs, Work.Rv.data());
+  auto Outs = inspect(Regions, Current.Outputs, Work.Rv.data());
   if (!Outs) {
-    freeReturned(Current.Outputs, Work.Rv.data());
+    freeReturned(Regions, Current.Outputs, Work.Rv.data());
     return replyError(SeqNo, Outs.takeError());
   }
   uint64_t Packed = collectOutputs(*Outs);
   for (const SourceOrder &O : Current.Orders)
     Packed += O.bytes(); // transposed as they landed
-  Error Err = Current.InPlace ? SharedSlabs::get().placeOutputs(Work.Parts, Work.Shared, Packed)
-                              : Error::success();
+  Error Err =
+      Current.InPlace ? Shared.placeOutputs(Work.Parts, Work.Shared, Packed) : Error::success();
   Timings T{clockNs(Current.Arrived), nsBetween(Current.Arrived, Start), nsBetween(Start, Ran),
             nsBetween(Ran, Clock::now())};
   auto Plan = encodeResult("", Work.Shapes, T, Packed);
   if (!Err && Current.InPlace)
-    Err = SharedSlabs::get().sendResult(SeqNo, Plan, outputBytes(Work.Parts), Work.Shared);
+    Err = Shared.sendResult(SeqNo, Plan, outputBytes(Work.Parts), Work.Shared);
   else if (!Err)
     Err = checkResultSize(Plan.size());
   if (!Err && !Current.InPlace)
     Err = Transport->sendWithPayload(PayloadOpcode::LaunchResult, SeqNo, Plan, Work.Parts);
-  freeReturned(Current.Outputs, Work.Rv.data());
+  freeReturned(Regions, Current.Outputs, Work.Rv.data());
   // A send that failed part way ended the connection: nothing more may go.
   if (Err && Transport->disconnected())
     errs() << "catalyst-remote-executor: the result of launch " << SeqNo

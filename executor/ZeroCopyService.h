@@ -10,6 +10,10 @@
 // trip. Other requests of the session wait while a kernel runs; the host
 // runs one launch per session at a time anyway.
 //
+// Its launches land in the connection's Slabs, and over the local socket
+// are answered through its SharedSlabs: both given at construction, both
+// outliving it.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef CATALYST_REMOTE_EXECUTOR_ZEROCOPYSERVICE_H
@@ -17,6 +21,8 @@
 
 #include "LaunchPlan.h"
 #include "ReorderedInput.h"
+#include "SharedSlabs.h"
+#include "Slabs.h"
 #include "wire/MemrefLayout.h"
 #include "wire/Protocol.h"
 #include "wire/SocketTransport.h"
@@ -35,7 +41,11 @@ struct Returned {
 
 class ZeroCopyService final : public wire::PayloadHandler {
 public:
-  static ZeroCopyService &get(); // one per connection process
+  static ZeroCopyService &get(); // one per connection process (to go: a connection will own it)
+
+  ZeroCopyService(Slabs &Regions, SharedSlabs &Shared) : Regions(Regions), Shared(Shared) {}
+  ZeroCopyService(const ZeroCopyService &) = delete;
+  ZeroCopyService &operator=(const ZeroCopyService &) = delete;
 
   // The connection's transport (TransportHandoff), which launches are read
   // from and answered on, on its reader thread; attach() before the first
@@ -74,7 +84,6 @@ private:
     ReorderedInput Reordered;
   };
 
-  ZeroCopyService() = default;
   llvm::Error notEnabled() const;
   llvm::Error decode(llvm::ArrayRef<char> Plan, uint64_t PayloadBytes, InputSource From);
   llvm::Error checkResultSize(size_t PlanBytes) const;
@@ -87,6 +96,8 @@ private:
   // clears it on the serving thread, after the reader's last use
   // (TransportHandoff.h says why that order holds).
   wire::SocketTransport *Transport = nullptr;
+  Slabs &Regions;      // set at construction; thread-safe itself
+  SharedSlabs &Shared; // set at construction; used on the reader thread
   std::atomic<bool> Enabled{false};
   std::atomic<uint32_t> RefusedVersion{0};
   Launch Current;
