@@ -30,10 +30,7 @@ public:
   // socket: a transpose costs less there, done as the bytes land.
   bool sendsSourceOrder() const override { return true; }
   uint64_t largestRequest(ArrayRef<CheckedInput> Inputs) const override {
-    uint64_t Bytes = Transfer::framingFor(Inputs);
-    for (const CheckedInput &In : Inputs)
-      Bytes += In.Layout.Bytes;
-    return Bytes;
+    return Transfer::messageCarrying(Inputs);
   }
   Error send(wire::SocketTransport &T, uint64_t SeqNo, ArrayRef<char> Plan,
              ArrayRef<wire::PayloadPart> Parts, ArrayRef<ExecutorAddr>, LaunchStats &) override {

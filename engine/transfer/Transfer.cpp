@@ -3,8 +3,12 @@
 namespace catalyst::remote {
 Transfer::~Transfer() = default;
 
-// Every input in one message, with room for descriptors and framing.
 uint64_t Transfer::largestRequest(llvm::ArrayRef<CheckedInput> Inputs) const {
+  return messageCarrying(Inputs);
+}
+
+// Every input in one message, with room for descriptors and framing.
+uint64_t Transfer::messageCarrying(llvm::ArrayRef<CheckedInput> Inputs) {
   uint64_t Bytes = framingFor(Inputs);
   for (const CheckedInput &In : Inputs)
     Bytes += In.Layout.Bytes;

@@ -38,9 +38,12 @@ public:
                              HostOutputs &Outputs, LaunchStats &Stats, LaunchTimeline &When) = 0;
   // The largest message this strategy would send for Inputs: the session
   // refuses a launch whose message could not go, before any traffic.
+  // By default, one message carrying them all (messageCarrying()).
   virtual uint64_t largestRequest(llvm::ArrayRef<CheckedInput> Inputs) const;
   // What a message carrying Inputs' descriptors needs besides their bytes.
   static uint64_t framingFor(llvm::ArrayRef<CheckedInput> Inputs);
+  // A message carrying every input's bytes, with framingFor() besides.
+  static uint64_t messageCarrying(llvm::ArrayRef<CheckedInput> Inputs);
   // Returns what the strategy holds on the executor; called while connected.
   virtual llvm::Error close() { return llvm::Error::success(); }
 };
