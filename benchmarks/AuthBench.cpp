@@ -58,7 +58,7 @@ Expected<Guarded *> guarded(BenchEnv &Env) {
 SessionOptions zeroCopy(const SecretBytes &Secret = {}) {
   SessionOptions O;
   O.Outputs = OutputAllocator{std::malloc, std::free};
-  O.Transfer = Strategy::ZeroCopy;
+  O.Strategy = Strategy::ZeroCopy;
   O.Transport = TransportKind::Tcp;
   O.Secret = Secret;
   O.Wire = WireProtection::Plain;

@@ -119,7 +119,7 @@ Expected<std::unique_ptr<Session>> openSession(const std::string &Address, Strat
                                                ArrayRef<const char *> Objects, TransportKind Over) {
   SessionOptions Options;
   Options.Outputs = OutputAllocator{std::malloc, std::free};
-  Options.Transfer = Transfer;
+  Options.Strategy = Transfer;
   Options.Transport = Over;
   // As a program on the C ABI would: a trace of the launches measured,
   // which then pay what tracing costs.

@@ -117,7 +117,7 @@ Expected<Members> membersFor(BenchEnv &Env, unsigned N) {
 Expected<std::unique_ptr<Pool>> openPool(ArrayRef<std::string> Addresses) {
   PoolOptions O;
   O.Member.Outputs = OutputAllocator{std::malloc, std::free};
-  O.Member.Transfer = Strategy::ZeroCopy;
+  O.Member.Strategy = Strategy::ZeroCopy;
   O.Member.Transport = TransportKind::Tcp;
   O.MinMembers = Addresses.size();
   auto P = Pool::open("pool:" + join(Addresses, ","), O);
@@ -126,9 +126,9 @@ Expected<std::unique_ptr<Pool>> openPool(ArrayRef<std::string> Addresses) {
   if (auto Err = (*P)->sendBinary(ForwardKernel, BinaryFormat::Object))
     return Err;
   for (const PoolMemberStats &M : (*P)->stats().Members)
-    if (M.Transfer != Strategy::ZeroCopy)
+    if (M.Strategy != Strategy::ZeroCopy)
       return createStringError(inconvertibleErrorCode(), "pool member %s offers %s, not zerocopy",
-                               M.Address.c_str(), strategyName(M.Transfer));
+                               M.Address.c_str(), strategyName(M.Strategy));
   return P;
 }
 

@@ -46,7 +46,7 @@ void runTraced(benchmark::State &State, BenchEnv &Env, Strategy S) {
     return fail(State, Path.takeError());
   SessionOptions O;
   O.Outputs = OutputAllocator{std::malloc, std::free};
-  O.Transfer = S;
+  O.Strategy = S;
   O.Transport = TransportKind::Tcp; // as the untraced session compared
   O.TracePath = *Path;
   auto Traced = Session::open(Env.Address, O);

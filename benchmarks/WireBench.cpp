@@ -121,7 +121,7 @@ Expected<WirePair *> wirePair(BenchEnv &Env) {
 SessionOptions wireOptions(const SecretBytes &Secret, WireProtection Wire) {
   SessionOptions O;
   O.Outputs = OutputAllocator{std::malloc, std::free};
-  O.Transfer = Strategy::ZeroCopy;
+  O.Strategy = Strategy::ZeroCopy;
   O.Transport = TransportKind::Tcp;
   O.Secret = Secret;
   O.Wire = Wire;

@@ -83,7 +83,7 @@ Error applySessionOption(StringRef Name, StringRef Value, StringRef Option, Sess
   if (Name == "token_file")
     return assign(S.Secret, Option, [&] { return readTokenFile(Value); });
   if (Name == "strategy")
-    return assign(S.Transfer, Option, [&] { return parseStrategy(Value); });
+    return assign(S.Strategy, Option, [&] { return parseStrategy(Value); });
   if (Name == "transport")
     return assign(S.Transport, Option, [&] { return parseTransport(Value); });
   if (Name == "wire")

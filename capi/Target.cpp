@@ -110,7 +110,7 @@ TargetStats Target::stats() const {
   Out.Last = P.Last;
   Out.Total = P.Total;
   Out.Strategy =
-      common(P.Members, [](const PoolMemberStats &M) { return strategyName(M.Transfer); });
+      common(P.Members, [](const PoolMemberStats &M) { return strategyName(M.Strategy); });
   Out.Transport = common(
       P.Members, [](const PoolMemberStats &M) { return transportName(M.Session.Transport); });
   return Out;

@@ -89,7 +89,7 @@ Expected<SessionOptions> optionsFromEnvironment(SessionOptions Opts) {
     auto Parsed = parseStrategy(S);
     if (!Parsed)
       return Parsed.takeError();
-    Opts.Transfer = *Parsed;
+    Opts.Strategy = *Parsed;
   }
   if (const char *T = std::getenv("CATALYST_REMOTE_TRANSPORT"); T && *T) {
     auto Parsed = parseTransport(T);

@@ -207,7 +207,7 @@ Error Session::Impl::chooseTransfer() {
                              "%u: use the same release of catalyst-remote on both ends",
                              Address.c_str(), Info.Protocol, wire::ProtocolVersion);
   auto Offers = [&](Strategy S) { return llvm::is_contained(Info.Strategies, S); };
-  Strategy Want = Opts.Transfer;
+  Strategy Want = Opts.Strategy;
   if ((Want == Strategy::Auto || Want == Strategy::ZeroCopy) && Offers(Strategy::ZeroCopy))
     Chosen = Strategy::ZeroCopy;
   else if (Want != Strategy::Naive && Offers(Strategy::Batched))

@@ -61,7 +61,7 @@ static Object memberJson(const PoolMemberStats &M) {
   Out.try_emplace("healthy", M.Healthy);
   Out.try_emplace("dropped", M.Dropped.empty() ? Value(nullptr) : Value(M.Dropped));
   Out.try_emplace("running", count(M.Running));
-  Out.try_emplace("strategy", strategyName(M.Transfer));
+  Out.try_emplace("strategy", strategyName(M.Strategy));
   Out.try_emplace("transport", transportName(M.Session.Transport));
   return Out;
 }

@@ -202,12 +202,12 @@ void SessionTrace::hostPhases(TraceEvents &E, TraceTrack Host, const TracedLaunc
 }
 
 const char *SessionTrace::executorPhases(TraceEvents &E, const TracedLaunch &L, uint64_t Number) {
-  if (L.Transfer == Strategy::Naive)
+  if (L.Strategy == Strategy::Naive)
     return nullptr; // the upstream protocol reports nothing
   if (!Clock)
     return "no executor clock";
   const PhaseTimes &P = L.Stats.Phases;
-  bool Zero = L.Transfer == Strategy::ZeroCopy;
+  bool Zero = L.Strategy == Strategy::ZeroCopy;
   const std::pair<const char *, uint64_t> All[] = {
       {"copy-in", P.CopyInNs}, {"kernel", P.KernelNs}, {"copy-out", P.CopyOutNs}};
   ArrayRef<std::pair<const char *, uint64_t>> Phases =
@@ -248,7 +248,7 @@ void SessionTrace::launched(const TracedLaunch &L) {
            J.add("launch", Number);
            if (Clock)
              J.add("executor_pid", ExecutorPid);
-           J.add("strategy", strategyName(L.Transfer));
+           J.add("strategy", strategyName(L.Strategy));
            J.add("transport", transportName(L.Over));
            J.add("entry", L.Entry);
            if (!L.Object.empty())

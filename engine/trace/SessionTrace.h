@@ -35,7 +35,7 @@ struct OpenMarks {
 // One launch as a trace shows it.
 struct TracedLaunch {
   llvm::StringRef Entry, Object;
-  Strategy Transfer;
+  remote::Strategy Strategy;
   TransportKind Over;
   const LaunchStats &Stats;
   const LaunchTimeline &When;

@@ -38,7 +38,7 @@ protected:
 
   std::unique_ptr<Session> open() {
     SessionOptions O;
-    O.Transfer = GetParam();
+    O.Strategy = GetParam();
     auto S = openSession(Exec.address(), O);
     if (S) {
       EXPECT_EQ(S->transport(), testTransport());

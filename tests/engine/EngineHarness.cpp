@@ -34,7 +34,7 @@ std::unique_ptr<Session> openSession(const std::string &Address, const SessionOp
 }
 
 std::unique_ptr<Session> openWithConcat(const std::string &Address, Strategy S, SessionOptions O) {
-  O.Transfer = S;
+  O.Strategy = S;
   auto Sess = openSession(Address, O);
   if (!Sess)
     return nullptr;

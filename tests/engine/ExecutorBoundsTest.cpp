@@ -68,7 +68,7 @@ TEST(ExecutorBoundsTest, AnIdleHostIsNotDroppedByTheHandshakeTimeout) {
   std::vector<std::unique_ptr<Session>> Sessions;
   for (Strategy S : {Strategy::ZeroCopy, Strategy::Batched, Strategy::Naive}) {
     SessionOptions O;
-    O.Transfer = S;
+    O.Strategy = S;
     Sessions.push_back(openSession(Exec.address(), O));
     ASSERT_TRUE(Sessions.back());
   }

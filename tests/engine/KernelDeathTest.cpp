@@ -30,7 +30,7 @@ TEST_P(KernelDeathTest, TheHostsErrorNamesTheSignal) {
   ExecutorProcess Exec;
   ASSERT_TRUE(Exec.start());
   SessionOptions O;
-  O.Transfer = S;
+  O.Strategy = S;
   auto Sess = openSession(Exec.address(), O);
   ASSERT_TRUE(Sess);
   ASSERT_EQ(Sess->transport(), testTransport());

@@ -248,7 +248,7 @@ TEST_F(SessionApiTest, ConnectionLostAfterOutputsWereAllocated) {
   Released.clear();
   SessionOptions O;
   O.Outputs = {&countAlloc, &countRelease};
-  O.Transfer = Strategy::Naive;
+  O.Strategy = Strategy::Naive;
   auto S = openOrFail(Exec.address(), O);
   ASSERT_TRUE(S);
   ASSERT_FALSE(static_cast<bool>(S->sendBinary(kernelObject("alias"), BinaryFormat::Object)));
@@ -312,7 +312,7 @@ TEST_F(SessionApiTest, StrategiesAreGrantedOrFallBack) {
   for (auto [Ask, Expect] : Full) {
     SCOPED_TRACE(strategyName(Ask));
     SessionOptions O;
-    O.Transfer = Ask;
+    O.Strategy = Ask;
     auto S = openOrFail(Exec.address(), O);
     auto U = openOrFail(Upstream.address(), O);
     ASSERT_TRUE(S && U);

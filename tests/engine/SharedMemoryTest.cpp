@@ -115,7 +115,7 @@ TEST(SharedMemoryTest, TheMessageLimitDoesNotBoundInputsInSharedMemory) {
   ASSERT_TRUE(Exec.start());
   SessionOptions O;
   O.Transport = TransportKind::Local;
-  O.Transfer = Strategy::ZeroCopy;
+  O.Strategy = Strategy::ZeroCopy;
   O.MaxMessageSize = 1 << 20;
   auto S = openSession(Exec.address(), O);
   ASSERT_TRUE(S);

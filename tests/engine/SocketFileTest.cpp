@@ -119,7 +119,7 @@ bool exists(const std::string &Path) {
 // A launch of concat over a session opened at Address with O as it is, in
 // every run of the engine tests (not forThisRun).
 void launchesAt(const std::string &Address, SessionOptions O, TransportKind Expected) {
-  O.Transfer = Strategy::ZeroCopy;
+  O.Strategy = Strategy::ZeroCopy;
   auto S = Session::open(Address, O);
   ASSERT_TRUE(bool(S)) << llvm::toString(S.takeError());
   EXPECT_EQ((*S)->transport(), Expected);

@@ -155,7 +155,7 @@ TEST(WireProtection, UpstreamOnlyStaysPlainAndOnLoopback) {
   ExecutorProcess Upstream;
   ASSERT_TRUE(Upstream.start(EO));
   SessionOptions O = overTcp(Token);
-  O.Transfer = Strategy::Naive;
+  O.Strategy = Strategy::Naive;
   auto S = openSession(Upstream.address(), O);
   ASSERT_TRUE(S);
   EXPECT_EQ(S->protection(), "plain");

@@ -111,7 +111,7 @@ protected:
 
   SessionOptions options(Strategy S, std::chrono::milliseconds Timeout) {
     SessionOptions O;
-    O.Transfer = S;
+    O.Strategy = S;
     O.Secret = SecretBytes::copyOf(Token.secret());
     O.LivenessTimeout = Timeout;
     return O;

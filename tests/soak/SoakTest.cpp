@@ -189,7 +189,7 @@ void soakRelease(void *P) {
 
 SessionOptions soakOptions(Strategy S) {
   SessionOptions O;
-  O.Transfer = S;
+  O.Strategy = S;
   O.Outputs = {&soakAllocate, &soakRelease};
   return O;
 }

@@ -46,7 +46,7 @@ Command describe(RunOptions &O) {
     auto S = parseStrategy(V);
     if (!S)
       return S.takeError();
-    O.Session.Transfer = *S;
+    O.Session.Strategy = *S;
     return Error::success();
   };
   return {"run",

@@ -105,7 +105,7 @@ struct PoolMemberStats {
   bool Healthy = true; // false once dropped
   std::string Dropped; // why it was dropped; empty while healthy
   uint64_t Running = 0;
-  Strategy Transfer = Strategy::Auto; // its launches'; Auto once dropped
+  remote::Strategy Strategy = Strategy::Auto; // its launches'; Auto once dropped
   SessionStats Session;               // of its current session
 };
 

@@ -93,7 +93,7 @@ struct SessionOptions {
   // defaultOutputAllocator().
   OutputAllocator Outputs;
   // Falls back (ZeroCopy to Batched to Naive) when the executor lacks it.
-  Strategy Transfer = Strategy::Auto;
+  remote::Strategy Strategy = Strategy::Auto;
   // Auto: the executor's local socket when it offers one and runs on this
   // machine (same boot id, its local socket reachable), else the
   // connection to the address given, silently. Local: the local socket or
