@@ -32,8 +32,9 @@ std::string seconds(std::chrono::milliseconds D) {
 
 } // namespace
 
-void RefusalLog::note(Kind K, const std::string &Source, const std::string &Line) {
-  flush();
+void RefusalLog::note(Kind K, const std::string &Source, const std::string &Line,
+                      Clock::time_point Now) {
+  flush(Now);
   if (!LoggedOne) {
     LoggedOne = true;
     LogLine() << "catalyst-remote-executor: " << Line << " (further refusals within "

@@ -41,12 +41,16 @@ public:
   };
   static constexpr size_t Kinds = 9;
 
-  explicit RefusalLog(std::chrono::milliseconds Interval = std::chrono::seconds(10))
-      : Interval(Interval) {}
+  // The first interval begins at Start. Times are passed in (now, unless
+  // a test says otherwise) so that a test can step through intervals.
+  explicit RefusalLog(std::chrono::milliseconds Interval = std::chrono::seconds(10),
+                      Clock::time_point Start = Clock::now())
+      : Interval(Interval), Began(Start) {}
 
   // Notes a refused peer from Source (an address without its port). The
   // first refusal of an interval is logged at once as Line.
-  void note(Kind K, const std::string &Source, const std::string &Line);
+  void note(Kind K, const std::string &Source, const std::string &Line,
+            Clock::time_point Now = Clock::now());
   // Logs the summary once the interval is over; when the next is due.
   Clock::time_point flush(Clock::time_point Now = Clock::now());
 
@@ -57,7 +61,7 @@ public:
 
 private:
   std::chrono::milliseconds Interval;
-  Clock::time_point Began = Clock::now();
+  Clock::time_point Began;
   bool LoggedOne = false;
   uint64_t Unlogged = 0;
   std::array<uint64_t, Kinds> Counts{};

@@ -108,7 +108,7 @@ TEST(AuthTest, TheRightSecretOpensSessionsOfEveryStrategy) {
 
 // Nothing of the session exists on the executor: the connection process
 // ends, and the runtime was never initialized for the peer.
-TEST(AuthTest, AWrongSecretIsRefusedWithinTwoSecondsAndLeavesNothing) {
+TEST(AuthTest, AWrongSecretIsRefusedAndLeavesNothing) {
   TokenFile Token, Other;
   std::string RtLog = Token.dir() + "/rt.log", ExecLog = Token.dir() + "/executor.log";
   ExecutorProcess Exec;
@@ -120,7 +120,7 @@ TEST(AuthTest, AWrongSecretIsRefusedWithinTwoSecondsAndLeavesNothing) {
   EXPECT_EQ(Kind, FailureKind::Authentication) << Msg;
   EXPECT_TRUE(mentions(Msg, "authentication failed")) << Msg;
   EXPECT_TRUE(mentions(Msg, Exec.address())) << Msg;
-  EXPECT_LT(Took, paced(2s));
+  EXPECT_LT(Took, hangBound(0s));
   std::vector<pid_t> Pids;
   EXPECT_TRUE(Exec.waitForConnections(0, Pids, paced(2s)));
   EXPECT_EQ(readFile(RtLog), "") << "the runtime ran for a peer that did not authenticate";
@@ -141,7 +141,7 @@ TEST(AuthTest, AHostWithoutASecretIsToldHowToGiveOne) {
   EXPECT_TRUE(mentions(Msg, "authentication failed")) << Msg;
   EXPECT_TRUE(mentions(Msg, "requires a secret")) << Msg;
   EXPECT_TRUE(mentions(Msg, "CATALYST_REMOTE_TOKEN_FILE")) << Msg;
-  EXPECT_LT(Took, paced(2s));
+  EXPECT_LT(Took, hangBound(0s));
   std::vector<pid_t> Pids;
   EXPECT_TRUE(Exec.waitForConnections(0, Pids, paced(2s)));
 }
@@ -270,7 +270,7 @@ TEST(AuthTest, AStalledHandshakeEndsOpenAtItsDeadline) {
     EXPECT_EQ(Kind, FailureKind::Timeout) << "stall " << I << ": " << Msg;
     EXPECT_TRUE(mentions(Msg, "in time")) << "stall " << I << ": " << Msg;
     EXPECT_GE(Took, 250ms) << "stall " << I;
-    EXPECT_LT(Took, paced(1500ms)) << "stall " << I;
+    EXPECT_LT(Took, hangBound(300ms)) << "stall " << I;
   }
 }
 
@@ -301,7 +301,7 @@ TEST(AuthTest, AnExecutorSilentAfterItsSetupMessageCannotHoldOpen) {
   auto [Kind, Msg] = openError(Relay.Address, O, Took);
   EXPECT_EQ(Kind, FailureKind::Timeout) << Msg;
   EXPECT_TRUE(mentions(Msg, "did not complete the session's setup within 400 ms")) << Msg;
-  EXPECT_LT(Took, paced(1500ms));
+  EXPECT_LT(Took, hangBound(400ms));
 }
 
 // A setup message whose counts its bytes cannot hold (a target triple of

@@ -176,7 +176,7 @@ TEST(StopGraceTest, ALaunchLongerThanTheGraceIsKilled) {
   EXPECT_TRUE(waitUntilExited(Exec.pid(), paced(2s)));
   auto Took = Clock::now() - Stopped;
   EXPECT_GE(Took, 900ms);
-  EXPECT_LT(Took, paced(4s));
+  EXPECT_LT(Took, hangBound(1s)) << "the kernel sleeps 30 s";
   EXPECT_TRUE(waitForText(Dir.path("executor.log"), "1 s after SIGTERM (--stop-grace)", 2s))
       << readFile(Dir.path("executor.log"));
 }

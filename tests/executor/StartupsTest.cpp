@@ -9,13 +9,11 @@
 #include "../../executor/Startups.h"
 
 #include "../../executor/RefusalLog.h"
-#include "../support/Pace.h"
 
 #include "gtest/gtest.h"
 #include <algorithm>
 #include <fcntl.h>
 #include <string>
-#include <thread>
 #include <unistd.h>
 
 using namespace catalyst::remote::executor;
@@ -128,32 +126,33 @@ size_t lines(const std::string &Text) {
 }
 
 TEST(RefusalLogTest, LogsTheFirstRefusalAndSummarizesTheRest) {
+  using namespace std::chrono_literals;
   StderrCapture Err;
-  // Long enough that the 91 notes below fit in one interval on a loaded
-  // machine; each sleep outlasts it, which is the time being tested.
-  const auto Interval = catalyst::remote::test::paced(std::chrono::milliseconds(200));
-  const auto PastIt = Interval + Interval / 4;
-  RefusalLog Log(Interval);
-  Log.note(RefusalLog::Kind::WrongProof, "10.0.0.9", "refused 10.0.0.9:1: wrong token");
+  const auto Interval = 10s;
+  auto Now = RefusalLog::Clock::time_point() + 1h;
+  RefusalLog Log(Interval, Now);
+  Log.note(RefusalLog::Kind::WrongProof, "10.0.0.9", "refused 10.0.0.9:1: wrong token", Now);
   for (int I = 0; I < 60; ++I)
-    Log.note(RefusalLog::Kind::Left, "10.0.0.1", "refused 10.0.0.1");
+    Log.note(RefusalLog::Kind::Left, "10.0.0.1", "refused 10.0.0.1", Now + 1ms * I);
   for (int I = 0; I < 30; ++I)
-    Log.note(RefusalLog::Kind::Silent, "10.0.0.2", "refused 10.0.0.2");
+    Log.note(RefusalLog::Kind::Silent, "10.0.0.2", "refused 10.0.0.2", Now + 9s);
   std::string First = Err.take();
   EXPECT_EQ(lines(First), 1u) << First;
   EXPECT_NE(First.find("wrong token"), std::string::npos) << First;
-  std::this_thread::sleep_for(PastIt);
-  Log.flush();
+  EXPECT_EQ(Log.flush(Now + Interval - 1ms), Now + Interval) << "the interval is not over";
+  EXPECT_EQ(Err.take(), "");
+  Now += Interval + 2s;
+  EXPECT_EQ(Log.flush(Now), Now + Interval);
   std::string Summary = Err.take();
   EXPECT_EQ(lines(Summary), 1u) << Summary;
-  EXPECT_NE(Summary.find("refused 90 more peers"), std::string::npos) << Summary;
+  EXPECT_NE(Summary.find("refused 90 more peers in the last 12 s"), std::string::npos) << Summary;
   EXPECT_NE(Summary.find("60 left before authenticating"), std::string::npos) << Summary;
   EXPECT_NE(Summary.find("most from 10.0.0.1 (60), 10.0.0.2 (30)"), std::string::npos) << Summary;
   // A quiet interval logs nothing; the next refusal is logged at once.
-  std::this_thread::sleep_for(PastIt);
-  Log.flush();
+  Now += Interval;
+  Log.flush(Now);
   EXPECT_EQ(Err.take(), "");
-  Log.note(RefusalLog::Kind::Left, "10.0.0.3", "refused 10.0.0.3");
+  Log.note(RefusalLog::Kind::Left, "10.0.0.3", "refused 10.0.0.3", Now + 1s);
   EXPECT_EQ(lines(Err.take()), 1u);
 }
 

@@ -116,3 +116,37 @@ def wait_for(condition, timeout, what):
         if time.monotonic() > deadline:
             pytest.fail(f"timed out after {timeout} s waiting for {what}")
         time.sleep(0.02)
+
+
+class Gate:
+    """A launch of member.o's whose_gate: it writes its executor's pid to
+    a file, then runs until the test removes the file (a minute at most),
+    and returns {tag, pid}, or {-1, pid} when the minute ran out. A test
+    knows, without timing anything, that what it did while the gate stood
+    did not wait for that launch."""
+
+    ENTRY = "_catalyst_pyface_whose_gate"
+
+    def __init__(self, directory, tag):
+        import numpy as np
+
+        self.path = os.path.join(str(directory), f"gate.{tag}")
+        self.tag = tag
+        self.args = (np.array([60000, tag], dtype=np.int64),
+                     np.frombuffer(self.path.encode() + b"\0", dtype=np.int8))
+
+    def running(self):
+        try:
+            with open(self.path) as f:
+                return f.read().endswith("\n")
+        except FileNotFoundError:
+            return False
+
+    def wait_running(self, timeout=30):
+        wait_for(self.running, timeout, f"gate {self.tag}'s launch to run")
+
+    def open(self):
+        os.unlink(self.path)
+
+    def check(self, out):
+        assert out[0] == self.tag, f"gate {self.tag} ran out its minute: {out}"

@@ -124,7 +124,7 @@ def test_killed_connection_process(executor, kernels, tmp_path):
         s.send_binary(os.path.join(kernels, "sleepy.o"))
         path = np.frombuffer(str(flag).encode() + b"\0", dtype=np.int8)
         future = s.launch_async(f"{PREFIX}sleepy_flag", "sleepy.o",
-                                np.array([20000], dtype=np.int64), path, outputs=[("int64", 1)])
+                                np.array([60000], dtype=np.int64), path, outputs=[("int64", 1)])
         wait_for(flag.exists, 30, "the kernel to start")
         for pid in executor.connection_pids():
             os.kill(pid, signal.SIGKILL)
@@ -184,7 +184,7 @@ CTRL_C = textwrap.dedent(
 
 def test_ctrl_c_during_a_long_launch(executor, kernels, tmp_path):
     """SIGINT during a 60 s launch on the main thread raises
-    KeyboardInterrupt within a second, and leaves the session closed."""
+    KeyboardInterrupt long before the launch ends, and leaves the session closed."""
     flag = tmp_path / "running"
     proc = subprocess.Popen(
         [sys.executable, "-c", CTRL_C, executor.address, kernels, str(flag)],
@@ -203,18 +203,35 @@ def test_ctrl_c_during_a_long_launch(executor, kernels, tmp_path):
         if proc.poll() is None:
             proc.kill()
     assert out.split("\n")[:3] == ["interrupted True", "closed", "idle interrupted"], (out, err)
-    assert took < 1.0 * float(os.environ.get("CATALYST_REMOTE_TEST_PACE", "1")) + 1.0, took
+    # Within a second here; the bound only tells an interrupted launch from
+    # one that ran its minute, on a machine however loaded.
+    assert took < 10.0 * float(os.environ.get("CATALYST_REMOTE_TEST_PACE", "1")), took
 
 
 CTRL_C_AFTER_SIGNAL_SIGNAL = textwrap.dedent(
     """
-    import os, signal, sys, time
+    import ctypes, os, signal, sys, threading, time
     import numpy as np
     import catalyst_remote as cr
     address, kernels, flag = sys.argv[1:4]
+    libc = ctypes.CDLL(None, use_errno=True)
 
     class Stop(Exception):
         pass
+
+    # The address of SIGINT's handler in C (a struct sigaction begins
+    # with it).
+    def sigint_handler():
+        act = ctypes.create_string_buffer(256)
+        assert libc.sigaction(signal.SIGINT, None, act) == 0, ctypes.get_errno()
+        return ctypes.c_void_p.from_buffer(act).value
+
+    # Creates path once a handler other than Python's is in front.
+    def say_when_replaced(pythons, path):
+        deadline = time.monotonic() + 30
+        while sigint_handler() == pythons and time.monotonic() < deadline:
+            time.sleep(0.005)
+        open(path, "w").close()
 
     def stop(signum, frame):
         raise Stop()
@@ -232,10 +249,12 @@ CTRL_C_AFTER_SIGNAL_SIGNAL = textwrap.dedent(
         # Python's handler in front of the extension's again (the same
         # Python handler: signal.signal() puts it back all the same).
         signal.signal(signal.SIGINT, stop)
+        threading.Thread(target=say_when_replaced,
+                         args=(sigint_handler(), flag + ".ours." + phase)).start()
         path = np.frombuffer((flag + "." + phase).encode() + b"\\0", dtype=np.int8)
         try:
             s.launch("_catalyst_pyface_sleepy_flag", "sleepy.o",
-                     np.array([20000], dtype=np.int64), path, outputs=[("int64", 1)])
+                     np.array([60000], dtype=np.int64), path, outputs=[("int64", 1)])
             return "finished"
         except Stop:
             return "interrupted %s" % s.closed
@@ -248,7 +267,7 @@ CTRL_C_AFTER_SIGNAL_SIGNAL = textwrap.dedent(
 
 def test_ctrl_c_after_signal_signal(executor, kernels, tmp_path):
     """signal.signal() replaces the extension's SIGINT handler; Ctrl-C
-    during the next long launch still ends it within a second: after
+    during the next long launch still ends it long before it would end: after
     launches in a row (the watcher puts the handler back while a launch
     runs) and after a quiet while (the first launch puts it back)."""
     pace = float(os.environ.get("CATALYST_REMOTE_TEST_PACE", "1"))
@@ -260,16 +279,15 @@ def test_ctrl_c_after_signal_signal(executor, kernels, tmp_path):
     try:
         for phase in ("busy", "quiet"):
             wait_for((tmp_path / f"running.{phase}").exists, 30, f"the {phase} launch")
-            if phase == "busy":
-                # Past the watcher's next look (every 50 ms).
-                time.sleep(0.5 * pace)
+            wait_for((tmp_path / f"running.ours.{phase}").exists, 30,
+                     f"the extension's handler in front of Python's in the {phase} launch")
             sent = time.monotonic()
             proc.send_signal(signal.SIGINT)
             ready, _, _ = select.select([proc.stdout], [], [], 30)
             took = time.monotonic() - sent
             line = proc.stdout.readline() if ready else "(nothing in 30 s)"
             assert line == f"{phase} interrupted True\n", (line, phase)
-            assert took < 1.0 * pace + 1.0, (phase, took)
+            assert took < 10.0 * pace, (phase, took)
         assert proc.wait(timeout=30) == 0, proc.stderr.read()
     finally:
         if proc.poll() is None:

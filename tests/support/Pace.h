@@ -4,6 +4,7 @@
 // itself timed by the executor (a handshake timeout, forking a process per
 // peer). Under ThreadSanitizer every process runs several times slower, so
 // those timeouts and bounds are scaled by Pace rather than the tests skipped.
+// hangBound() is the bound on a wait that a deadline ends.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,6 +39,16 @@ inline constexpr int Pace = 1;
 template <class Rep, class Period>
 constexpr std::chrono::duration<Rep, Period> paced(std::chrono::duration<Rep, Period> D) {
   return D * Pace;
+}
+
+// The bound a test puts on a wait that its own deadline (Deadline) ends:
+// what is tested is that the wait ends rather than hangs, not how fast, and
+// a loaded machine can hold a process back for seconds. How fast belongs in
+// a benchmark.
+template <class Rep, class Period>
+constexpr std::chrono::milliseconds hangBound(std::chrono::duration<Rep, Period> Deadline) {
+  return paced(std::chrono::duration_cast<std::chrono::milliseconds>(Deadline) +
+               std::chrono::milliseconds(10000));
 }
 
 } // namespace catalyst::remote::test
