@@ -3,7 +3,7 @@
 // Measures launches through each transfer strategy next to raw TCP
 // exchanges of the same bytes with a peer process (and, for launches in
 // shared memory, raw Unix-socket exchanges and the memory-copy limit),
-// a kernel's launches against the same kernel run locally, launches fanned
+// a kernel's launches against the same kernel called directly, launches fanned
 // out to several executors and spread over a pool of them, and what launches cost in resident
 // memory on the host and on the executor.
 //
@@ -41,7 +41,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "BenchEnv.h"
-#include "LocalKernel.h"
+#include "DirectKernel.h"
 #include "Pinning.h"
 #include "ProcStatus.h"
 #include "grpc/GrpcBench.h"
@@ -311,7 +311,7 @@ Error setUp(BenchEnv &Env) {
   }
   openShared(Env);
   benchmark::AddCustomContext("shared_memory", Env.Shared ? "offered by the executor, used by "
-                                                            "the launch/shm rows"
+                                                            "the launch/local rows"
                                                           : Env.NoShared);
   return Error::success();
 }
@@ -425,8 +425,8 @@ std::optional<int> initialize(int &argc, char **argv) {
 int main(int argc, char **argv) {
   if (argc > 1 && StringRef(argv[1]) == HostPeakChildFlag)
     return runHostPeakChild(argc, argv);
-  if (argc > 1 && StringRef(argv[1]) == LocalKernelChildFlag)
-    return runLocalKernelChild(argc, argv);
+  if (argc > 1 && StringRef(argv[1]) == DirectKernelChildFlag)
+    return runDirectKernelChild(argc, argv);
   if (argc > 1 && StringRef(argv[1]) == RawPeerServeFlag)
     return serveMode(argc, argv);
   bool Listing = onlyListing(argc, argv);

@@ -1,6 +1,6 @@
-//===- KernelBench.cpp - A kernel's launches against its local run --------===//
+//===- KernelBench.cpp - A kernel's launches against its direct run -------===//
 //
-// kernel/scale/<size>/<tcp|shm>: the scale kernel (kernels/scale.c: a fresh
+// kernel/scale/<size>/<tcp|local>: the scale kernel (kernels/scale.c: a fresh
 // malloc'ed output, every input element times two) launched again and
 // again, zero-copy, on one f64 input of <size>, over TCP or in shared
 // memory, each output received into a fresh buffer, as a Catalyst caller
@@ -11,14 +11,14 @@
 //                       executor's kernel phase, kernel_us
 //   the raw TCP echo    raw_us: the same bytes each way with the raw peer
 //                       (RawPeer.h), received into the link's reused buffer
-//   the local kernel    local_kernel_us: the same object called in a child
+//   the direct kernel   direct_kernel_us: the same object called in a child
 //                       process of the benchmark on warm memory
-//                       (LocalKernel.h), local_faults its page faults
+//                       (DirectKernel.h), direct_faults its page faults
 // The two figures that say what is left to gain, from those medians:
-//   kernel_over_local           kernel_us / local_kernel_us: what running
+//   kernel_over_direct           kernel_us / direct_kernel_us: what running
 //                               in the executor costs the kernel itself
 //                               (fresh pages for its output, its thread)
-//   launch_over_raw_plus_local  launch_us / (raw_us + local_kernel_us): the
+//   launch_over_raw_plus_direct  launch_us / (raw_us + direct_kernel_us): the
 //                               launch against moving its bytes over TCP
 //                               and computing, one after the other
 // outputs_ready: the share of launches whose output the host had prepared
@@ -27,7 +27,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "BenchEnv.h"
-#include "LocalKernel.h"
+#include "DirectKernel.h"
 
 using namespace llvm;
 
@@ -41,14 +41,14 @@ struct KernelSize {
   int64_t Iterations;
 };
 // A 256 MiB launch takes 0.3-0.7 s, and each iteration adds the echo and
-// the local call: seven samples keep the row near ten seconds.
+// the direct call: seven samples keep the row near ten seconds.
 constexpr KernelSize KernelSizes[] = {{"16MiB", 16 * MiB, 15}, {"256MiB", 256 * MiB, 7}};
 
 struct Over {
   TransportKind Kind;
   const char *Name;
 };
-constexpr Over Transports[] = {{TransportKind::Tcp, "tcp"}, {TransportKind::Local, "shm"}};
+constexpr Over Transports[] = {{TransportKind::Tcp, "tcp"}, {TransportKind::Local, "local"}};
 
 // Held at once, in payload sizes: the input, the fresh output, the raw
 // link's and the raw peer's buffers, the executor's input slab and its
@@ -56,7 +56,7 @@ constexpr Over Transports[] = {{TransportKind::Tcp, "tcp"}, {TransportKind::Loca
 constexpr uint64_t MemoryNeeded = 9;
 
 struct Samples {
-  std::vector<double> Launch, Raw, Local, Faults; // seconds; faults per call
+  std::vector<double> Launch, Raw, Direct, Faults; // seconds; faults per call
   std::vector<PhaseTimes> Phases;
   uint64_t Ready = 0; // outputs received into prepared buffers
 };
@@ -66,7 +66,7 @@ struct Parts {
   Session &S;
   std::vector<double> &In;
   RawLink &Raw;
-  LocalKernel &Local;
+  DirectKernel &Direct;
 };
 
 Error launchOnce(const Parts &P, Samples &Out) {
@@ -87,11 +87,11 @@ Error echoOnce(const Parts &P, Samples &Out) {
   return Error::success();
 }
 
-Error callLocalOnce(const Parts &P, Samples &Out) {
-  auto C = P.Local.call();
+Error callDirectOnce(const Parts &P, Samples &Out) {
+  auto C = P.Direct.call();
   if (!C)
     return C.takeError();
-  Out.Local.push_back(C->Seconds);
+  Out.Direct.push_back(C->Seconds);
   Out.Faults.push_back(double(C->Faults));
   return Error::success();
 }
@@ -99,7 +99,7 @@ Error callLocalOnce(const Parts &P, Samples &Out) {
 // One iteration: each of the three, in turn from the First-th.
 Error sampleOnce(const Parts &P, size_t First, Samples &Out) {
   using Step = Error (*)(const Parts &, Samples &);
-  constexpr Step Steps[] = {launchOnce, echoOnce, callLocalOnce};
+  constexpr Step Steps[] = {launchOnce, echoOnce, callDirectOnce};
   for (size_t Turn = 0; Turn < 3; ++Turn)
     if (auto Err = Steps[(First + Turn) % 3](P, Out))
       return Err;
@@ -107,16 +107,16 @@ Error sampleOnce(const Parts &P, size_t First, Samples &Out) {
 }
 
 void report(benchmark::State &State, const Samples &S, uint64_t Bytes) {
-  double Launch = median(S.Launch), Raw = median(S.Raw), Local = median(S.Local);
+  double Launch = median(S.Launch), Raw = median(S.Raw), Direct = median(S.Direct);
   reportPhases(State, S.Phases);
   auto &C = State.counters;
   double Kernel = C["kernel_us"].value / 1e6;
   C["launch_us"] = Launch * 1e6;
   C["raw_us"] = Raw * 1e6;
-  C["local_kernel_us"] = Local * 1e6;
-  C["local_faults"] = median(S.Faults);
-  C["kernel_over_local"] = Kernel / Local;
-  C["launch_over_raw_plus_local"] = Launch / (Raw + Local);
+  C["direct_kernel_us"] = Direct * 1e6;
+  C["direct_faults"] = median(S.Faults);
+  C["kernel_over_direct"] = Kernel / Direct;
+  C["launch_over_raw_plus_direct"] = Launch / (Raw + Direct);
   C["outputs_ready"] = double(S.Ready) / double(S.Launch.size());
   C["payload_bytes"] = double(Bytes);
 }
@@ -143,11 +143,11 @@ Error measure(benchmark::State &State, BenchEnv &Env, Session &S, uint64_t Bytes
   auto Raw = Env.Peer->connect(Bytes, Bytes);
   if (!Raw)
     return Raw.takeError();
-  auto Local = LocalKernel::start(Env.Pins, Bytes);
-  if (!Local)
-    return Local.takeError();
+  auto Direct = DirectKernel::start(Env.Pins, Bytes);
+  if (!Direct)
+    return Direct.takeError();
   Samples Taken;
-  if (auto Err = sampleAll(State, Parts{S, In, **Raw, **Local}, Taken))
+  if (auto Err = sampleAll(State, Parts{S, In, **Raw, **Direct}, Taken))
     return Err;
   report(State, Taken, Bytes);
   return Error::success();

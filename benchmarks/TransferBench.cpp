@@ -5,16 +5,16 @@
 // strategy, and in the same iteration runs one raw TCP exchange of the same
 // size with a peer process. The two alternate in which goes first, so both
 // see the same load on a shared machine, and the medians of both are
-// reported side by side. A launch in shared memory (shm, a zero-copy
-// session over the executor's local socket) has three references, all
+// reported side by side. A launch over the local transport (local, a
+// zero-copy session with payloads in shared memory) has three references, all
 // taking turns with it: the raw TCP exchange, the same over a Unix socket,
 // and the memory-copy limit (the payload copied once each way into warm
 // buffers); below 1MiB its ping-pongs carry the payload itself, since a
 // plan alone crosses its socket.
 //
 // The matrix, named launch/<strategy>/<size>/<N>in/rank<R>[/strided]:
-//   strategy  naive, batched, zerocopy (over TCP), shm (zero-copy in shared
-//             memory; skipped with a message where the executor offers none)
+//   strategy  naive, batched, zerocopy (over TCP), local (zero-copy over
+//             the local transport; skipped with a message where the executor offers none)
 //   size      bytes per direction: 8B 4KiB 64KiB 1MiB 16MiB 256MiB 1GiB
 //             (1GiB, and any size, skipped with a message when MemAvailable
 //             is short of what the launch and its raw exchange hold)
@@ -27,7 +27,7 @@
 // the regexes below end a name with /iterations, or with / to take the
 // names that go on. Next to them:
 //   raw/fresh_output/<size>  the raw stream into a fresh buffer per reply
-//   kernel/scale/<size>/<tcp|shm>  (KernelBench.cpp)
+//   kernel/scale/<size>/<tcp|local>  (KernelBench.cpp)
 //   fanout/zerocopy/<size>/<K>exec  (FanoutBench.cpp)
 //   memory/...  (MemoryBench.cpp)
 //   auth/open, auth/launch/8B, liveness/launch/8B  (AuthBench.cpp)
@@ -44,20 +44,20 @@
 //   quick    (30-45 s)  every TCP strategy at 8B, 1MiB and 16MiB, at 64KiB
 //            with 16 inputs and with the strided view; zerocopy 16MiB with
 //            64 inputs, strided and into a lent buffer, zerocopy 256MiB;
-//            shm at 8B, 16MiB and 256MiB; fan-out at 1MiB; the executor's
+//            local at 8B, 16MiB and 256MiB; fan-out at 1MiB; the executor's
 //            RSS over 1000 launches; what authentication, TLS and traces
 //            cost; pools of 1, 2 and 4 members, tiny at depth 8 and 16MiB
-//     ^(launch/(naive|batched|zerocopy)/(8B|1MiB|16MiB)/1in/rank1|launch/(naive|batched|zerocopy)/64KiB/(16in/rank1|1in/rank3/strided)|launch/zerocopy/16MiB/(64in/rank1|1in/rank3/strided|1in/rank1/into)|launch/zerocopy/256MiB/1in/rank1|launch/shm/(8B|16MiB|256MiB)/1in/rank1|fanout/zerocopy/1MiB/[124]exec|memory/executor_rss/zerocopy_scale_1MiB|auth/open|auth/launch/8B|liveness/launch/8B|trace/launch/8B/zerocopy|wire/zerocopy/(8B|1MiB|256MiB)|wire/open|wire/openssl/aes-128-gcm/16KiB|pool/tiny/[124]members/depth8|pool/16MiB/[124]members)/iterations
+//     ^(launch/(naive|batched|zerocopy)/(8B|1MiB|16MiB)/1in/rank1|launch/(naive|batched|zerocopy)/64KiB/(16in/rank1|1in/rank3/strided)|launch/zerocopy/16MiB/(64in/rank1|1in/rank3/strided|1in/rank1/into)|launch/zerocopy/256MiB/1in/rank1|launch/local/(8B|16MiB|256MiB)/1in/rank1|fanout/zerocopy/1MiB/[124]exec|memory/executor_rss/zerocopy_scale_1MiB|auth/open|auth/launch/8B|liveness/launch/8B|trace/launch/8B/zerocopy|wire/zerocopy/(8B|1MiB|256MiB)|wire/open|wire/openssl/aes-128-gcm/16KiB|pool/tiny/[124]members/depth8|pool/16MiB/[124]members)/iterations
 //   default  (2.5-3.5 min)  everything over TCP up to 256MiB, naive capped
 //            at 16MiB, fan-out at 1MiB and 64MiB, the raw, memory, gRPC,
 //            authentication, TLS and trace benchmarks, the scale kernel at
-//            256MiB over TCP against its local run, the pools as in quick
+//            256MiB over TCP against its direct run, the pools as in quick
 //     ^(launch/(batched|zerocopy)/(8B|4KiB|64KiB|1MiB|16MiB|256MiB)/|launch/naive/(8B|4KiB|64KiB|1MiB|16MiB)/|raw/fresh_output/|fanout/zerocopy/(1MiB|64MiB)/|memory/|grpc/|auth/|liveness/|trace/|wire/|kernel/scale/256MiB/tcp/|pool/tiny/[0-9]+members/depth8/|pool/16MiB/)
-//   same-host  (about 1 min)  shm, every shape up to 256MiB, with its
-//            three references, the scale kernel at 256MiB in shared
-//            memory against its local run (tools/bench's same-host link),
+//   same-host  (about 1 min)  local, every shape up to 256MiB, with its
+//            three references, the scale kernel at 256MiB over the
+//            local transport against its direct run (tools/bench's same-host link),
 //            and the packer on the transposed view against a memcpy
-//     ^(launch/shm/(8B|4KiB|64KiB|1MiB|16MiB|256MiB)/|kernel/scale/256MiB/shm/|pack/)
+//     ^(launch/local/(8B|4KiB|64KiB|1MiB|16MiB|256MiB)/|kernel/scale/256MiB/local/|pack/)
 //   full     (about 20 min, estimated from its parts)  every benchmark
 //            registered: naive at 256MiB, 1GiB, fan-out at 16MiB and 256MiB,
 //            pools at depth 1
@@ -84,7 +84,7 @@ constexpr Preset Presets[] = {
     {"quick", "^(launch/(naive|batched|zerocopy)/(8B|1MiB|16MiB)/1in/rank1|"
               "launch/(naive|batched|zerocopy)/64KiB/(16in/rank1|1in/rank3/strided)|"
               "launch/zerocopy/16MiB/(64in/rank1|1in/rank3/strided|1in/rank1/into)|"
-              "launch/zerocopy/256MiB/1in/rank1|launch/shm/(8B|16MiB|256MiB)/1in/rank1|"
+              "launch/zerocopy/256MiB/1in/rank1|launch/local/(8B|16MiB|256MiB)/1in/rank1|"
               "fanout/zerocopy/1MiB/[124]exec|memory/executor_rss/zerocopy_scale_1MiB|auth/open|"
               "auth/launch/8B|liveness/launch/8B|trace/launch/8B/zerocopy|"
               "wire/zerocopy/(8B|1MiB|256MiB)|wire/open|wire/openssl/aes-128-gcm/16KiB|"
@@ -94,7 +94,7 @@ constexpr Preset Presets[] = {
                 "memory/|grpc/|auth/|liveness/|trace/|wire/|kernel/scale/256MiB/tcp/|"
                 "pool/tiny/[0-9]+members/depth8/|pool/16MiB/)"},
     {"same-host",
-     "^(launch/shm/(8B|4KiB|64KiB|1MiB|16MiB|256MiB)/|kernel/scale/256MiB/shm/|pack/)"},
+     "^(launch/local/(8B|4KiB|64KiB|1MiB|16MiB|256MiB)/|kernel/scale/256MiB/local/|pack/)"},
     {"full", "."},
 };
 
@@ -258,7 +258,7 @@ struct Row {
   Strategy Strat;
   bool Shared = false;
 
-  const char *name() const { return Shared ? "shm" : strategyName(Strat); }
+  const char *name() const { return Shared ? "local" : strategyName(Strat); }
 };
 
 // What a launch and its references hold at once, in payload sizes: the

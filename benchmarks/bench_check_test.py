@@ -15,9 +15,9 @@ import sys
 import tempfile
 
 ROWS = ["launch/zerocopy/8B/1in/rank1", "launch/batched/8B/1in/rank1",
-        "launch/shm/8B/1in/rank1", "launch/zerocopy/1MiB/1in/rank1"]
+        "launch/local/8B/1in/rank1", "launch/zerocopy/1MiB/1in/rank1"]
 BASE = {"launch/zerocopy/8B/1in/rank1": 1.10, "launch/batched/8B/1in/rank1": 1.60,
-        "launch/shm/8B/1in/rank1": 0.25, "launch/zerocopy/1MiB/1in/rank1": 1.05}
+        "launch/local/8B/1in/rank1": 0.25, "launch/zerocopy/1MiB/1in/rank1": 1.05}
 
 
 def run_file(directory, name, ratios, skip=()):
@@ -98,7 +98,7 @@ def main(tool):
         expect(rows[ROWS[0]]["tolerance"] == 0.15, "a steady row keeps the floor", out)
         rc, out = check(tool, "write", baseline, "--group", "x", *runs)
         expect(rc == 2 and "--group takes a number" in out, "a bad --group is refused", out)
-        # The shm row is judged by its fastest run: three runs of five at a
+        # The local row is judged by its fastest run: three runs of five at a
         # slow level do not move it (they would move a median); all runs
         # slower do (the "slower" case above).
         one_slow = [run_file(d, f"oneslow{i}.json",

@@ -5,7 +5,7 @@
 // library's memcpy writes around the cache only above a size it derives
 // from the cache the processor reports, and a virtual machine may report
 // far more than it has; below that, memcpy reads every destination line
-// before writing it. The launch/shm/<size> rows' memory-copy limit
+// before writing it. The launch/local/<size> rows' memory-copy limit
 // (benchmarks/TransferBench.cpp) and copy_us of pack/transposed/<size>
 // (PackBench.cpp) time copyBulk; docs/performance.md ("On one machine:
 // shared memory") has it measured against memcpy.
@@ -22,7 +22,7 @@ namespace catalyst::remote::copy {
 // Copies from this size on are written around the cache: larger than a
 // core's L2 (2 MiB on the machine it was chosen on), they would not stay
 // there, and would push out what does; a smaller one into a warm buffer is
-// faster through memcpy. launch/shm/16MiB/4in/rank1 and the 1MiB rows
+// faster through memcpy. launch/local/16MiB/4in/rank1 and the 1MiB rows
 // (TransferBench.cpp) measure both sides of it.
 inline constexpr uint64_t BulkCopyBytes = 2 << 20;
 

@@ -41,7 +41,7 @@ int connectUnixBy(int Fd, const sockaddr_un &A, socklen_t Len,
 // How long both ends of a session over the local socket look for the next
 // message before they sleep (TransportOptions::Spin): 100 us, a little more
 // than waking the other CPU costs on the VM it was chosen on, so that a
-// message that comes soon is caught without the wake-up (launch/shm/8B in
+// message that comes soon is caught without the wake-up (launch/local/8B in
 // benchmarks/TransferBench.cpp, with CATALYST_REMOTE_SPIN_US set to other
 // values, measures it); an idle session pays it
 // once per message, in CPU time. CATALYST_REMOTE_SPIN_US overrides it (0:

@@ -1,6 +1,6 @@
-//===- LocalKernel.cpp - The scale kernel run in a process of ours --------===//
+//===- DirectKernel.cpp - The scale kernel called in a process of ours ----===//
 
-#include "LocalKernel.h"
+#include "DirectKernel.h"
 
 #include "BenchEnv.h"
 #include "NetUtil.h"
@@ -114,10 +114,10 @@ int serve(int Fd, MemrefR1 &In) {
 
 } // namespace
 
-int runLocalKernelChild(int Argc, char **Argv) {
+int runDirectKernelChild(int Argc, char **Argv) {
   uint64_t Bytes = Argc == 3 ? std::strtoull(Argv[2], nullptr, 10) : 0;
   if (Bytes == 0 || Bytes % sizeof(double) != 0) {
-    errs() << "usage: catalyst-remote-bench " << LocalKernelChildFlag
+    errs() << "usage: catalyst-remote-bench " << DirectKernelChildFlag
            << " BYTES (a positive multiple of 8)\n";
     return 2;
   }
@@ -137,8 +137,8 @@ int runLocalKernelChild(int Argc, char **Argv) {
 
 //===-- The benchmark's side ------------------------------------------------===//
 
-Expected<std::unique_ptr<LocalKernel>> LocalKernel::start(const CpuPlan &Pins, uint64_t Bytes) {
-  tools::ChildSpec Spec{{"/proc/self/exe", LocalKernelChildFlag, std::to_string(Bytes)}};
+Expected<std::unique_ptr<DirectKernel>> DirectKernel::start(const CpuPlan &Pins, uint64_t Bytes) {
+  tools::ChildSpec Spec{{"/proc/self/exe", DirectKernelChildFlag, std::to_string(Bytes)}};
   Spec.Cpu = Pins.How == CpuPlan::None ? -1 : Pins.Peers;
   Spec.Timeout = StartTimeout;
   std::string Why;
@@ -151,7 +151,7 @@ Expected<std::unique_ptr<LocalKernel>> LocalKernel::start(const CpuPlan &Pins, u
   int Fd = ::socket(Addr.family(), SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (Fd < 0)
     return childError(tools::errnoText("socket"));
-  std::unique_ptr<LocalKernel> K(new LocalKernel(std::move(Child), Fd));
+  std::unique_ptr<DirectKernel> K(new DirectKernel(std::move(Child), Fd));
   timeval Bound{CallTimeoutSeconds, 0};
   if (::setsockopt(Fd, SOL_SOCKET, SO_RCVTIMEO, &Bound, sizeof(Bound)) != 0 ||
       ::connect(Fd, Addr.get(), Addr.Length) != 0)
@@ -159,11 +159,11 @@ Expected<std::unique_ptr<LocalKernel>> LocalKernel::start(const CpuPlan &Pins, u
   return K;
 }
 
-LocalKernel::~LocalKernel() {
+DirectKernel::~DirectKernel() {
   ::close(Fd);
 }
 
-Expected<LocalKernel::Call> LocalKernel::call() {
+Expected<DirectKernel::Call> DirectKernel::call() {
   char Go = 'k';
   if (!tools::writeAll(Fd, &Go, 1))
     return childError(tools::errnoText("send"));

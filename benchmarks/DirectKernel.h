@@ -1,4 +1,4 @@
-//===- LocalKernel.h - The scale kernel run in a process of ours -*- C++ -*-===//
+//===- DirectKernel.h - The scale kernel in a process of ours ---*- C++ -*-===//
 //
 // What the scale kernel costs with nothing remote about it: the very object
 // the executor links (kernels/scale.o, linked into this binary too), called
@@ -22,8 +22,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef CATALYST_REMOTE_BENCH_LOCALKERNEL_H
-#define CATALYST_REMOTE_BENCH_LOCALKERNEL_H
+#ifndef CATALYST_REMOTE_BENCH_DIRECTKERNEL_H
+#define CATALYST_REMOTE_BENCH_DIRECTKERNEL_H
 
 #include "ListeningChild.h"
 #include "Pinning.h"
@@ -35,15 +35,15 @@
 
 namespace catalyst::remote::bench {
 
-class LocalKernel {
+class DirectKernel {
 public:
   // Starts the child for an input of Bytes (a multiple of 8: f64 elements)
   // and connects to it; the first call it serves runs on cold memory.
-  static llvm::Expected<std::unique_ptr<LocalKernel>> start(const CpuPlan &Pins, uint64_t Bytes);
+  static llvm::Expected<std::unique_ptr<DirectKernel>> start(const CpuPlan &Pins, uint64_t Bytes);
   // Hangs up, which ends the child, and reaps it.
-  ~LocalKernel();
-  LocalKernel(const LocalKernel &) = delete;
-  LocalKernel &operator=(const LocalKernel &) = delete;
+  ~DirectKernel();
+  DirectKernel(const DirectKernel &) = delete;
+  DirectKernel &operator=(const DirectKernel &) = delete;
 
   struct Call {
     double Seconds;  // the kernel call alone, its output's malloc included
@@ -53,7 +53,7 @@ public:
   llvm::Expected<Call> call();
 
 private:
-  LocalKernel(std::unique_ptr<tools::ListeningChild> Child, int Fd)
+  DirectKernel(std::unique_ptr<tools::ListeningChild> Child, int Fd)
       : Child(std::move(Child)), Fd(Fd) {}
 
   std::unique_ptr<tools::ListeningChild> Child;
@@ -61,9 +61,9 @@ private:
 };
 
 // main() hands over to the child's side when argv[1] is this flag:
-// `catalyst-remote-bench --local-kernel-child BYTES`.
-inline const char *const LocalKernelChildFlag = "--local-kernel-child";
-int runLocalKernelChild(int Argc, char **Argv);
+// `catalyst-remote-bench --direct-kernel-child BYTES`.
+inline const char *const DirectKernelChildFlag = "--direct-kernel-child";
+int runDirectKernelChild(int Argc, char **Argv);
 
 } // namespace catalyst::remote::bench
 
