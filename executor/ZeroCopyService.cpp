@@ -74,13 +74,6 @@ void freeReturned(const Slabs &Regions, ArrayRef<LaunchOutputSpec> Specs, char *
   }
 }
 
-uint64_t outputBytes(ArrayRef<PayloadPart> Parts) {
-  uint64_t Bytes = 0;
-  for (const PayloadPart &P : Parts)
-    Bytes += P.Bytes;
-  return Bytes;
-}
-
 uint64_t clockNs(std::chrono::steady_clock::time_point T) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(T.time_since_epoch()).count();
 }
@@ -131,15 +124,12 @@ Error ZeroCopyService::notEnabled() const {
   return badLaunchRequest("zero-copy launches were not enabled by the host");
 }
 
-Error ZeroCopyService::decode(ArrayRef<char> Plan, uint64_t PayloadBytes, InputSource From) {
+Error ZeroCopyService::decode(ArrayRef<char> Plan, uint64_t PayloadBytes, const LaunchPath &Path) {
   auto InSlabs = Regions.hold();
   return decodeLaunchPlan(
       Plan, PayloadBytes,
-      [&](const char *P, uint64_t Bytes) {
-        return From == InputSource::InPlace ? InSlabs.containsShared(P, Bytes)
-                                            : InSlabs.contains(P, Bytes);
-      },
-      Current, From);
+      [&](const char *P, uint64_t Bytes) { return Path.holds(InSlabs, P, Bytes); }, Current,
+      Path.inputs());
 }
 
 // Messages are read one at a time on the reader thread, so place() and
@@ -150,16 +140,17 @@ Expected<std::vector<iovec>> ZeroCopyService::place(PayloadOpcode OpC, uint64_t 
     return badLaunchRequest("a host sends launches only");
   if (!Enabled)
     return notEnabled();
-  auto From = OpC == PayloadOpcode::SharedLaunch ? InputSource::InPlace : InputSource::Payload;
-  if (auto Err = decode(Plan, PayloadBytes, From))
+  LaunchPath &Path =
+      OpC == PayloadOpcode::SharedLaunch ? static_cast<LaunchPath &>(SharedPath) : SocketPath;
+  if (auto Err = decode(Plan, PayloadBytes, Path))
     return Err;
-  Current.InPlace = From == InputSource::InPlace;
+  Current.Path = &Path;
   std::vector<iovec> Dst;
   Work.PieceOrder.clear();
   size_t NextOrder = 0;
   for (size_t I = 0; I < Current.Inputs.size(); ++I) {
     auto &[ElemSize, Sizes, Dest, Bytes] = Current.Inputs[I];
-    if (!Bytes || Current.InPlace)
+    if (!Bytes || Path.inputs() == InputSource::InPlace)
       continue;
     bool Reordered =
         NextOrder < Current.Reordered.size() && std::get<0>(Current.Reordered[NextOrder]) == I;
@@ -197,22 +188,6 @@ void ZeroCopyService::replyError(uint64_t SeqNo, Error Err) {
            << " (" << Reason << ") could not be sent: " << toString(std::move(SendErr)) << "\n";
     Transport->disconnect();
   }
-}
-
-// A result the transport would refuse as too large is an error reply that
-// says so, with the sizes, rather than a failed send.
-Error ZeroCopyService::checkResultSize(size_t PlanBytes) const {
-  uint64_t Payload = outputBytes(Work.Parts);
-  uint64_t Message = SocketTransport::HeaderSize + PlanBytes + Payload;
-  uint64_t Limit = Transport->maxMessageSize();
-  if (Message <= Limit)
-    return Error::success();
-  return createStringError(inconvertibleErrorCode(),
-                           "the launch result does not fit a message: its outputs take %llu "
-                           "bytes, a message of %llu bytes, above this executor's limit of %llu "
-                           "bytes (--max-message)",
-                           (unsigned long long)Payload, (unsigned long long)Message,
-                           (unsigned long long)Limit);
 }
 
 // Descriptors of the inputs where they landed, and the argument area.
@@ -283,17 +258,12 @@ void ZeroCopyService::run(uint64_t SeqNo) {
   uint64_t Packed = collectOutputs(*Outs);
   for (const SourceOrder &O : Current.Orders)
     Packed += O.bytes(); // transposed as they landed
-  Error Err =
-      Current.InPlace ? Shared.placeOutputs(Work.Parts, Work.Shared, Packed) : Error::success();
-  Timings T{clockNs(Current.Arrived), nsBetween(Current.Arrived, Start), nsBetween(Start, Ran),
-            nsBetween(Ran, Clock::now())};
-  auto Plan = encodeResult("", Work.Shapes, T, Packed);
-  if (!Err && Current.InPlace)
-    Err = Shared.sendResult(SeqNo, Plan, outputBytes(Work.Parts), Work.Shared);
-  else if (!Err)
-    Err = checkResultSize(Plan.size());
-  if (!Err && !Current.InPlace)
-    Err = Transport->sendWithPayload(PayloadOpcode::LaunchResult, SeqNo, Plan, Work.Parts);
+  // The copy-out time ends once the outputs are where the host reads them.
+  Error Err = Current.Path->sendResult(*Transport, SeqNo, Work.Parts, Packed, [&](uint64_t Copied) {
+    Timings T{clockNs(Current.Arrived), nsBetween(Current.Arrived, Start), nsBetween(Start, Ran),
+              nsBetween(Ran, Clock::now())};
+    return encodeResult("", Work.Shapes, T, Copied);
+  });
   freeReturned(Regions, Current.Outputs, Work.Rv.data());
   // A send that failed part way ended the connection: nothing more may go.
   if (Err && Transport->disconnected())

@@ -19,6 +19,7 @@
 #ifndef CATALYST_REMOTE_EXECUTOR_ZEROCOPYSERVICE_H
 #define CATALYST_REMOTE_EXECUTOR_ZEROCOPYSERVICE_H
 
+#include "LaunchPath.h"
 #include "LaunchPlan.h"
 #include "ReorderedInput.h"
 #include "SharedSlabs.h"
@@ -43,7 +44,7 @@ class ZeroCopyService final : public wire::PayloadHandler {
 public:
   static ZeroCopyService &get(); // one per connection process (to go: a connection will own it)
 
-  ZeroCopyService(Slabs &Regions, SharedSlabs &Shared) : Regions(Regions), Shared(Shared) {}
+  ZeroCopyService(Slabs &Regions, SharedSlabs &Shared) : Regions(Regions), SharedPath(Shared) {}
   ZeroCopyService(const ZeroCopyService &) = delete;
   ZeroCopyService &operator=(const ZeroCopyService &) = delete;
 
@@ -70,7 +71,7 @@ private:
   // The launch being received and run.
   struct Launch : LaunchPlan {
     Clock::time_point Arrived;
-    bool InPlace = false; // a SharedLaunch: its result goes through shared memory
+    LaunchPath *Path = nullptr; // how its bytes come and go: one of the two below
   };
   // Buffers every launch needs, kept to spare the allocations.
   struct Scratch {
@@ -79,14 +80,12 @@ private:
     std::vector<wire::ZeroCopyOutput> Shapes;
     std::vector<wire::MemrefPacker> Packers;
     std::vector<wire::PayloadPart> Parts;
-    std::vector<llvm::orc::ExecutorAddr> Shared; // where each output is, InPlace
     std::vector<int> PieceOrder; // per payload piece, its Current.Orders index or -1
     ReorderedInput Reordered;
   };
 
   llvm::Error notEnabled() const;
-  llvm::Error decode(llvm::ArrayRef<char> Plan, uint64_t PayloadBytes, InputSource From);
-  llvm::Error checkResultSize(size_t PlanBytes) const;
+  llvm::Error decode(llvm::ArrayRef<char> Plan, uint64_t PayloadBytes, const LaunchPath &Path);
   void buildArguments();
   uint64_t collectOutputs(llvm::ArrayRef<Returned> Outs);
   void run(uint64_t SeqNo);
@@ -96,8 +95,10 @@ private:
   // clears it on the serving thread, after the reader's last use
   // (TransportHandoff.h says why that order holds).
   wire::SocketTransport *Transport = nullptr;
-  Slabs &Regions;      // set at construction; thread-safe itself
-  SharedSlabs &Shared; // set at construction; used on the reader thread
+  Slabs &Regions; // set at construction; thread-safe itself
+  // Used on the reader thread.
+  SocketLaunchPath SocketPath;
+  SharedLaunchPath SharedPath;
   std::atomic<bool> Enabled{false};
   std::atomic<uint32_t> RefusedVersion{0};
   Launch Current;
