@@ -15,22 +15,16 @@ namespace catalyst::remote::executor {
 
 namespace {
 
-// The one manager of this process; the wrappers serve only its instance.
-BudgetedMemoryManager *Instance = nullptr;
-
-Expected<BudgetedMemoryManager &> instanceAt(ExecutorAddr A) {
-  if (!Instance || A != Instance->innerAddress())
-    return createStringError(inconvertibleErrorCode(),
-                             "no memory manager at %#llx in this executor",
-                             (unsigned long long)A.getValue());
-  return *Instance;
+// The host names a manager by ORC's instance inside it (innerAddress).
+Expected<BudgetedMemoryManager &> managerAt(ExecutorAddr A) {
+  return instanceAt<BudgetedMemoryManager>(A, "memory manager");
 }
 
 CWrapperFunctionBuffer reserveWrapper(const char *Data, size_t Size) {
   return WrapperFunction<rt::SPSSimpleRemoteMemoryMapReserveSignature>::handle(
              Data, Size,
              [](ExecutorAddr At, uint64_t Bytes) -> Expected<ExecutorAddr> {
-               auto MM = instanceAt(At);
+               auto MM = managerAt(At);
                if (!MM)
                  return MM.takeError();
                return MM->reserve(Bytes);
@@ -42,7 +36,7 @@ CWrapperFunctionBuffer releaseWrapper(const char *Data, size_t Size) {
   return WrapperFunction<rt::SPSSimpleRemoteMemoryMapReleaseSignature>::handle(
              Data, Size,
              [](ExecutorAddr At, std::vector<ExecutorAddr> Bases) -> Error {
-               auto MM = instanceAt(At);
+               auto MM = managerAt(At);
                if (!MM)
                  return MM.takeError();
                return MM->release(Bases);
@@ -52,14 +46,8 @@ CWrapperFunctionBuffer releaseWrapper(const char *Data, size_t Size) {
 
 } // namespace
 
-BudgetedMemoryManager::BudgetedMemoryManager(MemoryBudget &Budget) : Budget(Budget) {
-  assert(!Instance && "one memory manager per connection process");
-  Instance = this;
-}
-
-BudgetedMemoryManager::~BudgetedMemoryManager() {
-  Instance = nullptr;
-}
+BudgetedMemoryManager::BudgetedMemoryManager(MemoryBudget &Budget)
+    : Budget(Budget), Entry(*this, innerAddress()) {}
 
 Error BudgetedMemoryManager::shutdown() {
   Error Err = Inner.shutdown();

@@ -14,6 +14,7 @@
 #ifndef CATALYST_REMOTE_EXECUTOR_BUDGETEDMEMORYMANAGER_H
 #define CATALYST_REMOTE_EXECUTOR_BUDGETEDMEMORYMANAGER_H
 
+#include "Instances.h"
 #include "MemoryBudget.h"
 #include "sync/Mutex.h"
 
@@ -26,7 +27,6 @@ namespace catalyst::remote::executor {
 class BudgetedMemoryManager final : public llvm::orc::ExecutorBootstrapService {
 public:
   explicit BudgetedMemoryManager(MemoryBudget &Budget);
-  ~BudgetedMemoryManager() override;
 
   llvm::Error shutdown() override;
   void addBootstrapSymbols(llvm::StringMap<llvm::orc::ExecutorAddr> &M) override;
@@ -41,6 +41,9 @@ private:
   MemoryBudget &Budget; // set at construction; thread-safe itself
   sync::Mutex M;
   std::map<llvm::orc::ExecutorAddr, uint64_t> Reserved GUARDED_BY(M);
+  // Found by the wrappers under innerAddress() from here on; last, so that
+  // it goes first.
+  Registered<BudgetedMemoryManager> Entry;
 };
 
 } // namespace catalyst::remote::executor

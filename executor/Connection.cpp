@@ -4,10 +4,10 @@
 
 #include "Assets.h"
 #include "BudgetedMemoryManager.h"
+#include "ConnectionServices.h"
 #include "CrashReporter.h"
 #include "Heartbeat.h"
 #include "Log.h"
-#include "MemoryBudget.h"
 #include "Retention.h"
 #include "TransportHandoff.h"
 #include "WorkerPool.h"
@@ -44,12 +44,13 @@ void runRuntimeHook(const char *Name) {
   }
 }
 
-Error setup(SimpleRemoteEPCServer::Setup &S, const ConnectionOptions &Options) {
+Error setup(SimpleRemoteEPCServer::Setup &S, const ConnectionOptions &Options,
+            ConnectionServices &Connection) {
   S.setDispatcher(std::make_unique<WorkerPool>(Options.Workers));
   S.bootstrapSymbols() = SimpleRemoteEPCServer::defaultBootstrapSymbols();
   addDefaultBootstrapValuesForHostProcess(S.bootstrapMap(), S.bootstrapSymbols());
-  S.services().push_back(std::make_unique<BudgetedMemoryManager>(MemoryBudget::get()));
-  addServices(S.bootstrapSymbols(), S.bootstrapMap(), Options.Services);
+  S.services().push_back(std::make_unique<BudgetedMemoryManager>(Connection.budget()));
+  addServices(S.bootstrapSymbols(), S.bootstrapMap(), Options.Services, Connection);
   return Error::success();
 }
 
@@ -121,7 +122,8 @@ int serveConnection(int Fd, const std::string &Peer, const ConnectionOptions &Gi
   // sets the environment). Kernels that need no assets run without it.
   if (auto Err = createAssetDirectory())
     LogLine() << Label << ": " << toString(std::move(Err));
-  MemoryBudget::get().setCap(Options.MaxReservedBytes);
+  // Everything this host's services share; it outlives the server below.
+  ConnectionServices Connection(Options.MaxReservedBytes);
   if (auto Err = retainFreedMemory(Options.RetainedBytes))
     LogLine() << Label << ": " << toString(std::move(Err)) << "; kernels' memory is not kept";
   wire::SocketTransport *Transport = nullptr;
@@ -152,14 +154,16 @@ int serveConnection(int Fd, const std::string &Peer, const ConnectionOptions &Gi
   };
   // Lent before the first message is read, taken back before the server
   // goes (TransportHandoff.h says who may use it until when).
-  TransportHandoff Handoff(!Options.Services.UpstreamOnly, Local);
+  bool Extensions = !Options.Services.UpstreamOnly;
+  TransportHandoff Handoff(Extensions ? &Connection.zeroCopy() : nullptr,
+                           Extensions && Local ? &Connection.sharedSlabs() : nullptr);
   TOpts.OnReaderStart = [&Transport, &Handoff] {
     prepareThreadForCrashes();
     Handoff.handOut(*Transport);
   };
   auto Server = SimpleRemoteEPCServer::Create<wire::SocketTransport>(
-      [&](SimpleRemoteEPCServer::Setup &S) { return setup(S, Options); }, Fd, TOpts, std::move(Tls),
-      &Transport);
+      [&](SimpleRemoteEPCServer::Setup &S) { return setup(S, Options, Connection); }, Fd, TOpts,
+      std::move(Tls), &Transport);
   int Status = 0;
   if (!Server) {
     // A peer not admitted yet that left: the listener's summary counts it.

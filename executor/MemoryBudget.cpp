@@ -8,11 +8,6 @@ using namespace llvm;
 
 namespace catalyst::remote::executor {
 
-MemoryBudget &MemoryBudget::get() {
-  static MemoryBudget B;
-  return B;
-}
-
 void MemoryBudget::setCap(uint64_t Bytes) {
   sync::MutexLock Lock(M);
   Cap = Bytes;

@@ -24,7 +24,9 @@ namespace catalyst::remote::executor {
 
 class MemoryBudget {
 public:
-  static MemoryBudget &get(); // one per connection process
+  MemoryBudget() = default;
+  MemoryBudget(const MemoryBudget &) = delete;
+  MemoryBudget &operator=(const MemoryBudget &) = delete;
 
   void setCap(uint64_t Bytes);
   // Counts Bytes of What ("a launch slab") or fails, naming the cap.

@@ -12,11 +12,10 @@
 
 #include "Assets.h"
 #include "BatchedService.h"
+#include "ConnectionServices.h"
 #include "CrashReporter.h"
 #include "Heartbeat.h"
-#include "SharedSlabs.h"
-#include "Slabs.h"
-#include "ZeroCopyService.h"
+#include "Instances.h"
 #include "wire/LocalOffer.h"
 #include "wire/Protocol.h"
 #include "wire/SpsCheck.h"
@@ -78,8 +77,11 @@ uint32_t enableLiveness(uint32_t IntervalMs) {
   return wire::LivenessVersion;
 }
 
-uint32_t enableZeroCopy(uint32_t HostVersion) {
-  return ZeroCopyService::get().enable(HostVersion);
+Expected<uint32_t> enableZeroCopy(ExecutorAddr At, uint32_t HostVersion) {
+  auto Service = instanceAt<ZeroCopyService>(At, "zero-copy launch service");
+  if (!Service)
+    return Service.takeError();
+  return Service->enable(HostVersion);
 }
 
 // Read as late as the reply allows: the host takes the midpoint of its
@@ -97,26 +99,38 @@ std::vector<char> encodedVersion(uint32_t Version) {
   return Bytes;
 }
 
-Expected<ExecutorAddr> reserveSlab(uint64_t Bytes) {
-  auto Base = Slabs::get().reserve(Bytes);
+Expected<ExecutorAddr> reserveSlab(ExecutorAddr At, uint64_t Bytes) {
+  auto Regions = instanceAt<Slabs>(At, "slab service");
+  if (!Regions)
+    return Regions.takeError();
+  auto Base = Regions->reserve(Bytes);
   if (!Base)
     return Base.takeError();
   return ExecutorAddr::fromPtr(*Base);
 }
 
-Expected<ExecutorAddr> reserveSharedSlab(uint64_t Bytes) {
-  auto Base = SharedSlabs::get().reserve(Bytes);
+Expected<ExecutorAddr> reserveSharedSlab(ExecutorAddr At, uint64_t Bytes) {
+  auto Shared = instanceAt<SharedSlabs>(At, "shared slab service");
+  if (!Shared)
+    return Shared.takeError();
+  auto Base = Shared->reserve(Bytes);
   if (!Base)
     return Base.takeError();
   return ExecutorAddr::fromPtr(*Base);
 }
 
-Error openMailbox() {
-  return SharedSlabs::get().openMailbox();
+Error openMailbox(ExecutorAddr At) {
+  auto Shared = instanceAt<SharedSlabs>(At, "shared slab service");
+  if (!Shared)
+    return Shared.takeError();
+  return Shared->openMailbox();
 }
 
-Error releaseSlab(ExecutorAddr Base) {
-  return Slabs::get().release(Base.toPtr<char *>());
+Error releaseSlab(ExecutorAddr At, ExecutorAddr Base) {
+  auto Regions = instanceAt<Slabs>(At, "slab service");
+  if (!Regions)
+    return Regions.takeError();
+  return Regions->release(Base.toPtr<char *>());
 }
 
 // The C entry point the EPC calls for a service: checks and decodes
@@ -137,7 +151,7 @@ template <typename Tag, typename T> std::vector<char> encode(const T &Value) {
 } // namespace
 
 void addServices(StringMap<ExecutorAddr> &Symbols, StringMap<std::vector<char>> &BootstrapMap,
-                 const ServiceOptions &Options) {
+                 const ServiceOptions &Options, const ConnectionServices &Connection) {
   Symbols[wire::AllocName] = ExecutorAddr::fromPtr(&serve<wire::SPSAllocSig, allocBuffer>);
   Symbols[wire::FreeName] = ExecutorAddr::fromPtr(&serve<wire::SPSFreeSig, freeBuffer>);
   Symbols[wire::InvokeName] = ExecutorAddr::fromPtr(&serve<wire::SPSInvokeSig, invokeEntry>);
@@ -149,6 +163,7 @@ void addServices(StringMap<ExecutorAddr> &Symbols, StringMap<std::vector<char>> 
       ExecutorAddr::fromPtr(&serve<wire::SPSCallWrapperSig, callWrapper>);
   Symbols[wire::LivenessEnableName] =
       ExecutorAddr::fromPtr(&serve<wire::SPSLivenessEnableSig, enableLiveness>);
+  Connection.addBootstrapSymbols(Symbols);
   Symbols[wire::ZeroCopyEnableName] =
       ExecutorAddr::fromPtr(&serve<wire::SPSZeroCopyEnableSig, enableZeroCopy>);
   Symbols[wire::SlabReserveName] =

@@ -27,8 +27,13 @@ struct ServiceOptions {
   std::vector<char> LocalOffer;
 };
 
+class ConnectionServices;
+
+// Registers every service, the instances of Connection's included (which
+// must outlive the server they are registered with).
 void addServices(llvm::StringMap<llvm::orc::ExecutorAddr> &Symbols,
-                 llvm::StringMap<std::vector<char>> &BootstrapMap, const ServiceOptions &Options);
+                 llvm::StringMap<std::vector<char>> &BootstrapMap, const ServiceOptions &Options,
+                 const ConnectionServices &Connection);
 
 } // namespace catalyst::remote::executor
 

@@ -35,11 +35,6 @@ bool inSharedSlab(const Slabs::Held &InSlabs, const PayloadPart &P) {
 
 } // namespace
 
-SharedSlabs &SharedSlabs::get() {
-  static SharedSlabs S(Slabs::get(), MemoryBudget::get());
-  return S;
-}
-
 Error SharedSlabs::notShared() const {
   return createStringError(inconvertibleErrorCode(),
                            "shared slabs need the executor's local socket; this connection is TCP");

@@ -31,8 +31,6 @@ namespace catalyst::remote::executor {
 
 class SharedSlabs {
 public:
-  static SharedSlabs &get(); // one per connection process (to go: a connection will own it)
-
   SharedSlabs(Slabs &Regions, MemoryBudget &Budget) : Regions(Regions), Budget(Budget) {}
   SharedSlabs(const SharedSlabs &) = delete;
   SharedSlabs &operator=(const SharedSlabs &) = delete;

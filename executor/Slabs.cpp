@@ -29,11 +29,6 @@ Error tooLarge(uint64_t Bytes) {
 
 } // namespace
 
-Slabs &Slabs::get() {
-  static Slabs S(MemoryBudget::get());
-  return S;
-}
-
 // Address space for Bytes and a huge page more, to align the slab on one;
 // Fd's first Usable bytes mapped there when Fd is a memfd.
 Expected<char *> Slabs::map(uint64_t Bytes, int Fd, uint64_t &Usable) {

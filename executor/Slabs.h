@@ -32,8 +32,6 @@ namespace catalyst::remote::executor {
 
 class Slabs {
 public:
-  static Slabs &get(); // one set per connection process (to go: a connection will own it)
-
   explicit Slabs(MemoryBudget &Budget) : Budget(Budget) {}
   Slabs(const Slabs &) = delete;
   Slabs &operator=(const Slabs &) = delete;

@@ -13,10 +13,10 @@ void TransportHandoff::handOut(wire::SocketTransport &T) {
   Lent = &T;
   armCrashReporter(T);
   Heartbeat::get().attach(T);
-  if (Extensions)
-    ZeroCopyService::get().attach(T);
-  if (Extensions && Shared)
-    SharedSlabs::get().attach(T);
+  if (ZeroCopy)
+    ZeroCopy->attach(T);
+  if (Shared)
+    Shared->attach(T);
 }
 
 // Never touches the transport itself: when creating the server failed, it
@@ -28,10 +28,10 @@ void TransportHandoff::takeBack() {
   // using the transport.
   Heartbeat::get().stop();
   disarmCrashReporter();
-  if (Extensions)
-    ZeroCopyService::get().detach();
-  if (Extensions && Shared)
-    SharedSlabs::get().detach();
+  if (ZeroCopy)
+    ZeroCopy->detach();
+  if (Shared)
+    Shared->detach();
   Lent = nullptr;
 }
 

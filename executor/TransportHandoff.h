@@ -38,11 +38,17 @@ class SocketTransport;
 
 namespace catalyst::remote::executor {
 
+class ZeroCopyService;
+class SharedSlabs;
+
 class TransportHandoff {
 public:
-  // Extensions: this project's services are served (zero-copy launches);
-  // Shared: the connection is the local socket (shared slabs too).
-  TransportHandoff(bool Extensions, bool Shared) : Extensions(Extensions), Shared(Shared) {}
+  // The services lent the transport besides the heartbeat and the crash
+  // reporter: ZeroCopy when this project's services are served, Shared
+  // when the connection is the local socket; null otherwise. Both outlive
+  // this.
+  TransportHandoff(ZeroCopyService *ZeroCopy, SharedSlabs *Shared)
+      : ZeroCopy(ZeroCopy), Shared(Shared) {}
   // Takes the transport back if takeBack() was not called, late as that is:
   // call takeBack() before the server goes.
   ~TransportHandoff() { takeBack(); }
@@ -63,7 +69,8 @@ public:
   void takeBack();
 
 private:
-  const bool Extensions, Shared;
+  ZeroCopyService *const ZeroCopy;
+  SharedSlabs *const Shared;
   // What was lent: set on the reader thread by handOut(), then read and
   // cleared by takeBack() on the serving thread, which the server's end
   // orders after the reader's last use (waitForDisconnect() waits for the

@@ -96,11 +96,6 @@ std::vector<char> encodeResult(const std::string &Error, ArrayRef<ZeroCopyOutput
 
 } // namespace
 
-ZeroCopyService &ZeroCopyService::get() {
-  static ZeroCopyService S(Slabs::get(), SharedSlabs::get());
-  return S;
-}
-
 void ZeroCopyService::attach(SocketTransport &T) {
   Transport = &T;
   T.setPayloadHandler(this);

@@ -42,8 +42,6 @@ struct Returned {
 
 class ZeroCopyService final : public wire::PayloadHandler {
 public:
-  static ZeroCopyService &get(); // one per connection process (to go: a connection will own it)
-
   ZeroCopyService(Slabs &Regions, SharedSlabs &Shared) : Regions(Regions), SharedPath(Shared) {}
   ZeroCopyService(const ZeroCopyService &) = delete;
   ZeroCopyService &operator=(const ZeroCopyService &) = delete;

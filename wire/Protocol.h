@@ -72,13 +72,28 @@ inline constexpr uint32_t LivenessVersion = 1;
 // the executor beats no more often, whatever it is asked (a thread that
 // waits half an interval would otherwise spin).
 inline constexpr std::chrono::milliseconds MinHeartbeatInterval{10};
-// host version -> the executor's (ZeroCopyVersion); a host that gets
-// another back does not enable zero-copy launches.
-using SPSZeroCopyEnableSig = uint32_t(uint32_t);
+
+// The services below are objects in the executor, each published as an
+// instance bootstrap symbol, as ORC publishes its own: a host passes the
+// instance as the first argument of every call to the service, and an
+// executor refuses one it did not publish, naming the address.
+//   zero-copy launches  ZeroCopyInstanceName: ZeroCopyEnableName
+//   slabs               SlabsInstanceName: SlabReserveName, SlabReleaseName
+//   shared slabs        SharedSlabsInstanceName: SharedSlabReserveName,
+//                       MailboxOpenName
+inline constexpr const char *ZeroCopyInstanceName = "catalyst_remote_zerocopy_instance";
+inline constexpr const char *SlabsInstanceName = "catalyst_remote_slabs_instance";
+inline constexpr const char *SharedSlabsInstanceName = "catalyst_remote_shared_slabs_instance";
+
+// instance, host version -> the executor's (ZeroCopyVersion); a host that
+// gets another back does not enable zero-copy launches.
+using SPSZeroCopyEnableSig = sps::SPSExpected<uint32_t>(sps::SPSExecutorAddr, uint32_t);
 inline constexpr const char *SlabReserveName = "catalyst_remote_slab_reserve";
 inline constexpr const char *SlabReleaseName = "catalyst_remote_slab_release";
-using SPSSlabReserveSig = sps::SPSExpected<sps::SPSExecutorAddr>(uint64_t);
-using SPSSlabReleaseSig = sps::SPSError(sps::SPSExecutorAddr);
+// instance, bytes -> the slab's base
+using SPSSlabReserveSig = sps::SPSExpected<sps::SPSExecutorAddr>(sps::SPSExecutorAddr, uint64_t);
+// instance, the slab's base
+using SPSSlabReleaseSig = sps::SPSError(sps::SPSExecutorAddr, sps::SPSExecutorAddr);
 
 // Launch plan; the payload is every input's values, in order.
 //   entry, inputs {elem size, sizes, destination, bytes}, outputs {rank,
@@ -115,7 +130,7 @@ using SourceOrdered = std::tuple<uint64_t, Shape>;
 // then go through it rather than the socket.
 inline constexpr const char *SharedSlabReserveName = "catalyst_remote_shared_slab_reserve";
 inline constexpr const char *MailboxOpenName = "catalyst_remote_mailbox_open";
-using SPSMailboxOpenSig = sps::SPSError();
+using SPSMailboxOpenSig = sps::SPSError(sps::SPSExecutorAddr); // instance
 enum class SharedSlabKind : uint8_t { Input = 0, Output = 1, Mailbox = 2 };
 using SPSSharedSlab = sps::SPSArgList<uint8_t, sps::SPSExecutorAddr, uint64_t>;
 using SPSSharedResult =

@@ -43,7 +43,9 @@ class PayloadPath {
 public:
   virtual ~PayloadPath();
 
-  // The executor's service that reserves this path's slabs.
+  // The executor's service that reserves this path's slabs: its instance
+  // and the function that reserves (wire/Protocol.h).
+  virtual const char *reserverName() const = 0;
   virtual const char *reserveName() const = 0;
   // B, the backend of the session's slab pool, as this path needs it.
   virtual SlabPool::Backend wrap(SlabPool::Backend B) = 0;

@@ -178,11 +178,13 @@ Error SharedPayloads::adoptSlab(ArrayRef<char> Plan, int Fd, SocketTransport *T)
 }
 
 Error SharedPayloads::open(ExecutorProcessControl &EPC) {
-  auto It = EPC.getBootstrapSymbolsMap().find(MailboxOpenName);
-  if (It == EPC.getBootstrapSymbolsMap().end())
+  auto &Symbols = EPC.getBootstrapSymbolsMap();
+  auto Open = Symbols.find(MailboxOpenName), Instance = Symbols.find(SharedSlabsInstanceName);
+  if (Open == Symbols.end() || Instance == Symbols.end())
     return Error::success();
   Error Result = Error::success();
-  if (auto Err = callChecked<SPSMailboxOpenSig>(EPC, It->second, MailboxOpenName, Result))
+  if (auto Err = callChecked<SPSMailboxOpenSig>(EPC, Open->second, MailboxOpenName, Result,
+                                                Instance->second))
     return joinErrors(std::move(Err), std::move(Result));
   return Result;
 }

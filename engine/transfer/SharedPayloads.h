@@ -51,6 +51,7 @@ public:
   // here when released.
   SlabPool::Backend wrap(SlabPool::Backend B) override;
 
+  const char *reserverName() const override { return wire::SharedSlabsInstanceName; }
   const char *reserveName() const override { return wire::SharedSlabReserveName; }
   // Asks the executor for the session's shared mailbox, when it has one:
   // it comes as a SharedSlab ahead of the reply (adopt()), and small

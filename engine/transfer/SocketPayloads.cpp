@@ -23,6 +23,7 @@ namespace {
 
 class SocketPayloads final : public PayloadPath {
 public:
+  const char *reserverName() const override { return wire::SlabsInstanceName; }
   const char *reserveName() const override { return wire::SlabReserveName; }
   SlabPool::Backend wrap(SlabPool::Backend B) override { return B; }
   Error open(ExecutorProcessControl &) override { return Error::success(); }

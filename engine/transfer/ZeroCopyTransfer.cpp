@@ -21,18 +21,26 @@ using namespace wire;
 
 namespace {
 
-SlabPool::Backend slabBackend(ExecutorProcessControl &EPC, ExecutorAddr Reserve,
-                              ExecutorAddr Release) {
+// The executor's functions and the service instances they are called on
+// (wire/Protocol.h).
+struct SlabCalls {
+  ExecutorAddr Reserver, Reserve; // the path's: slabs or shared slabs
+  ExecutorAddr Slabs, Release;
+};
+
+SlabPool::Backend slabBackend(ExecutorProcessControl &EPC, const SlabCalls &C) {
   SlabPool::Backend B;
-  B.Reserve = [&EPC, Reserve](uint64_t Bytes) -> Expected<ExecutorAddr> {
+  B.Reserve = [&EPC, C](uint64_t Bytes) -> Expected<ExecutorAddr> {
     Expected<ExecutorAddr> Base((ExecutorAddr()));
-    if (auto Err = callChecked<SPSSlabReserveSig>(EPC, Reserve, SlabReserveName, Base, Bytes))
+    if (auto Err = callChecked<SPSSlabReserveSig>(EPC, C.Reserve, SlabReserveName, Base, C.Reserver,
+                                                  Bytes))
       return Err;
     return Base;
   };
-  B.Release = [&EPC, Release](ExecutorAddr Base, uint64_t) -> Error {
+  B.Release = [&EPC, C](ExecutorAddr Base, uint64_t) -> Error {
     Error Result = Error::success();
-    if (auto Err = callChecked<SPSSlabReleaseSig>(EPC, Release, SlabReleaseName, Result, Base))
+    if (auto Err =
+            callChecked<SPSSlabReleaseSig>(EPC, C.Release, SlabReleaseName, Result, C.Slabs, Base))
       return joinErrors(std::move(Err), std::move(Result));
     return Result;
   };
@@ -83,22 +91,28 @@ void ZeroCopyTransfer::resolve(Waiting &W, Error Err) {
 Expected<std::unique_ptr<ZeroCopyTransfer>>
 ZeroCopyTransfer::Create(ExecutorProcessControl &EPC, SocketTransport &T, uint64_t SlabInitial,
                          uint64_t SlabCap, std::unique_ptr<PayloadPath> Path) {
-  ExecutorAddr Enable, Reserve, Release;
-  if (auto Err = EPC.getBootstrapSymbols({{Enable, ZeroCopyEnableName},
-                                          {Reserve, Path->reserveName()},
-                                          {Release, SlabReleaseName}}))
+  ExecutorAddr Service, Enable;
+  SlabCalls Slab;
+  if (auto Err = EPC.getBootstrapSymbols({{Service, ZeroCopyInstanceName},
+                                          {Enable, ZeroCopyEnableName},
+                                          {Slab.Reserver, Path->reserverName()},
+                                          {Slab.Reserve, Path->reserveName()},
+                                          {Slab.Slabs, SlabsInstanceName},
+                                          {Slab.Release, SlabReleaseName}}))
     return Err;
   if (auto Err = checkVersion(EPC))
     return Err;
-  uint32_t Version = 0;
+  Expected<uint32_t> Version(0u);
   if (auto Err = callChecked<SPSZeroCopyEnableSig>(EPC, Enable, ZeroCopyEnableName, Version,
-                                                   ZeroCopyVersion))
+                                                   Service, ZeroCopyVersion))
     return Err;
-  if (Version != ZeroCopyVersion)
+  if (!Version)
+    return Version.takeError();
+  if (*Version != ZeroCopyVersion)
     return createStringError(inconvertibleErrorCode(),
-                             "executor speaks zero-copy version %u, this host %u", Version,
+                             "executor speaks zero-copy version %u, this host %u", *Version,
                              ZeroCopyVersion);
-  auto Backend = Path->wrap(slabBackend(EPC, Reserve, Release));
+  auto Backend = Path->wrap(slabBackend(EPC, Slab));
   std::unique_ptr<ZeroCopyTransfer> Z(
       new ZeroCopyTransfer(T, std::move(Backend), SlabInitial, SlabCap, std::move(Path)));
   T.setPayloadHandler(Z.get());

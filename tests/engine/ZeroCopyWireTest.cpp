@@ -67,6 +67,10 @@ public:
   // socket's service).
   Expected<ExecutorAddr> reserveSlab(uint64_t Bytes, bool Shared = false);
   Error releaseSlab(ExecutorAddr Base);
+  // A slab, asked of the slab service as if it were at Instance.
+  Expected<ExecutorAddr> reserveSlabOn(ExecutorAddr Instance, uint64_t Bytes);
+  // The instances the executor published (wire/Protocol.h).
+  ExecutorAddr ZeroCopy, Slabs, SharedSlabs;
   // Sends one launch and waits for its result.
   // OpC SharedLaunch says the inputs are in place already; Reordered, the
   // inputs whose payload is in source order.
@@ -131,17 +135,23 @@ Expected<std::unique_ptr<RawClient>> RawClient::connect(const std::string &Addre
 Error RawClient::enableZeroCopy(uint32_t HostVersion) {
   ExecutorAddr Enable;
   if (auto Err = epc().getBootstrapSymbols({{Enable, wire::ZeroCopyEnableName},
+                                            {ZeroCopy, wire::ZeroCopyInstanceName},
+                                            {Slabs, wire::SlabsInstanceName},
+                                            {SharedSlabs, wire::SharedSlabsInstanceName},
                                             {Reserve, wire::SlabReserveName},
                                             {ReserveShared, wire::SharedSlabReserveName},
                                             {Release, wire::SlabReleaseName}}))
     return Err;
   Transport->setPayloadHandler(this);
-  uint32_t Version = 0;
-  if (auto Err = epc().callSPSWrapper<wire::SPSZeroCopyEnableSig>(Enable, Version, HostVersion))
+  Expected<uint32_t> Version(0u);
+  if (auto Err =
+          epc().callSPSWrapper<wire::SPSZeroCopyEnableSig>(Enable, Version, ZeroCopy, HostVersion))
     return Err;
-  return Version == wire::ZeroCopyVersion
+  if (!Version)
+    return Version.takeError();
+  return *Version == wire::ZeroCopyVersion
              ? Error::success()
-             : failure("executor speaks zero-copy version " + Twine(Version));
+             : failure("executor speaks zero-copy version " + Twine(*Version));
 }
 
 RawClient::~RawClient() {
@@ -158,15 +168,22 @@ Expected<ExecutorAddr> RawClient::link(const std::string &File, const std::strin
 
 Expected<ExecutorAddr> RawClient::reserveSlab(uint64_t Bytes, bool Shared) {
   Expected<ExecutorAddr> Base((ExecutorAddr()));
-  if (auto Err = epc().callSPSWrapper<wire::SPSSlabReserveSig>(Shared ? ReserveShared : Reserve,
-                                                               Base, Bytes))
+  if (auto Err = epc().callSPSWrapper<wire::SPSSlabReserveSig>(
+          Shared ? ReserveShared : Reserve, Base, Shared ? SharedSlabs : Slabs, Bytes))
+    return Err;
+  return Base;
+}
+
+Expected<ExecutorAddr> RawClient::reserveSlabOn(ExecutorAddr Instance, uint64_t Bytes) {
+  Expected<ExecutorAddr> Base((ExecutorAddr()));
+  if (auto Err = epc().callSPSWrapper<wire::SPSSlabReserveSig>(Reserve, Base, Instance, Bytes))
     return Err;
   return Base;
 }
 
 Error RawClient::releaseSlab(ExecutorAddr Base) {
   Error Result = Error::success();
-  if (auto Err = epc().callSPSWrapper<wire::SPSSlabReleaseSig>(Release, Result, Base))
+  if (auto Err = epc().callSPSWrapper<wire::SPSSlabReleaseSig>(Release, Result, Slabs, Base))
     return joinErrors(std::move(Err), std::move(Result));
   return Result;
 }
@@ -326,6 +343,28 @@ std::vector<char> expectedMap() {
 TEST_F(ZeroCopyWireTest, LaunchesIntoTheSlabRun) {
   EXPECT_TRUE(ranCorrectly(mapAt(Slab)));
   EXPECT_TRUE(ranCorrectly(mapAt(Slab + (SlabBytes - 16)))) << "the last 16 bytes of the slab";
+}
+
+// A service is called on the instance it published, ORC's way: any other
+// address, another service's instance included, is refused, named, and the
+// session goes on.
+TEST_F(ZeroCopyWireTest, AServiceCalledOnAnInstanceItDidNotPublishIsRefused) {
+  const std::pair<const char *, ExecutorAddr> Bad[] = {
+      {"nothing", ExecutorAddr(0x1234)},
+      {"the shared slab service", Client->SharedSlabs},
+      {"the zero-copy service", Client->ZeroCopy},
+  };
+  for (auto &[What, At] : Bad) {
+    SCOPED_TRACE(What);
+    auto Slab = Client->reserveSlabOn(At, SlabBytes);
+    ASSERT_FALSE(bool(Slab));
+    std::string Msg = toString(Slab.takeError());
+    EXPECT_TRUE(mentions(Msg, "no slab service at " + formatv("{0:x}", At.getValue()).str() +
+                                  " in this executor"))
+        << Msg;
+  }
+  EXPECT_NE(Client->Slabs, Client->SharedSlabs);
+  EXPECT_TRUE(ranCorrectly(mapAt(Slab)));
 }
 
 // Each bad request is answered, and a good one right after it runs: the
