@@ -1,0 +1,331 @@
+//===- ConnectionServicesTest.cpp - One connection's services, in process -===//
+//
+// executor/ConnectionServices.h with no executor started: the services
+// over a real transport on one end of a socket pair, whose other end is a
+// host's transport driven by the test. A zero-copy launch lands its inputs
+// in the connection's slab, runs an entry of this binary there and answers
+// with its output; a refused one is answered and the next runs; launches
+// before zero-copy is enabled, or from a host of another version, are
+// refused naming why; a result past the message limit is an error reply. A
+// shared slab reaches the host as a memfd both map, counted in the budget.
+// The services are published as instances, and only while they live.
+//
+//===----------------------------------------------------------------------===//
+
+#include "../../executor/ConnectionServices.h"
+
+#include "../support/QuietClient.h"
+#include "wire/MemrefLayout.h"
+#include "wire/Protocol.h"
+#include "wire/SocketTransport.h"
+
+#include "gtest/gtest.h"
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+using namespace catalyst::remote;
+using namespace catalyst::remote::executor;
+using namespace llvm;
+using namespace llvm::orc;
+
+namespace {
+
+constexpr uint64_t MiB = 1 << 20;
+const std::vector<int32_t> Values = {7, -1, 1 << 20, 42};
+
+// Catalyst's entry ABI, run by the service: av[0] is a rank-1 int32
+// memref; rv gets a fresh rank-1 int32 memref of its values doubled.
+void doubled(void *Rv, void *Av) {
+  wire::MemrefDesc In(static_cast<void **>(Av)[0], 1);
+  int64_t N = In.size(0);
+  auto *Out = static_cast<int32_t *>(std::malloc(size_t(N) * 4));
+  const auto *From = static_cast<const int32_t *>(In.aligned()) + In.offset();
+  for (int64_t I = 0; I < N; ++I)
+    Out[I] = 2 * From[I * In.stride(0)];
+  wire::MemrefDesc R(Rv, 1);
+  R.setAllocated(Out);
+  R.setSize(0, N);
+  R.rewriteDense(Out);
+}
+
+// As doubled, but whatever its input, an output of 1 MiB of zeros.
+void megabyte(void *Rv, void *) {
+  wire::MemrefDesc R(Rv, 1);
+  void *Out = std::calloc(MiB / 4, 4);
+  R.setAllocated(Out);
+  R.setSize(0, int64_t(MiB / 4));
+  R.rewriteDense(Out);
+}
+
+// What the host end received of one launch, or of one shared slab.
+struct Received {
+  wire::PayloadOpcode OpC{};
+  std::string Error;
+  std::vector<wire::ZeroCopyOutput> Outputs;
+  std::vector<char> Payload;
+  uint8_t Kind = 0; // a SharedSlab's
+  ExecutorAddr Base;
+  uint64_t Bytes = 0;
+  std::vector<int> Fds;
+};
+
+// The host's end: sends launches and collects what comes back.
+class Host final : public wire::PayloadHandler {
+public:
+  Expected<std::vector<iovec>> place(wire::PayloadOpcode OpC, uint64_t, ArrayRef<char> Plan,
+                                     uint64_t PayloadBytes) override {
+    std::lock_guard<std::mutex> Lock(M);
+    Current = Received();
+    Current.OpC = OpC;
+    wire::sps::SPSInputBuffer IB(Plan.data(), Plan.size());
+    bool Decoded = false;
+    if (OpC == wire::PayloadOpcode::LaunchResult) {
+      uint64_t CopyIn, Kernel, CopyOut, Copied, Start;
+      Decoded = wire::SPSZeroCopyResult::deserialize(IB, Current.Error, Current.Outputs, CopyIn,
+                                                     Kernel, CopyOut, Copied, Start);
+    } else if (OpC == wire::PayloadOpcode::SharedSlab) {
+      Decoded = wire::SPSSharedSlab::deserialize(IB, Current.Kind, Current.Base, Current.Bytes);
+    }
+    if (!Decoded)
+      return createStringError(inconvertibleErrorCode(), "an undecodable message");
+    Current.Payload.resize(PayloadBytes);
+    if (!PayloadBytes)
+      return std::vector<iovec>();
+    return std::vector<iovec>{{Current.Payload.data(), Current.Payload.size()}};
+  }
+
+  void finish(wire::PayloadOpcode, uint64_t, shared::WrapperFunctionBuffer, Error Err) override {
+    std::lock_guard<std::mutex> Lock(M);
+    if (Err)
+      Current.Error = "host: " + toString(std::move(Err));
+    if (T)
+      Current.Fds = T->takeDescriptors();
+    Got.push_back(std::move(Current));
+    Changed.notify_all();
+  }
+
+  void disconnected() override {}
+
+  // The next message, within 10 s.
+  Expected<Received> next() {
+    std::unique_lock<std::mutex> Lock(M);
+    if (!Changed.wait_for(Lock, std::chrono::seconds(10), [&] { return !Got.empty(); }))
+      return createStringError(inconvertibleErrorCode(), "nothing came within 10 s");
+    Received R = std::move(Got.front());
+    Got.erase(Got.begin());
+    return R;
+  }
+
+  wire::SocketTransport *T = nullptr; // set before start()
+
+private:
+  std::mutex M;
+  std::condition_variable Changed;
+  Received Current;          // the message being handled (reader thread)
+  std::vector<Received> Got; // guarded by M
+};
+
+class ConnectionServicesTest : public ::testing::Test {
+protected:
+  // The executor's transport lent to zero-copy launches, and to shared
+  // slabs when Shared; ExecutorLimit its --max-message.
+  void open(bool Shared = false, uint64_t ExecutorLimit = uint64_t(1) << 30) {
+    int Fds[2];
+    ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, Fds), 0);
+    wire::TransportOptions EO, HO;
+    EO.MaxMessageSize = ExecutorLimit;
+    HO.AcceptDescriptors = true;
+    auto E = wire::SocketTransport::Create(ExecutorClient, Fds[0], EO);
+    ASSERT_TRUE(bool(E)) << toString(E.takeError());
+    Executor = std::move(*E);
+    auto H = wire::SocketTransport::Create(HostClient, Fds[1], HO);
+    ASSERT_TRUE(bool(H)) << toString(H.takeError());
+    HostEnd = std::move(*H);
+    C.zeroCopy().attach(*Executor);
+    if (Shared)
+      C.sharedSlabs().attach(*Executor);
+    Receiver.T = HostEnd.get();
+    HostEnd->setPayloadHandler(&Receiver);
+    ASSERT_FALSE(bool(Executor->start()));
+    ASSERT_FALSE(bool(HostEnd->start()));
+  }
+
+  void TearDown() override {
+    if (HostEnd)
+      HostEnd->disconnect();
+    if (Executor)
+      Executor->disconnect();
+    // The readers are joined as the transports go; then the services
+    // stop using them.
+    HostEnd.reset();
+    Executor.reset();
+    C.zeroCopy().detach();
+    C.sharedSlabs().detach();
+  }
+
+  // One launch of Entry on Values at Dest, and what came back.
+  Expected<Received> launch(void (*Entry)(void *, void *), ExecutorAddr Dest) {
+    uint64_t Bytes = Values.size() * 4;
+    std::vector<wire::ZeroCopyInput> Ins = {{4, {int64_t(Values.size())}, Dest, Bytes}};
+    std::vector<wire::LaunchOutputSpec> Outs = {{1, 4}};
+    std::vector<wire::SourceOrdered> None;
+    ExecutorAddr At = ExecutorAddr::fromPtr(Entry);
+    std::vector<char> Plan(wire::SPSZeroCopyPlan::size(At, Ins, Outs, None));
+    wire::sps::SPSOutputBuffer OB(Plan.data(), Plan.size());
+    if (!wire::SPSZeroCopyPlan::serialize(OB, At, Ins, Outs, None))
+      return createStringError(inconvertibleErrorCode(), "cannot encode the plan");
+    wire::PayloadPart Part{reinterpret_cast<const char *>(Values.data()), Bytes, nullptr};
+    if (auto Err = HostEnd->sendWithPayload(wire::PayloadOpcode::Launch, ++SeqNo, Plan, Part))
+      return Err;
+    return Receiver.next();
+  }
+
+  ConnectionServices C{64 * MiB};
+  test::QuietClient ExecutorClient, HostClient;
+  Host Receiver;
+  std::unique_ptr<wire::SocketTransport> Executor, HostEnd;
+  uint64_t SeqNo = 0;
+};
+
+std::vector<int32_t> doubledValues() {
+  std::vector<int32_t> D;
+  for (int32_t V : Values)
+    D.push_back(2 * V);
+  return D;
+}
+
+std::vector<int32_t> asInts(const std::vector<char> &Bytes) {
+  std::vector<int32_t> Ints(Bytes.size() / 4);
+  std::memcpy(Ints.data(), Bytes.data(), Ints.size() * 4);
+  return Ints;
+}
+
+TEST_F(ConnectionServicesTest, ALaunchRunsOnItsInputsWhereTheyLanded) {
+  open();
+  EXPECT_EQ(C.zeroCopy().enable(wire::ZeroCopyVersion), wire::ZeroCopyVersion);
+  auto Slab = C.slabs().reserve(2 * MiB);
+  ASSERT_TRUE(bool(Slab)) << toString(Slab.takeError());
+  auto R = launch(doubled, ExecutorAddr::fromPtr(*Slab + 64));
+  ASSERT_TRUE(bool(R)) << toString(R.takeError());
+  EXPECT_EQ(R->OpC, wire::PayloadOpcode::LaunchResult);
+  EXPECT_EQ(R->Error, "");
+  ASSERT_EQ(R->Outputs.size(), 1u);
+  EXPECT_EQ(std::get<0>(R->Outputs[0]), wire::Shape{int64_t(Values.size())});
+  EXPECT_EQ(asInts(R->Payload), doubledValues());
+  EXPECT_EQ(std::memcmp(*Slab + 64, Values.data(), Values.size() * 4), 0)
+      << "the inputs landed in the slab, where the plan said";
+}
+
+TEST_F(ConnectionServicesTest, ARefusedLaunchIsAnsweredAndTheNextRuns) {
+  open();
+  C.zeroCopy().enable(wire::ZeroCopyVersion);
+  auto Slab = C.slabs().reserve(2 * MiB);
+  ASSERT_TRUE(bool(Slab)) << toString(Slab.takeError());
+  auto Bad = launch(doubled, ExecutorAddr(0x1000));
+  ASSERT_TRUE(bool(Bad)) << toString(Bad.takeError());
+  EXPECT_NE(Bad->Error.find("is outside this session's slabs"), std::string::npos) << Bad->Error;
+  EXPECT_TRUE(Bad->Outputs.empty() && Bad->Payload.empty());
+  auto Good = launch(doubled, ExecutorAddr::fromPtr(*Slab));
+  ASSERT_TRUE(bool(Good)) << toString(Good.takeError());
+  EXPECT_EQ(Good->Error, "");
+  EXPECT_EQ(asInts(Good->Payload), doubledValues());
+}
+
+TEST_F(ConnectionServicesTest, LaunchesAreRefusedUntilEnabledInThisVersion) {
+  open();
+  auto Slab = C.slabs().reserve(2 * MiB);
+  ASSERT_TRUE(bool(Slab)) << toString(Slab.takeError());
+  auto Early = launch(doubled, ExecutorAddr::fromPtr(*Slab));
+  ASSERT_TRUE(bool(Early)) << toString(Early.takeError());
+  EXPECT_NE(Early->Error.find("zero-copy launches were not enabled by the host"), std::string::npos)
+      << Early->Error;
+  EXPECT_EQ(C.zeroCopy().enable(wire::ZeroCopyVersion - 1), wire::ZeroCopyVersion);
+  auto Older = launch(doubled, ExecutorAddr::fromPtr(*Slab));
+  ASSERT_TRUE(bool(Older)) << toString(Older.takeError());
+  EXPECT_NE(
+      Older->Error.find("the host speaks version " + std::to_string(wire::ZeroCopyVersion - 1)),
+      std::string::npos)
+      << Older->Error;
+}
+
+TEST_F(ConnectionServicesTest, AResultPastTheMessageLimitIsAnErrorReply) {
+  open(/*Shared=*/false, /*ExecutorLimit=*/64 << 10);
+  C.zeroCopy().enable(wire::ZeroCopyVersion);
+  auto Slab = C.slabs().reserve(2 * MiB);
+  ASSERT_TRUE(bool(Slab)) << toString(Slab.takeError());
+  auto Big = launch(megabyte, ExecutorAddr::fromPtr(*Slab));
+  ASSERT_TRUE(bool(Big)) << toString(Big.takeError());
+  EXPECT_NE(Big->Error.find("the launch result does not fit a message: its outputs take 1048576 "
+                            "bytes"),
+            std::string::npos)
+      << Big->Error;
+  auto Small = launch(doubled, ExecutorAddr::fromPtr(*Slab));
+  ASSERT_TRUE(bool(Small)) << toString(Small.takeError());
+  EXPECT_EQ(asInts(Small->Payload), doubledValues()) << "the session went on";
+}
+
+TEST_F(ConnectionServicesTest, ASharedSlabIsAMemfdTheHostMapsCountedInTheBudget) {
+  open(/*Shared=*/true);
+  auto Slab = C.sharedSlabs().reserve(MiB);
+  ASSERT_TRUE(bool(Slab)) << toString(Slab.takeError());
+  uint64_t Counted = C.budget().used();
+  EXPECT_GE(Counted, MiB);
+  auto R = Receiver.next();
+  ASSERT_TRUE(bool(R)) << toString(R.takeError());
+  EXPECT_EQ(R->OpC, wire::PayloadOpcode::SharedSlab);
+  EXPECT_EQ(R->Kind, uint8_t(wire::SharedSlabKind::Input));
+  EXPECT_EQ(R->Base, ExecutorAddr::fromPtr(*Slab));
+  ASSERT_EQ(R->Fds.size(), 1u);
+  ASSERT_GE(R->Bytes, MiB);
+  void *Mine = ::mmap(nullptr, R->Bytes, PROT_READ | PROT_WRITE, MAP_SHARED, R->Fds[0], 0);
+  ASSERT_NE(Mine, MAP_FAILED);
+  std::memset(Mine, 0x3c, R->Bytes);
+  EXPECT_EQ(static_cast<unsigned char>((*Slab)[R->Bytes - 1]), 0x3c) << "the same bytes";
+  EXPECT_TRUE(C.slabs().hold().containsShared(*Slab, R->Bytes));
+  ::munmap(Mine, R->Bytes);
+  for (int Fd : R->Fds)
+    ::close(Fd);
+  EXPECT_FALSE(bool(C.slabs().release(*Slab)));
+  EXPECT_EQ(C.budget().used(), 0u) << "released, given back";
+}
+
+TEST_F(ConnectionServicesTest, SharedSlabsNeedTheTransportLentToThem) {
+  open(/*Shared=*/false);
+  auto Slab = C.sharedSlabs().reserve(MiB);
+  ASSERT_FALSE(bool(Slab));
+  std::string Msg = toString(Slab.takeError());
+  EXPECT_NE(Msg.find("need the executor's local socket"), std::string::npos) << Msg;
+  EXPECT_EQ(C.budget().used(), 0u) << "nothing reserved, nothing counted";
+}
+
+TEST(ConnectionServicesInstancesTest, TheServicesArePublishedWhileTheyLive) {
+  StringMap<ExecutorAddr> Symbols;
+  {
+    ConnectionServices C(64 * MiB);
+    C.addBootstrapSymbols(Symbols);
+    ASSERT_EQ(Symbols.size(), 3u);
+    auto Regions = instanceAt<Slabs>(Symbols[wire::SlabsInstanceName], "slab service");
+    ASSERT_TRUE(bool(Regions)) << toString(Regions.takeError());
+    EXPECT_EQ(&*Regions, &C.slabs());
+    auto Shared = instanceAt<SharedSlabs>(Symbols[wire::SharedSlabsInstanceName], "shared slabs");
+    ASSERT_TRUE(bool(Shared)) << toString(Shared.takeError());
+    EXPECT_EQ(&*Shared, &C.sharedSlabs());
+    auto ZeroCopy = instanceAt<ZeroCopyService>(Symbols[wire::ZeroCopyInstanceName], "zero-copy");
+    ASSERT_TRUE(bool(ZeroCopy)) << toString(ZeroCopy.takeError());
+    EXPECT_EQ(&*ZeroCopy, &C.zeroCopy());
+    auto Crossed = instanceAt<Slabs>(Symbols[wire::SharedSlabsInstanceName], "slab service");
+    ASSERT_FALSE(bool(Crossed)) << "another service's instance";
+    consumeError(Crossed.takeError());
+  }
+  auto Gone = instanceAt<Slabs>(Symbols[wire::SlabsInstanceName], "slab service");
+  ASSERT_FALSE(bool(Gone));
+  EXPECT_NE(toString(Gone.takeError()).find("no slab service at 0x"), std::string::npos);
+}
+
+} // namespace
