@@ -123,7 +123,7 @@ int serveConnection(int Fd, const std::string &Peer, const ConnectionOptions &Gi
   if (auto Err = createAssetDirectory())
     LogLine() << Label << ": " << toString(std::move(Err));
   // Everything this host's services share; it outlives the server below.
-  ConnectionServices Connection(Options.MaxReservedBytes);
+  ConnectionServices Connection(Options.MaxReservedBytes, Options.MaxResidentBytes);
   if (auto Err = retainFreedMemory(Options.RetainedBytes))
     LogLine() << Label << ": " << toString(std::move(Err)) << "; kernels' memory is not kept";
   wire::SocketTransport *Transport = nullptr;
@@ -155,7 +155,7 @@ int serveConnection(int Fd, const std::string &Peer, const ConnectionOptions &Gi
   // Lent before the first message is read, taken back before the server
   // goes (TransportHandoff.h says who may use it until when).
   bool Extensions = !Options.Services.UpstreamOnly;
-  TransportHandoff Handoff(Extensions ? &Connection.zeroCopy() : nullptr,
+  TransportHandoff Handoff(Extensions ? &Connection.payloads() : nullptr,
                            Extensions && Local ? &Connection.sharedSlabs() : nullptr);
   TOpts.OnReaderStart = [&Transport, &Handoff] {
     prepareThreadForCrashes();

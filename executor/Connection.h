@@ -26,8 +26,10 @@ struct ConnectionOptions {
   // How long a peer has to authenticate, or without a secret to send its
   // whole first message, before it is dropped (the listener enforces it).
   std::chrono::milliseconds HandshakeTimeout{10000};
-  // Executor memory (code and launch slabs) one host may reserve.
+  // Executor memory (code, launch slabs and residents) one host may reserve.
   uint64_t MaxReservedBytes = uint64_t(16) << 30;
+  // Of it, what one host may keep as resident tensors (--max-resident-mib).
+  uint64_t MaxResidentBytes = uint64_t(8) << 30;
   // Kernels' freed memory kept faulted in for the next launch (Retention.h).
   uint64_t RetainedBytes = uint64_t(1) << 30;
   // Where to write a byte once a peer that had to earn it is admitted, to

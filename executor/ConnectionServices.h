@@ -2,10 +2,11 @@
 //
 // The executor serves one host per process, and this is that host's state:
 // the memory budget its reservations count against, the slabs its launches
-// land in, the shared slabs of the local socket, and the zero-copy launch
-// service. serveConnection() builds it on its stack, before the EPC server
-// and outliving it, so that nothing else owns it and a kernel's exit(),
-// which runs static destructors under other threads, cannot destroy it.
+// land in, the shared slabs of the local socket, the tensors it keeps
+// (residents), and the services of its payload messages: zero-copy
+// launches and residents, behind one router. serveConnection() builds it on its stack, before the
+// EPC server and outliving it, so that nothing else owns it and a kernel's exit(), which runs
+// static destructors under other threads, cannot destroy it.
 //
 // The services a host calls are published as instance bootstrap symbols
 // (addBootstrapSymbols), ORC's way: the host passes the instance back with
@@ -21,6 +22,9 @@
 
 #include "Instances.h"
 #include "MemoryBudget.h"
+#include "PayloadRouter.h"
+#include "ResidentService.h"
+#include "ResidentStore.h"
 #include "SharedSlabs.h"
 #include "Slabs.h"
 #include "ZeroCopyService.h"
@@ -34,9 +38,13 @@ namespace catalyst::remote::executor {
 
 class ConnectionServices {
 public:
-  // MaxReservedBytes: what the host may make this executor reserve, code
-  // and slabs together (--max-slab-mib).
-  explicit ConnectionServices(uint64_t MaxReservedBytes) { Budget.setCap(MaxReservedBytes); }
+  // MaxReservedBytes: what the host may make this executor reserve, code,
+  // slabs and residents together (--max-slab-mib); MaxResidentBytes: what
+  // it may keep as residents (--max-resident-mib).
+  ConnectionServices(uint64_t MaxReservedBytes, uint64_t MaxResidentBytes)
+      : Residents(Budget, MaxResidentBytes) {
+    Budget.setCap(MaxReservedBytes);
+  }
   ConnectionServices(const ConnectionServices &) = delete;
   ConnectionServices &operator=(const ConnectionServices &) = delete;
 
@@ -44,6 +52,9 @@ public:
   Slabs &slabs() { return Regions; }
   SharedSlabs &sharedSlabs() { return Shared; }
   ZeroCopyService &zeroCopy() { return ZeroCopy; }
+  ResidentStore &residents() { return Residents; }
+  // The transport's payload handler: launches and resident requests.
+  PayloadRouter &payloads() { return Payloads; }
 
   // Publishes the instances of the services hosts call by name
   // (wire::SlabsInstanceName and the others).
@@ -54,6 +65,9 @@ private:
   Slabs Regions{Budget};
   SharedSlabs Shared{Regions, Budget};
   ZeroCopyService ZeroCopy{Regions, Shared};
+  ResidentStore Residents;
+  ResidentService ResidentRequests{Residents};
+  PayloadRouter Payloads{ZeroCopy, ResidentRequests};
   Registered<Slabs> RegionsEntry{Regions};
   Registered<SharedSlabs> SharedEntry{Shared};
   Registered<ZeroCopyService> ZeroCopyEntry{ZeroCopy};

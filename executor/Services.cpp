@@ -18,6 +18,7 @@
 #include "Instances.h"
 #include "wire/LocalOffer.h"
 #include "wire/Protocol.h"
+#include "wire/Residents.h"
 #include "wire/SpsCheck.h"
 
 #include "llvm/ExecutionEngine/Orc/Shared/WrapperFunctionUtils.h"
@@ -179,6 +180,7 @@ void addServices(StringMap<ExecutorAddr> &Symbols, StringMap<std::vector<char>> 
   Symbols[wire::ClockName] = ExecutorAddr::fromPtr(&serve<wire::SPSClockSig, readClock>);
   BootstrapMap[wire::ProtocolKey] = encodedVersion(wire::ProtocolVersion);
   BootstrapMap[wire::ZeroCopyKey] = encodedVersion(wire::ZeroCopyVersion);
+  BootstrapMap[wire::ResidentsKey] = encodedVersion(wire::ResidentsVersion);
   BootstrapMap[wire::VersionKey] =
       encode<wire::SPSVersionValue>(std::string(CATALYST_REMOTE_VERSION));
   if (!Options.LocalOffer.empty())

@@ -4,8 +4,8 @@
 
 #include "CrashReporter.h"
 #include "Heartbeat.h"
+#include "PayloadRouter.h"
 #include "SharedSlabs.h"
-#include "ZeroCopyService.h"
 
 namespace catalyst::remote::executor {
 
@@ -13,8 +13,8 @@ void TransportHandoff::handOut(wire::SocketTransport &T) {
   Lent = &T;
   armCrashReporter(T);
   Heartbeat::get().attach(T);
-  if (ZeroCopy)
-    ZeroCopy->attach(T);
+  if (Payloads)
+    Payloads->attach(T);
   if (Shared)
     Shared->attach(T);
 }
@@ -28,8 +28,8 @@ void TransportHandoff::takeBack() {
   // using the transport.
   Heartbeat::get().stop();
   disarmCrashReporter();
-  if (ZeroCopy)
-    ZeroCopy->detach();
+  if (Payloads)
+    Payloads->detach();
   if (Shared)
     Shared->detach();
   Lent = nullptr;

@@ -38,17 +38,17 @@ class SocketTransport;
 
 namespace catalyst::remote::executor {
 
-class ZeroCopyService;
+class PayloadRouter;
 class SharedSlabs;
 
 class TransportHandoff {
 public:
   // The services lent the transport besides the heartbeat and the crash
-  // reporter: ZeroCopy when this project's services are served, Shared
-  // when the connection is the local socket; null otherwise. Both outlive
-  // this.
-  TransportHandoff(ZeroCopyService *ZeroCopy, SharedSlabs *Shared)
-      : ZeroCopy(ZeroCopy), Shared(Shared) {}
+  // reporter: Payloads (launches, residents) when this project's services
+  // are served, Shared when the connection is the local socket; null
+  // otherwise. Both outlive this.
+  TransportHandoff(PayloadRouter *Payloads, SharedSlabs *Shared)
+      : Payloads(Payloads), Shared(Shared) {}
   // Takes the transport back if takeBack() was not called, late as that is:
   // call takeBack() before the server goes.
   ~TransportHandoff() { takeBack(); }
@@ -61,15 +61,15 @@ public:
   void handOut(wire::SocketTransport &T);
 
   // Takes the transport back from every service: stops and joins the
-  // heartbeat thread, disarms the crash reporter, and leaves the zero-copy
-  // service and shared slabs without it. On the thread that waits for the
+  // heartbeat thread, disarms the crash reporter, and leaves the payload
+  // services and shared slabs without it. On the thread that waits for the
   // server, once waitForDisconnect() returned (or creating the server
   // failed) and before the server is destroyed. Once; later calls, and a
   // call with nothing handed out, do nothing.
   void takeBack();
 
 private:
-  ZeroCopyService *const ZeroCopy;
+  PayloadRouter *const Payloads;
   SharedSlabs *const Shared;
   // What was lent: set on the reader thread by handOut(), then read and
   // cleared by takeBack() on the serving thread, which the server's end

@@ -96,11 +96,6 @@ std::vector<char> encodeResult(const std::string &Error, ArrayRef<ZeroCopyOutput
 
 } // namespace
 
-void ZeroCopyService::attach(SocketTransport &T) {
-  Transport = &T;
-  T.setPayloadHandler(this);
-}
-
 uint32_t ZeroCopyService::enable(uint32_t HostVersion) {
   if (HostVersion == ZeroCopyVersion) {
     Enabled = true;

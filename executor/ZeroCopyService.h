@@ -46,10 +46,10 @@ public:
   ZeroCopyService(const ZeroCopyService &) = delete;
   ZeroCopyService &operator=(const ZeroCopyService &) = delete;
 
-  // The connection's transport (TransportHandoff), which launches are read
+  // The connection's transport (PayloadRouter), which launches are read
   // from and answered on, on its reader thread; attach() before the first
   // message, detach() once the session is over and the reader done.
-  void attach(wire::SocketTransport &T);
+  void attach(wire::SocketTransport &T) { Transport = &T; }
   void detach() { Transport = nullptr; }
   // Enables zero-copy launches for a host speaking HostVersion, when it is
   // wire::ZeroCopyVersion; else refuses them (each launch gets an error

@@ -95,8 +95,10 @@ const char *Usage =
     "                           send its whole first message, before it is dropped\n"
     "                           (default 10); the TLS handshake that follows gets as\n"
     "                           long again\n"
-    "  --max-slab-mib MIB       executor memory (code and launch slabs) one host may\n"
-    "                           reserve (default 16384)\n"
+    "  --max-slab-mib MIB       executor memory (code, launch slabs and resident\n"
+    "                           tensors) one host may reserve (default 16384)\n"
+    "  --max-resident-mib MIB   of it, what one host may keep as resident tensors\n"
+    "                           (default 8192)\n"
     "  --max-message MIB        largest message accepted from a host (default 8192)\n"
     "  --retain-mib MIB         memory each connection keeps faulted in for its kernels'\n"
     "                           next large allocations, once freed (default 1024; 0: none)\n"
@@ -186,6 +188,8 @@ const std::pair<StringRef, Setter> ValueOptions[] = {
      [](StringRef V, Args &A) { return parseMiB(V, A.Serve.Connection.MaxMessageSize); }},
     {"--max-slab-mib",
      [](StringRef V, Args &A) { return parseMiB(V, A.Serve.Connection.MaxReservedBytes); }},
+    {"--max-resident-mib",
+     [](StringRef V, Args &A) { return parseMiB(V, A.Serve.Connection.MaxResidentBytes); }},
     {"--retain-mib",
      [](StringRef V, Args &A) { return parseMiB(V, A.Serve.Connection.RetainedBytes, true); }},
     {"--workers",

@@ -9,6 +9,7 @@
 
 #include "wire/MemrefLayout.h"
 #include "wire/Protocol.h"
+#include "wire/Residents.h"
 #include "wire/SocketTransport.h"
 #include "wire/SpsCheck.h"
 
@@ -222,6 +223,19 @@ std::vector<std::pair<std::string, Bytes>> seeds() {
   S.push_back({"memref-layout/transposed", Layout(3, 3, 0, {2, 3, 4}, {1, 2, 6})});
   S.push_back({"memref-layout/broadcast", Layout(2, 0, 7, {3, 5}, {0, 1})});
   S.push_back({"memref-layout/wrapping", Layout(2, 0, 0, {2, 2}, {INT64_MAX, INT64_MIN})});
+  // Residents: the decoder, the payload size, then the plan.
+  auto Resident = [](uint8_t Which, uint64_t PayloadBytes, Bytes Plan) {
+    Bytes B = {char(Which)};
+    put(B, PayloadBytes);
+    append(B, Plan);
+    return B;
+  };
+  S.push_back({"residents/upload", Resident(0, 48, wire::encodeUploadPlan(3, 4, {3, 4}))});
+  S.push_back({"residents/fetch", Resident(1, 0, wire::encodeResidentIds({3}))});
+  S.push_back({"residents/release", Resident(2, 0, wire::encodeResidentIds({3, 9, 12}))});
+  S.push_back({"residents/reply", Resident(3, 48, wire::encodeResidentReply("", {4, {3, 4}, 48}))});
+  S.push_back({"residents/refusal",
+               Resident(3, 0, wire::encodeResidentReply("resident 3 does not exist", {}))});
   // .npy files as NumPy writes them, of each header version.
   S.push_back({"npy-file/f64-c-v1",
                npy(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }", 48)});

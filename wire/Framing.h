@@ -52,6 +52,12 @@ enum class PayloadOpcode : uint64_t {
   SharedLaunch = 0x43,
   SharedResult = 0x44,
   SharedSlab = 0x45,
+  // Residents (Residents.h): host to executor, each answered by a
+  // ResidentReply.
+  Upload = 0x47,
+  Fetch = 0x48,
+  Release = 0x49,
+  ResidentReply = 0x4a,
 };
 
 // Also this project's own: a header alone, which an executor sends while it
@@ -67,7 +73,8 @@ inline constexpr uint64_t DoorbellOpcode = 0x46;
 inline bool isPayloadOpcode(uint64_t OpC) {
   return OpC == uint64_t(PayloadOpcode::Launch) || OpC == uint64_t(PayloadOpcode::LaunchResult) ||
          (OpC >= uint64_t(PayloadOpcode::SharedLaunch) &&
-          OpC <= uint64_t(PayloadOpcode::SharedSlab));
+          OpC <= uint64_t(PayloadOpcode::SharedSlab)) ||
+         (OpC >= uint64_t(PayloadOpcode::Upload) && OpC <= uint64_t(PayloadOpcode::ResidentReply));
 }
 
 // What may travel through the shared mailbox instead of the socket.
@@ -79,6 +86,12 @@ inline bool isMailOpcode(uint64_t OpC) {
 // A request: the sender waits for its result (a round trip).
 inline bool isLaunchOpcode(PayloadOpcode OpC) {
   return OpC == PayloadOpcode::Launch || OpC == PayloadOpcode::SharedLaunch;
+}
+
+// A request about residents (Residents.h), answered by a ResidentReply.
+inline bool isResidentOpcode(PayloadOpcode OpC) {
+  return OpC == PayloadOpcode::Upload || OpC == PayloadOpcode::Fetch ||
+         OpC == PayloadOpcode::Release;
 }
 
 // Encodes a complete Hangup frame carrying Message, ready to be written to the

@@ -17,6 +17,7 @@
 #include "../support/QuietClient.h"
 #include "wire/MemrefLayout.h"
 #include "wire/Protocol.h"
+#include "wire/Residents.h"
 #include "wire/SocketTransport.h"
 
 #include "gtest/gtest.h"
@@ -73,6 +74,7 @@ struct Received {
   ExecutorAddr Base;
   uint64_t Bytes = 0;
   std::vector<int> Fds;
+  wire::TensorShape Resident; // a ResidentReply's
 };
 
 // The host's end: sends launches and collects what comes back.
@@ -91,6 +93,13 @@ public:
                                                      Kernel, CopyOut, Copied, Start);
     } else if (OpC == wire::PayloadOpcode::SharedSlab) {
       Decoded = wire::SPSSharedSlab::deserialize(IB, Current.Kind, Current.Base, Current.Bytes);
+    } else if (OpC == wire::PayloadOpcode::ResidentReply) {
+      auto R = wire::decodeResidentReply(Plan, PayloadBytes);
+      if (!R)
+        return R.takeError();
+      Current.Error = R->Error;
+      Current.Resident = R->Shape;
+      Decoded = true;
     }
     if (!Decoded)
       return createStringError(inconvertibleErrorCode(), "an undecodable message");
@@ -147,7 +156,7 @@ protected:
     auto H = wire::SocketTransport::Create(HostClient, Fds[1], HO);
     ASSERT_TRUE(bool(H)) << toString(H.takeError());
     HostEnd = std::move(*H);
-    C.zeroCopy().attach(*Executor);
+    C.payloads().attach(*Executor);
     if (Shared)
       C.sharedSlabs().attach(*Executor);
     Receiver.T = HostEnd.get();
@@ -165,7 +174,7 @@ protected:
     // stop using them.
     HostEnd.reset();
     Executor.reset();
-    C.zeroCopy().detach();
+    C.payloads().detach();
     C.sharedSlabs().detach();
   }
 
@@ -186,7 +195,29 @@ protected:
     return Receiver.next();
   }
 
-  ConnectionServices C{64 * MiB};
+  // One resident request: its plan and payload, and what came back.
+  Expected<Received> request(wire::PayloadOpcode OpC, ArrayRef<char> Plan,
+                             ArrayRef<char> Payload = {}) {
+    wire::PayloadPart Part{Payload.data(), Payload.size(), nullptr};
+    ArrayRef<wire::PayloadPart> Parts;
+    if (!Payload.empty())
+      Parts = Part;
+    if (auto Err = HostEnd->sendWithPayload(OpC, ++SeqNo, Plan, Parts))
+      return Err;
+    return Receiver.next();
+  }
+  Expected<Received> upload(uint64_t Id, ArrayRef<int64_t> Sizes, ArrayRef<int32_t> Ints) {
+    return request(wire::PayloadOpcode::Upload, wire::encodeUploadPlan(Id, 4, Sizes),
+                   {reinterpret_cast<const char *>(Ints.data()), Ints.size() * 4});
+  }
+  Expected<Received> fetch(uint64_t Id) {
+    return request(wire::PayloadOpcode::Fetch, wire::encodeResidentIds({Id}));
+  }
+  Expected<Received> release(ArrayRef<uint64_t> Ids) {
+    return request(wire::PayloadOpcode::Release, wire::encodeResidentIds(Ids));
+  }
+
+  ConnectionServices C{64 * MiB, 16 * MiB};
   test::QuietClient ExecutorClient, HostClient;
   Host Receiver;
   std::unique_ptr<wire::SocketTransport> Executor, HostEnd;
@@ -304,10 +335,67 @@ TEST_F(ConnectionServicesTest, SharedSlabsNeedTheTransportLentToThem) {
   EXPECT_EQ(C.budget().used(), 0u) << "nothing reserved, nothing counted";
 }
 
+// What a reply said, or why there was none.
+std::string said(Expected<Received> R) {
+  return R ? R->Error : "no reply: " + toString(R.takeError());
+}
+
+TEST_F(ConnectionServicesTest, AnUploadIsKeptFetchedAndReleased) {
+  open();
+  auto Up = upload(7, {2, 2}, Values);
+  ASSERT_TRUE(bool(Up)) << toString(Up.takeError());
+  EXPECT_EQ(Up->OpC, wire::PayloadOpcode::ResidentReply);
+  EXPECT_EQ(Up->Error, "");
+  EXPECT_EQ(Up->Resident.Sizes, (wire::Shape{2, 2}));
+  const ResidentStore::Resident *Kept = C.residents().find(7);
+  ASSERT_NE(Kept, nullptr);
+  EXPECT_EQ(std::memcmp(Kept->Data, Values.data(), 16), 0) << "the payload landed in it";
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(Kept->Data) % 64, 0u);
+  EXPECT_GT(C.budget().used(), 0u) << "counted in the connection's budget";
+  auto Back = fetch(7);
+  ASSERT_TRUE(bool(Back)) << toString(Back.takeError());
+  EXPECT_EQ(Back->Error, "");
+  EXPECT_EQ(Back->Resident.ElemSize, 4u);
+  EXPECT_EQ(asInts(Back->Payload), Values);
+  EXPECT_EQ(said(release({7})), "");
+  EXPECT_EQ(C.residents().find(7), nullptr);
+  EXPECT_EQ(C.budget().used(), 0u);
+  EXPECT_NE(said(fetch(7)).find("resident 7 does not exist in this session"), std::string::npos);
+  EXPECT_NE(said(release({7})).find("resident 7 does not exist in this session"), std::string::npos)
+      << "a second release";
+}
+
+TEST_F(ConnectionServicesTest, ResidentsAreBoundedAndBadRequestsRefusedAsTheSessionGoesOn) {
+  open();
+  ASSERT_EQ(said(upload(1, {4}, Values)), "");
+  EXPECT_NE(said(upload(1, {4}, Values)).find("resident id 1 is in use in this session already"),
+            std::string::npos);
+  EXPECT_NE(said(upload(2, {5}, Values)).find("its shape takes 20 bytes, its payload 16"),
+            std::string::npos);
+  EXPECT_NE(said(upload(0, {4}, Values)).find("resident id 0"), std::string::npos);
+  std::vector<int32_t> Big(17 * MiB / 4);
+  EXPECT_NE(said(upload(3, {int64_t(Big.size())}, Big)).find("(--max-resident-mib)"),
+            std::string::npos)
+      << "past the 16 MiB cap";
+  EXPECT_EQ(C.residents().size(), 1u) << "nothing kept of the refused ones";
+  EXPECT_NE(said(request(wire::PayloadOpcode::Fetch, wire::encodeResidentIds({1, 1})))
+                .find("2 ids, where 1 to 1 may come"),
+            std::string::npos);
+  EXPECT_NE(said(request(wire::PayloadOpcode::Fetch, {"\x01", 1})).find("do not decode"),
+            std::string::npos);
+  // Releasing names what it could not free, and frees the rest.
+  ASSERT_EQ(said(upload(4, {4}, Values)), "");
+  EXPECT_NE(said(release({1, 99, 4})).find("resident 99 does not exist"), std::string::npos);
+  EXPECT_EQ(C.residents().size(), 0u);
+  auto Fine = upload(5, {4}, Values);
+  ASSERT_TRUE(bool(Fine)) << toString(Fine.takeError());
+  EXPECT_EQ(Fine->Error, "") << "the session went on";
+}
+
 TEST(ConnectionServicesInstancesTest, TheServicesArePublishedWhileTheyLive) {
   StringMap<ExecutorAddr> Symbols;
   {
-    ConnectionServices C(64 * MiB);
+    ConnectionServices C(64 * MiB, 16 * MiB);
     C.addBootstrapSymbols(Symbols);
     ASSERT_EQ(Symbols.size(), 3u);
     auto Regions = instanceAt<Slabs>(Symbols[wire::SlabsInstanceName], "slab service");
