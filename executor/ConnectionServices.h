@@ -64,8 +64,8 @@ private:
   MemoryBudget Budget;
   Slabs Regions{Budget};
   SharedSlabs Shared{Regions, Budget};
-  ZeroCopyService ZeroCopy{Regions, Shared};
   ResidentStore Residents;
+  ZeroCopyService ZeroCopy{Regions, Shared, Residents};
   ResidentService ResidentRequests{Residents};
   PayloadRouter Payloads{ZeroCopy, ResidentRequests};
   Registered<Slabs> RegionsEntry{Regions};

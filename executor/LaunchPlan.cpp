@@ -8,6 +8,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <algorithm>
 #include <vector>
 
 using namespace llvm;
@@ -26,13 +27,20 @@ namespace {
 // Bounds a plan may not exceed, whatever it announces.
 constexpr uint64_t MaxMemrefs = 1 << 16;
 
-Error checkInput(size_t I, const ZeroCopyInput &In, SlabCheck InSlabs) {
+// Whether In's shape is whole; Expected gets its bytes.
+bool wholeShape(const ZeroCopyInput &In, uint64_t &Expected) {
   auto &[ElemSize, Sizes, Dest, Bytes] = In;
-  uint64_t Expected = ElemSize;
+  Expected = ElemSize;
   bool Ok = ElemSize > 0 && Sizes.size() <= MaxRank;
   for (int64_t S : Sizes)
     Ok = Ok && S >= 0 && !__builtin_mul_overflow(Expected, uint64_t(S), &Expected);
-  if (!Ok || Expected != Bytes)
+  return Ok;
+}
+
+Error checkInput(size_t I, const ZeroCopyInput &In, SlabCheck InSlabs) {
+  auto &[ElemSize, Sizes, Dest, Bytes] = In;
+  uint64_t Expected;
+  if (!wholeShape(In, Expected) || Expected != Bytes)
     return badLaunchRequest("input " + Twine(I) + " has an inconsistent shape");
   if (Bytes && !InSlabs(Dest.toPtr<char *>(), Bytes))
     return badLaunchRequest("input " + Twine(I) + ": destination " +
@@ -81,10 +89,64 @@ Error checkApart(ArrayRef<ZeroCopyInput> Inputs) {
   return Error::success();
 }
 
+// The zero-copy plan, or the longer one with residents: a plan walks as
+// exactly one of the two.
 bool decode(ArrayRef<char> Plan, LaunchPlan &Out) {
   sps::SPSInputBuffer IB(Plan.data(), Plan.size());
-  return spsWellFormed<SPSZeroCopyPlan>(Plan.data(), Plan.size()) &&
-         SPSZeroCopyPlan::deserialize(IB, Out.Entry, Out.Inputs, Out.Outputs, Out.Reordered);
+  if (spsWellFormed<SPSZeroCopyPlan>(Plan.data(), Plan.size()))
+    return SPSZeroCopyPlan::deserialize(IB, Out.Entry, Out.Inputs, Out.Outputs, Out.Reordered);
+  return spsWellFormed<SPSResidentLaunchPlan>(Plan.data(), Plan.size()) &&
+         SPSResidentLaunchPlan::deserialize(IB, Out.Entry, Out.Inputs, Out.Outputs, Out.Reordered,
+                                            Out.ResidentInputs, Out.KeptOutputs);
+}
+
+// Refs by increasing index below Count, ids nonzero; What names them.
+Error checkRefs(ArrayRef<ResidentRef> Refs, size_t Count, const char *What) {
+  uint64_t Next = 0;
+  for (auto &[Index, Id] : Refs) {
+    if (Index < Next || Index >= Count)
+      return badLaunchRequest(Twine(What) + " " + Twine(Index) + " is out of order or range");
+    if (Id == 0)
+      return badLaunchRequest(Twine(What) + " " + Twine(Index) + " names resident id 0");
+    Next = Index + 1;
+  }
+  return Error::success();
+}
+
+// Whether input I is a resident (Refs by increasing index).
+bool isResident(ArrayRef<ResidentRef> Refs, size_t I, size_t &Cursor) {
+  if (Cursor < Refs.size() && std::get<0>(Refs[Cursor]) == I) {
+    ++Cursor;
+    return true;
+  }
+  return false;
+}
+
+// A resident input travels as its shape alone; no output is kept twice
+// under one id.
+Error checkResidents(const LaunchPlan &Out) {
+  if (auto Err = checkRefs(Out.ResidentInputs, Out.Inputs.size(), "resident input"))
+    return Err;
+  if (auto Err = checkRefs(Out.KeptOutputs, Out.Outputs.size(), "kept output"))
+    return Err;
+  for (auto &[Index, Id] : Out.ResidentInputs) {
+    uint64_t Expected;
+    auto &In = Out.Inputs[Index];
+    if (!wholeShape(In, Expected) || std::get<2>(In) || std::get<3>(In))
+      return badLaunchRequest("resident input " + Twine(Index) +
+                              " has an inconsistent shape, a destination or bytes");
+  }
+  for (auto &[Index, Id] : Out.Reordered)
+    for (auto &[Resident, Rid] : Out.ResidentInputs)
+      if (Index == Resident)
+        return badLaunchRequest("resident input " + Twine(Index) + " is in source order too");
+  std::vector<uint64_t> Ids;
+  for (auto &[Index, Id] : Out.KeptOutputs)
+    Ids.push_back(Id);
+  llvm::sort(Ids);
+  if (std::adjacent_find(Ids.begin(), Ids.end()) != Ids.end())
+    return badLaunchRequest("two kept outputs under one resident id");
+  return Error::success();
 }
 
 // Each once, in order, of a payload that carries them, their layouts a
@@ -119,12 +181,19 @@ Error decodeLaunchPlan(ArrayRef<char> Plan, uint64_t PayloadBytes, SlabCheck InS
   Out.Outputs.clear();
   Out.Reordered.clear();
   Out.Orders.clear();
+  Out.ResidentInputs.clear();
+  Out.KeptOutputs.clear();
   if (!decode(Plan, Out))
     return badLaunchRequest("malformed plan");
   if (!Out.Entry || Out.Inputs.size() > MaxMemrefs || Out.Outputs.size() > MaxMemrefs)
     return badLaunchRequest("no entry, or too many memrefs");
+  if (auto Err = checkResidents(Out))
+    return Err;
   uint64_t Total = 0;
+  size_t Resident = 0;
   for (size_t I = 0; I < Out.Inputs.size(); ++I) {
+    if (isResident(Out.ResidentInputs, I, Resident))
+      continue; // checked above: a shape alone
     if (auto Err = checkInput(I, Out.Inputs[I], InSlabs))
       return Err;
     if (__builtin_add_overflow(Total, std::get<3>(Out.Inputs[I]), &Total))

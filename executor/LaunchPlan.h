@@ -11,6 +11,7 @@
 #define CATALYST_REMOTE_EXECUTOR_LAUNCHPLAN_H
 
 #include "wire/Protocol.h"
+#include "wire/Residents.h"
 #include "wire/SourceOrder.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
@@ -25,6 +26,9 @@ struct LaunchPlan {
   // Inputs whose payload is in source order, by increasing index, checked.
   std::vector<wire::SourceOrdered> Reordered;
   std::vector<wire::SourceOrder> Orders; // Reordered's layouts
+  // Inputs that are residents, and outputs to keep as residents
+  // (wire/Residents.h): by increasing index, ids nonzero, checked.
+  std::vector<wire::ResidentRef> ResidentInputs, KeptOutputs;
 };
 
 // Whether Bytes at P lie inside this session's slabs.
@@ -35,11 +39,13 @@ using SlabCheck = llvm::function_ref<bool(const char *P, uint64_t Bytes)>;
 // (a SharedLaunch, which has no payload).
 enum class InputSource { Payload, InPlace };
 
-// Decodes Plan into Out (replacing
-// what it held) and checks it against the PayloadBytes that follow it:
-// input shapes consistent with their byte counts, destinations inside the
-// slabs (InSlabs) and apart from each other, output ranks and element
-// sizes, source orders.
+// Decodes Plan, a zero-copy plan or one with residents, into Out
+// (replacing what it held) and checks it against the PayloadBytes that
+// follow it: input shapes consistent with their byte counts, destinations
+// inside the slabs (InSlabs) and apart from each other, output ranks and
+// element sizes, source orders; resident inputs with no destination and no
+// bytes, kept outputs each under an id of its own. Whether the residents
+// exist is the service's to check.
 llvm::Error decodeLaunchPlan(llvm::ArrayRef<char> Plan, uint64_t PayloadBytes, SlabCheck InSlabs,
                              LaunchPlan &Out, InputSource From = InputSource::Payload);
 

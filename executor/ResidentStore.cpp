@@ -58,7 +58,22 @@ Expected<char *> ResidentStore::reserve(uint64_t Id, const wire::TensorShape &Sh
   }
   Held += Bytes;
   Kept[Id] = {Buffer, static_cast<char *>(Buffer), Shape};
+  Buffers.insert(Buffer);
   return static_cast<char *>(Buffer);
+}
+
+Error ResidentStore::adopt(uint64_t Id, void *Allocated, char *Data,
+                           const wire::TensorShape &Shape) {
+  uint64_t Bytes = footprint(Shape.Bytes);
+  if (Bytes < Shape.Bytes)
+    return createStringError(std::errc::not_enough_memory, "cannot keep a resident of %llu bytes",
+                             (unsigned long long)Shape.Bytes);
+  if (auto Err = take(Id, Bytes))
+    return Err;
+  Held += Bytes;
+  Kept[Id] = {Allocated, Data, Shape};
+  Buffers.insert(Allocated);
+  return Error::success();
 }
 
 Error ResidentStore::release(uint64_t Id) {
@@ -69,6 +84,7 @@ Error ResidentStore::release(uint64_t Id) {
                              "or never made)",
                              (unsigned long long)Id);
   uint64_t Bytes = footprint(It->second.Shape.Bytes);
+  Buffers.erase(It->second.Allocated);
   std::free(It->second.Allocated);
   Kept.erase(It);
   Held -= Bytes;

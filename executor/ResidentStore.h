@@ -29,6 +29,7 @@
 #include "wire/Residents.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
@@ -52,10 +53,18 @@ public:
   // A fresh buffer of Shape's bytes (64-byte aligned), kept as resident Id;
   // an error when Id is in use or the bytes pass a cap.
   llvm::Expected<char *> reserve(uint64_t Id, const wire::TensorShape &Shape);
+  // Keeps a kernel's output as resident Id, without a copy: Allocated
+  // (from malloc) is the store's from now on, Data its values, dense; an
+  // error when Id is in use or the bytes pass a cap (Allocated is then
+  // still the caller's).
+  llvm::Error adopt(uint64_t Id, void *Allocated, char *Data, const wire::TensorShape &Shape);
   // Frees resident Id; an error naming it when there is none.
   llvm::Error release(uint64_t Id);
   // Resident Id, or null.
   const Resident *find(uint64_t Id) const;
+  // Whether Allocated is a resident's buffer: a kernel that hands one back
+  // as its output does not make it the kernel's to free.
+  bool holdsBuffer(const void *Allocated) const { return Buffers.count(Allocated); }
 
   size_t size() const { return Kept.size(); }
   uint64_t bytes() const { return Held; }
@@ -66,6 +75,7 @@ private:
   MemoryBudget &Budget; // thread-safe itself
   const uint64_t Cap;
   llvm::DenseMap<uint64_t, Resident> Kept; // the reader's (see above)
+  llvm::DenseSet<const void *> Buffers;    // Kept's Allocated
   uint64_t Held = 0;                       // bytes of Kept, together
 };
 

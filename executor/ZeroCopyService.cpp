@@ -58,16 +58,19 @@ Expected<std::vector<Returned>> inspect(const Slabs &Regions, ArrayRef<LaunchOut
 }
 
 // Frees what the kernel handed back in Rv, once, whether or not its
-// descriptors passed inspection: never slab memory (inputs) and never a
-// constant global.
-void freeReturned(const Slabs &Regions, ArrayRef<LaunchOutputSpec> Specs, char *Rv) {
+// descriptors passed inspection: never slab memory (inputs), never a
+// constant global, never a resident's buffer (an input handed back, or an
+// output just kept: Adopted).
+void freeReturned(const Slabs &Regions, const ResidentStore &Residents,
+                  const SmallPtrSetImpl<void *> &Adopted, ArrayRef<LaunchOutputSpec> Specs,
+                  char *Rv) {
   SmallPtrSet<void *, 8> Freed;
   auto InSlabs = Regions.hold();
   for (auto [Rank, ElemSize] : Specs) {
     void *P = MemrefDesc(Rv, Rank).allocated();
     Rv += MemrefDesc::byteSize(Rank);
     if (!P || reinterpret_cast<uintptr_t>(P) == ConstantGlobalMarker ||
-        InSlabs.contains(static_cast<char *>(P), 1))
+        InSlabs.contains(static_cast<char *>(P), 1) || Adopted.count(P) || Residents.holdsBuffer(P))
       continue;
     if (Freed.insert(P).second)
       std::free(P);
@@ -134,6 +137,8 @@ Expected<std::vector<iovec>> ZeroCopyService::place(PayloadOpcode OpC, uint64_t 
       OpC == PayloadOpcode::SharedLaunch ? static_cast<LaunchPath &>(SharedPath) : SocketPath;
   if (auto Err = decode(Plan, PayloadBytes, Path))
     return Err;
+  if (auto Err = bindResidents())
+    return Err;
   Current.Path = &Path;
   std::vector<iovec> Dst;
   Work.PieceOrder.clear();
@@ -180,6 +185,85 @@ void ZeroCopyService::replyError(uint64_t SeqNo, Error Err) {
   }
 }
 
+namespace {
+
+std::string shapeText(uint64_t ElemSize, ArrayRef<int64_t> Sizes) {
+  std::string Text = std::to_string(ElemSize) + "-byte elements in [";
+  for (size_t K = 0; K < Sizes.size(); ++K)
+    Text += (K ? ", " : "") + std::to_string(Sizes[K]);
+  return Text + "]";
+}
+
+} // namespace
+
+// Each resident input's values are where the store keeps them, in the
+// shape the plan says; each kept output gets an id not in use.
+Error ZeroCopyService::bindResidents() {
+  for (auto &[Index, Id] : Current.ResidentInputs) {
+    auto &[ElemSize, Sizes, Dest, Bytes] = Current.Inputs[Index];
+    const ResidentStore::Resident *R = Residents.find(Id);
+    if (!R)
+      return badLaunchRequest("input " + Twine(Index) + ": resident " + Twine(Id) +
+                              " does not exist in this session (released already, or never made)");
+    if (R->Shape.ElemSize != ElemSize || ArrayRef<int64_t>(R->Shape.Sizes) != ArrayRef(Sizes))
+      return badLaunchRequest("input " + Twine(Index) + ": resident " + Twine(Id) + " holds " +
+                              shapeText(R->Shape.ElemSize, R->Shape.Sizes) + ", the launch wants " +
+                              shapeText(ElemSize, Sizes));
+    Dest = ExecutorAddr::fromPtr(R->Data);
+  }
+  for (auto &[Index, Id] : Current.KeptOutputs)
+    if (Residents.find(Id))
+      return badLaunchRequest("output " + Twine(Index) + ": resident id " + Twine(Id) +
+                              " is in use in this session already");
+  return Error::success();
+}
+
+// Each kept output becomes a resident: the kernel's own buffer when it is
+// dense, its own (malloc'ed) and not kept already, else a dense copy. A
+// failure releases what this launch kept, and the launch fails.
+Error ZeroCopyService::keepOutputs(ArrayRef<Returned> Outs, SmallPtrSetImpl<void *> &Adopted) {
+  auto InSlabs = Regions.hold();
+  for (size_t K = 0; K < Current.KeptOutputs.size(); ++K) {
+    auto &[Index, Id] = Current.KeptOutputs[K];
+    const Returned &O = Outs[Index];
+    Shape Sizes;
+    for (size_t D = 0; D < O.Desc.rank(); ++D)
+      Sizes.push_back(O.Desc.size(D));
+    auto Kept = tensorShape(O.ElemSize, Sizes, "a kept output");
+    Error Err = Kept.takeError();
+    void *Allocated = O.Desc.allocated();
+    char *Data = static_cast<char *>(O.Desc.aligned()) + O.Desc.offset() * int64_t(O.ElemSize);
+    bool Own = Allocated && reinterpret_cast<uintptr_t>(Allocated) != ConstantGlobalMarker &&
+               !InSlabs.contains(static_cast<char *>(Allocated), 1) &&
+               !Residents.holdsBuffer(Allocated) && !Adopted.count(Allocated);
+    if (!Err && O.Layout.Dense && Own) {
+      Err = Residents.adopt(Id, Allocated, Data, *Kept);
+      if (!Err)
+        Adopted.insert(Allocated);
+    } else if (!Err) {
+      auto Buffer = Residents.reserve(Id, *Kept);
+      if (!Buffer) {
+        Err = Buffer.takeError();
+      } else if (O.Layout.Dense) {
+        std::memcpy(*Buffer, Data, Kept->Bytes);
+      } else {
+        MemrefPacker Packer(O.Desc, O.ElemSize, O.Layout);
+        for (char *To = *Buffer; !Packer.done();)
+          To += Packer.pack(To, *Buffer + Kept->Bytes - To);
+      }
+    }
+    if (Err) {
+      for (size_t Done = 0; Done < K; ++Done)
+        // Kept by this launch a moment ago: there to release.
+        consumeError(Residents.release(std::get<1>(Current.KeptOutputs[Done])));
+      return createStringError(inconvertibleErrorCode(),
+                               "output " + std::to_string(Index) +
+                                   " cannot be kept: " + toString(std::move(Err)));
+    }
+  }
+  return Error::success();
+}
+
 // Descriptors of the inputs where they landed, and the argument area.
 void ZeroCopyService::buildArguments() {
   Scratch &S = Work;
@@ -212,6 +296,7 @@ uint64_t ZeroCopyService::collectOutputs(ArrayRef<Returned> Outs) {
   S.Packers.clear();
   S.Packers.reserve(Outs.size());
   uint64_t Packed = 0;
+  size_t Kept = 0;
   for (size_t I = 0; I < Outs.size(); ++I) {
     const Returned &O = Outs[I];
     auto &[Sizes, Bytes] = S.Shapes[I];
@@ -219,6 +304,11 @@ uint64_t ZeroCopyService::collectOutputs(ArrayRef<Returned> Outs) {
     for (size_t K = 0; K < Sizes.size(); ++K)
       Sizes[K] = O.Desc.size(K);
     Bytes = O.Layout.Bytes;
+    if (Kept < Current.KeptOutputs.size() && std::get<0>(Current.KeptOutputs[Kept]) == I) {
+      ++Kept;
+      Bytes = 0; // it stays here, as a resident
+      continue;
+    }
     if (O.Layout.Dense) {
       S.Parts.push_back(
           {static_cast<const char *>(O.Desc.aligned()) + O.Desc.offset() * int64_t(O.ElemSize),
@@ -240,10 +330,15 @@ void ZeroCopyService::run(uint64_t SeqNo) {
   Current.Entry.toPtr<void (*)(void *, void *)>()(Work.Rv.data(), Work.Args.data());
   auto Ran = Clock::now();
 
+  SmallPtrSet<void *, 8> Adopted; // kept outputs' buffers, the store's now
   auto Outs = inspect(Regions, Current.Outputs, Work.Rv.data());
   if (!Outs) {
-    freeReturned(Regions, Current.Outputs, Work.Rv.data());
+    freeReturned(Regions, Residents, Adopted, Current.Outputs, Work.Rv.data());
     return replyError(SeqNo, Outs.takeError());
+  }
+  if (auto Err = keepOutputs(*Outs, Adopted)) {
+    freeReturned(Regions, Residents, Adopted, Current.Outputs, Work.Rv.data());
+    return replyError(SeqNo, std::move(Err));
   }
   uint64_t Packed = collectOutputs(*Outs);
   for (const SourceOrder &O : Current.Orders)
@@ -254,13 +349,17 @@ void ZeroCopyService::run(uint64_t SeqNo) {
               nsBetween(Ran, Clock::now())};
     return encodeResult("", Work.Shapes, T, Copied);
   });
-  freeReturned(Regions, Current.Outputs, Work.Rv.data());
+  freeReturned(Regions, Residents, Adopted, Current.Outputs, Work.Rv.data());
   // A send that failed part way ended the connection: nothing more may go.
   if (Err && Transport->disconnected())
     errs() << "catalyst-remote-executor: the result of launch " << SeqNo
            << " could not be sent: " << toString(std::move(Err)) << "\n";
-  else if (Err)
+  else if (Err) {
+    // A failed launch keeps nothing: its outputs were kept a moment ago.
+    for (auto &[Index, Id] : Current.KeptOutputs)
+      consumeError(Residents.release(Id));
     replyError(SeqNo, std::move(Err));
+  }
 }
 
 } // namespace catalyst::remote::executor

@@ -11,8 +11,9 @@
 // runs one launch per session at a time anyway.
 //
 // Its launches land in the connection's Slabs, and over the local socket
-// are answered through its SharedSlabs: both given at construction, both
-// outliving it.
+// are answered through its SharedSlabs; their inputs may be the session's
+// residents, and their outputs may stay as residents, in its
+// ResidentStore: all given at construction, all outliving it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,11 +23,14 @@
 #include "LaunchPath.h"
 #include "LaunchPlan.h"
 #include "ReorderedInput.h"
+#include "ResidentStore.h"
 #include "SharedSlabs.h"
 #include "Slabs.h"
 #include "wire/MemrefLayout.h"
 #include "wire/Protocol.h"
 #include "wire/SocketTransport.h"
+
+#include "llvm/ADT/SmallPtrSet.h"
 
 #include <atomic>
 #include <chrono>
@@ -42,7 +46,8 @@ struct Returned {
 
 class ZeroCopyService final : public wire::PayloadHandler {
 public:
-  ZeroCopyService(Slabs &Regions, SharedSlabs &Shared) : Regions(Regions), SharedPath(Shared) {}
+  ZeroCopyService(Slabs &Regions, SharedSlabs &Shared, ResidentStore &Residents)
+      : Regions(Regions), Residents(Residents), SharedPath(Shared) {}
   ZeroCopyService(const ZeroCopyService &) = delete;
   ZeroCopyService &operator=(const ZeroCopyService &) = delete;
 
@@ -84,7 +89,9 @@ private:
 
   llvm::Error notEnabled() const;
   llvm::Error decode(llvm::ArrayRef<char> Plan, uint64_t PayloadBytes, const LaunchPath &Path);
+  llvm::Error bindResidents();
   void buildArguments();
+  llvm::Error keepOutputs(llvm::ArrayRef<Returned> Outs, llvm::SmallPtrSetImpl<void *> &Adopted);
   uint64_t collectOutputs(llvm::ArrayRef<Returned> Outs);
   void run(uint64_t SeqNo);
   void replyError(uint64_t SeqNo, llvm::Error Err);
@@ -93,7 +100,8 @@ private:
   // clears it on the serving thread, after the reader's last use
   // (TransportHandoff.h says why that order holds).
   wire::SocketTransport *Transport = nullptr;
-  Slabs &Regions; // set at construction; thread-safe itself
+  Slabs &Regions;           // set at construction; thread-safe itself
+  ResidentStore &Residents; // set at construction; the reader's
   // Used on the reader thread.
   SocketLaunchPath SocketPath;
   SharedLaunchPath SharedPath;

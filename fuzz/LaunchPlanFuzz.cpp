@@ -1,11 +1,13 @@
 //===- LaunchPlanFuzz.cpp - The executor's zero-copy plan decoder ---------===//
 //
-// Input: the payload's announced size, then the plan bytes, as a host would
-// send them. A plan the decoder accepts must place
-// exactly the payload, every destination inside the (pretend) slab, and each
-// input in source order must unpack, chunk by chunk, within its own bytes;
-// anything else must be refused without a crash (the SPS walk stops huge
-// counts before the decoder).
+// Input: the payload's announced size, then the plan bytes (a zero-copy
+// plan, or one with residents), as a host would send them. A plan the
+// decoder accepts must place exactly the payload, every destination inside
+// the (pretend) slab, each input in source order must unpack, chunk by
+// chunk, within its own bytes, and resident inputs and kept outputs must
+// be in range, in order, resident inputs carrying no bytes; anything else
+// must be refused without a crash (the SPS walk stops huge counts before
+// the decoder).
 //
 //===----------------------------------------------------------------------===//
 
@@ -57,6 +59,19 @@ void checkDecoded(llvm::ArrayRef<char> Plan, uint64_t PayloadBytes) {
       __builtin_trap();
   if (Out.Orders.size() != Out.Reordered.size())
     __builtin_trap();
+  uint64_t Next = 0;
+  for (auto &[Index, Id] : Out.ResidentInputs) {
+    if (Index < Next || Index >= Out.Inputs.size() || Id == 0 ||
+        std::get<3>(Out.Inputs[Index]) != 0)
+      __builtin_trap();
+    Next = Index + 1;
+  }
+  Next = 0;
+  for (auto &[Index, Id] : Out.KeptOutputs) {
+    if (Index < Next || Index >= Out.Outputs.size() || Id == 0)
+      __builtin_trap();
+    Next = Index + 1;
+  }
   for (size_t I = 0; I < Out.Orders.size(); ++I)
     unpackAll(Out.Orders[I], std::get<3>(Out.Inputs[std::get<0>(Out.Reordered[I])]));
 }

@@ -140,6 +140,17 @@ std::vector<std::pair<std::string, Bytes>> seeds() {
          encode<wire::SPSZeroCopyPlan>(
              ExecutorAddr(0x1234), std::vector<Input>{{8, {4, 8}, ExecutorAddr(0x10000), 256}},
              std::vector<Output>{{2, 8}}, std::vector<wire::SourceOrdered>{{0, {1, 4}}}));
+  // The first input a resident, the output kept.
+  Bytes WithResidents;
+  put(WithResidents, uint64_t(16));
+  append(
+      WithResidents,
+      encode<wire::SPSResidentLaunchPlan>(
+          ExecutorAddr(0x1234),
+          std::vector<Input>{{8, {2, 2}, ExecutorAddr(), 0}, {4, {4}, ExecutorAddr(0x10000), 16}},
+          std::vector<Output>{{2, 8}}, std::vector<wire::SourceOrdered>{},
+          std::vector<wire::ResidentRef>{{0, 3}}, std::vector<wire::ResidentRef>{{0, 4}}));
+  S.push_back({"launch-plan/residents", WithResidents});
   S.push_back({"launch-plan/one-input", One});
   S.push_back({"launch-plan/source-order", Transposed});
   S.push_back({"launch-plan/two-inputs", TwoIn});

@@ -16,6 +16,16 @@
 //                  (an Upload's or a Fetch's tensor; 0 and none for a
 //                  Release); payload: a Fetch's values, nothing otherwise.
 //
+// A zero-copy launch (Launch or SharedLaunch) uses them through a longer
+// plan, SPSResidentLaunchPlan: the zero-copy plan's four fields, then
+//   resident inputs  {input index, id}: the input is the resident; its
+//                    plan entry gives its shape, with no destination and
+//                    no bytes (none of its values travel)
+//   kept outputs     {output index, id}: the output stays in the executor
+//                    as a new resident; the result lists its shape with 0
+//                    bytes, and none of its values travel
+// each by increasing index. A plan without either is the zero-copy plan.
+//
 // The executor advertises residents in its bootstrap map (ResidentsKey,
 // whose value is ResidentsVersion); a host refuses to use them with an
 // executor that does not. Both sides check everything they decode here:
@@ -33,6 +43,7 @@
 
 #include <cstdint>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace catalyst::remote::wire {
@@ -43,6 +54,12 @@ inline constexpr uint32_t ResidentsVersion = 1;
 using SPSUploadPlan = sps::SPSArgList<uint64_t, uint64_t, sps::SPSSequence<int64_t>>;
 using SPSResidentIds = sps::SPSArgList<sps::SPSSequence<uint64_t>>;
 using SPSResidentReply = sps::SPSArgList<sps::SPSString, uint64_t, sps::SPSSequence<int64_t>>;
+using SPSResidentRef = sps::SPSTuple<uint64_t, uint64_t>;
+using ResidentRef = std::tuple<uint64_t, uint64_t>; // index, id
+using SPSResidentLaunchPlan =
+    sps::SPSArgList<sps::SPSExecutorAddr, sps::SPSSequence<SPSZeroCopyInput>,
+                    sps::SPSSequence<SPSLaunchOutputSpec>, sps::SPSSequence<SPSSourceOrdered>,
+                    sps::SPSSequence<SPSResidentRef>, sps::SPSSequence<SPSResidentRef>>;
 
 // The most ids one Release names.
 inline constexpr size_t MaxReleasedAtOnce = 1 << 16;

@@ -64,6 +64,11 @@ void megabyte(void *Rv, void *) {
   R.rewriteDense(Out);
 }
 
+// Hands its input back as its output, as a kernel may.
+void identity(void *Rv, void *Av) {
+  std::memcpy(Rv, static_cast<void **>(Av)[0], wire::MemrefDesc::byteSize(1));
+}
+
 // What the host end received of one launch, or of one shared slab.
 struct Received {
   wire::PayloadOpcode OpC{};
@@ -193,6 +198,30 @@ protected:
     if (auto Err = HostEnd->sendWithPayload(wire::PayloadOpcode::Launch, ++SeqNo, Plan, Part))
       return Err;
     return Receiver.next();
+  }
+
+  // One launch of Entry with residents: Input the first input's plan entry
+  // (no destination and no bytes when it is a resident), Payload its
+  // values when it is not.
+  Expected<Received> launchWith(void (*Entry)(void *, void *), wire::ZeroCopyInput Input,
+                                ArrayRef<char> Payload, std::vector<wire::ResidentRef> Residents,
+                                std::vector<wire::ResidentRef> Kept) {
+    std::vector<wire::ZeroCopyInput> Ins = {Input};
+    std::vector<wire::LaunchOutputSpec> Outs = {{1, 4}};
+    std::vector<wire::SourceOrdered> None;
+    ExecutorAddr At = ExecutorAddr::fromPtr(Entry);
+    std::vector<char> Plan(wire::SPSResidentLaunchPlan::size(At, Ins, Outs, None, Residents, Kept));
+    wire::sps::SPSOutputBuffer OB(Plan.data(), Plan.size());
+    if (!wire::SPSResidentLaunchPlan::serialize(OB, At, Ins, Outs, None, Residents, Kept))
+      return createStringError(inconvertibleErrorCode(), "cannot encode the plan");
+    return request(wire::PayloadOpcode::Launch, Plan, Payload);
+  }
+  // Entry on resident Id, as four int32s; its output kept as Keep unless 0.
+  Expected<Received> launchOn(void (*Entry)(void *, void *), uint64_t Id, uint64_t Keep = 0) {
+    std::vector<wire::ResidentRef> Kept;
+    if (Keep)
+      Kept.push_back({0, Keep});
+    return launchWith(Entry, {4, {4}, ExecutorAddr(), 0}, {}, {{0, Id}}, Kept);
   }
 
   // One resident request: its plan and payload, and what came back.
@@ -390,6 +419,96 @@ TEST_F(ConnectionServicesTest, ResidentsAreBoundedAndBadRequestsRefusedAsTheSess
   auto Fine = upload(5, {4}, Values);
   ASSERT_TRUE(bool(Fine)) << toString(Fine.takeError());
   EXPECT_EQ(Fine->Error, "") << "the session went on";
+}
+
+std::vector<int32_t> times(int32_t K) {
+  std::vector<int32_t> D;
+  for (int32_t V : Values)
+    D.push_back(K * V);
+  return D;
+}
+
+TEST_F(ConnectionServicesTest, AResidentInputIsReadWhereItIsKept) {
+  open();
+  C.zeroCopy().enable(wire::ZeroCopyVersion);
+  ASSERT_EQ(said(upload(7, {4}, Values)), "");
+  auto R = launchOn(doubled, 7);
+  ASSERT_TRUE(bool(R)) << toString(R.takeError());
+  EXPECT_EQ(R->Error, "");
+  EXPECT_EQ(asInts(R->Payload), times(2));
+  auto Again = launchOn(doubled, 7);
+  ASSERT_TRUE(bool(Again)) << toString(Again.takeError());
+  EXPECT_EQ(asInts(Again->Payload), times(2)) << "the resident is as it was";
+}
+
+TEST_F(ConnectionServicesTest, AKeptOutputStaysAndFeedsTheNextLaunch) {
+  open();
+  C.zeroCopy().enable(wire::ZeroCopyVersion);
+  auto Slab = C.slabs().reserve(2 * MiB);
+  ASSERT_TRUE(bool(Slab)) << toString(Slab.takeError());
+  auto First = launchWith(doubled, {4, {4}, ExecutorAddr::fromPtr(*Slab), 16},
+                          {reinterpret_cast<const char *>(Values.data()), 16}, {}, {{0, 9}});
+  ASSERT_TRUE(bool(First)) << toString(First.takeError());
+  EXPECT_EQ(First->Error, "");
+  ASSERT_EQ(First->Outputs.size(), 1u);
+  EXPECT_EQ(std::get<0>(First->Outputs[0]), wire::Shape{4});
+  EXPECT_EQ(std::get<1>(First->Outputs[0]), 0u) << "none of its bytes travel";
+  EXPECT_TRUE(First->Payload.empty());
+  const ResidentStore::Resident *Kept = C.residents().find(9);
+  ASSERT_NE(Kept, nullptr);
+  EXPECT_EQ(Kept->Data, Kept->Allocated) << "the kernel's own buffer, kept";
+  auto Second = launchOn(doubled, 9, 10);
+  ASSERT_TRUE(bool(Second)) << toString(Second.takeError());
+  EXPECT_EQ(Second->Error, "");
+  auto Back = fetch(10);
+  ASSERT_TRUE(bool(Back)) << toString(Back.takeError());
+  EXPECT_EQ(asInts(Back->Payload), times(4));
+  EXPECT_EQ(said(release({9, 10})), "");
+  EXPECT_EQ(C.budget().used(), 4 * MiB) << "only the slab and its alignment are left";
+}
+
+TEST_F(ConnectionServicesTest, AnInputHandedBackIsCopiedWhenKeptAndNeverFreed) {
+  open();
+  C.zeroCopy().enable(wire::ZeroCopyVersion);
+  ASSERT_EQ(said(upload(7, {4}, Values)), "");
+  auto Sent = launchOn(identity, 7);
+  ASSERT_TRUE(bool(Sent)) << toString(Sent.takeError());
+  EXPECT_EQ(asInts(Sent->Payload), Values);
+  auto Kept = launchOn(identity, 7, 8);
+  ASSERT_TRUE(bool(Kept)) << toString(Kept.takeError());
+  EXPECT_EQ(Kept->Error, "");
+  ASSERT_NE(C.residents().find(8), nullptr);
+  EXPECT_NE(C.residents().find(8)->Allocated, C.residents().find(7)->Allocated) << "a copy";
+  EXPECT_EQ(said(release({7})), "");
+  auto Back = fetch(8);
+  ASSERT_TRUE(bool(Back)) << toString(Back.takeError());
+  EXPECT_EQ(asInts(Back->Payload), Values) << "the copy outlives the input it came from";
+}
+
+TEST_F(ConnectionServicesTest, BadResidentLaunchesAreRefusedAndKeepNothing) {
+  open();
+  C.zeroCopy().enable(wire::ZeroCopyVersion);
+  ASSERT_EQ(said(upload(7, {4}, Values)), "");
+  EXPECT_NE(said(launchOn(doubled, 5)).find("input 0: resident 5 does not exist in this session"),
+            std::string::npos);
+  auto Wrong = launchWith(doubled, {4, {2, 2}, ExecutorAddr(), 0}, {}, {{0, 7}}, {});
+  EXPECT_NE(said(std::move(Wrong))
+                .find("input 0: resident 7 holds 4-byte elements in [4], the launch wants "
+                      "4-byte elements in [2, 2]"),
+            std::string::npos);
+  EXPECT_NE(said(launchOn(doubled, 7, 7)).find("output 0: resident id 7 is in use"),
+            std::string::npos);
+  auto WithBytes = launchWith(doubled, {4, {4}, ExecutorAddr(), 16},
+                              {reinterpret_cast<const char *>(Values.data()), 16}, {{0, 7}}, {});
+  EXPECT_NE(said(std::move(WithBytes)).find("resident input 0 has an inconsistent shape"),
+            std::string::npos);
+  EXPECT_NE(said(launchWith(doubled, {4, {4}, ExecutorAddr(), 0}, {}, {{3, 7}}, {}))
+                .find("resident input 3 is out of order or range"),
+            std::string::npos);
+  EXPECT_EQ(C.residents().size(), 1u) << "nothing kept by a refused launch";
+  auto Fine = launchOn(doubled, 7);
+  ASSERT_TRUE(bool(Fine)) << toString(Fine.takeError());
+  EXPECT_EQ(asInts(Fine->Payload), times(2)) << "the session went on";
 }
 
 TEST(ConnectionServicesInstancesTest, TheServicesArePublishedWhileTheyLive) {
