@@ -64,6 +64,18 @@ Error checkVersion(ExecutorProcessControl &EPC) {
   return Error::success();
 }
 
+// Whether the executor's bootstrap map says it keeps residents, in the
+// version this host speaks.
+bool advertisesResidents(ExecutorProcessControl &EPC) {
+  auto It = EPC.getBootstrapMap().find(ResidentsKey);
+  uint32_t Theirs = 0;
+  if (It == EPC.getBootstrapMap().end() ||
+      !spsWellFormed<sps::SPSArgList<SPSProtocolValue>>(It->second.data(), It->second.size()))
+    return false;
+  sps::SPSInputBuffer IB(It->second.data(), It->second.size());
+  return sps::SPSArgList<SPSProtocolValue>::deserialize(IB, Theirs) && Theirs == ResidentsVersion;
+}
+
 Error notWaiting(uint64_t SeqNo) {
   return createStringError(inconvertibleErrorCode(),
                            "malformed launch result: the executor answered launch %llu, which "
@@ -113,8 +125,8 @@ ZeroCopyTransfer::Create(ExecutorProcessControl &EPC, SocketTransport &T, uint64
                              "executor speaks zero-copy version %u, this host %u", *Version,
                              ZeroCopyVersion);
   auto Backend = Path->wrap(slabBackend(EPC, Slab));
-  std::unique_ptr<ZeroCopyTransfer> Z(
-      new ZeroCopyTransfer(T, std::move(Backend), SlabInitial, SlabCap, std::move(Path)));
+  std::unique_ptr<ZeroCopyTransfer> Z(new ZeroCopyTransfer(
+      T, std::move(Backend), SlabInitial, SlabCap, std::move(Path), advertisesResidents(EPC)));
   T.setPayloadHandler(Z.get());
   if (auto Err = Z->Path->open(EPC))
     return Err;
@@ -213,10 +225,34 @@ Error ZeroCopyTransfer::launch(ExecutorAddr Entry, ArrayRef<CheckedInput> Inputs
   W.Outputs = &Outputs;
   W.Stats = &Stats;
   W.When = &When;
-  return sendAndWait(W, Stats);
+  return sendAndWait(W, Stats, [&](uint64_t SeqNo) {
+    return Path->send(T, SeqNo, Work.Plan, Work.Parts, Work.Places, Stats);
+  });
 }
 
-Error ZeroCopyTransfer::sendAndWait(Waiting &W, LaunchStats &Stats) {
+Expected<ResidentReply> ZeroCopyTransfer::request(PayloadOpcode OpC, ArrayRef<char> Plan,
+                                                  ArrayRef<PayloadPart> Parts, LaunchStats &Stats,
+                                                  MutableArrayRef<char> Into) {
+  if (!Residents)
+    return createStringError(inconvertibleErrorCode(),
+                             "the executor keeps no resident tensors (it is older than this "
+                             "host, or not catalyst-remote's)");
+  ResidentReply Reply;
+  LaunchTimeline When;
+  Waiting W;
+  W.Stats = &Stats;
+  W.When = &When;
+  W.Reply = &Reply;
+  W.Fetch = OpC == PayloadOpcode::Fetch;
+  W.Into = Into;
+  if (auto Err = sendAndWait(
+          W, Stats, [&](uint64_t SeqNo) { return T.sendWithPayload(OpC, SeqNo, Plan, Parts); }))
+    return Err;
+  return Reply;
+}
+
+Error ZeroCopyTransfer::sendAndWait(Waiting &W, LaunchStats &Stats,
+                                    function_ref<Error(uint64_t SeqNo)> Send) {
   {
     sync::MutexLock Lock(M);
     if (Gone)
@@ -224,15 +260,15 @@ Error ZeroCopyTransfer::sendAndWait(Waiting &W, LaunchStats &Stats) {
     W.SeqNo = NextSeqNo++;
     Current = &W;
   }
-  auto Send = W.When->Send = PhaseClock::now();
-  Error SendErr = Path->send(T, W.SeqNo, Work.Plan, Work.Parts, Work.Places, Stats);
+  auto Sent = W.When->Send = PhaseClock::now();
+  Error SendErr = Send(W.SeqNo);
   if (SendErr && take(W.SeqNo, /*Placed=*/false)) {
     // Nobody resolved W: its Result is still the success it was made with.
     consumeError(std::move(W.Result));
     return SendErr;
   }
   if (!SendErr)
-    Stats.Phases.SendNs += nsSince(Send);
+    Stats.Phases.SendNs += nsSince(Sent);
   T.readUntil([&W] { return W.Finished.load(); });
   // Usually done already; if the connection broke, the reader thread
   // resolves W as it ends the session.
@@ -281,6 +317,26 @@ Error ZeroCopyTransfer::placeOutputs(Waiting &W, PayloadOpcode OpC, ArrayRef<cha
   return Error::success();
 }
 
+// Decodes a resident request's reply, and points a fetch's values at the
+// caller's buffer, which must be their size exactly.
+Error ZeroCopyTransfer::placeReply(Waiting &W, ArrayRef<char> Plan, uint64_t PayloadBytes,
+                                   std::vector<iovec> &Dst) {
+  auto R = decodeResidentReply(Plan, PayloadBytes);
+  if (!R)
+    return R.takeError();
+  // Values come with a served fetch only, exactly as many as asked for.
+  uint64_t Asked = W.Fetch && R->Error.empty() ? W.Into.size() : 0;
+  if (PayloadBytes != Asked)
+    return createStringError(inconvertibleErrorCode(),
+                             "malformed resident reply from the executor: %llu bytes of values, "
+                             "where %llu were asked for",
+                             (unsigned long long)PayloadBytes, (unsigned long long)Asked);
+  *W.Reply = std::move(*R);
+  if (PayloadBytes)
+    Dst.push_back({W.Into.data(), W.Into.size()});
+  return Error::success();
+}
+
 Expected<std::vector<iovec>> ZeroCopyTransfer::place(PayloadOpcode OpC, uint64_t SeqNo,
                                                      ArrayRef<char> Plan, uint64_t PayloadBytes) {
   if (OpC == PayloadOpcode::SharedSlab) {
@@ -289,12 +345,14 @@ Expected<std::vector<iovec>> ZeroCopyTransfer::place(PayloadOpcode OpC, uint64_t
     return std::vector<iovec>(); // adopted in finish(), with its descriptor
   }
   bool Result = OpC == PayloadOpcode::LaunchResult || OpC == PayloadOpcode::SharedResult;
+  bool Reply = OpC == PayloadOpcode::ResidentReply;
   Waiting *W = nullptr;
   {
     // Claimed, so that a launch whose send fails meanwhile does not return
-    // (and free W and its outputs) while this thread writes into them.
+    // (and free W and its outputs) while this thread writes into them. A
+    // launch takes a result only, a resident request a reply only.
     sync::MutexLock Lock(M);
-    if (Result && Current && Current->SeqNo == SeqNo) {
+    if (Current && Current->SeqNo == SeqNo && (Current->Reply ? Reply : Result)) {
       W = Current;
       W->Claimed = true;
     }
@@ -303,7 +361,8 @@ Expected<std::vector<iovec>> ZeroCopyTransfer::place(PayloadOpcode OpC, uint64_t
     return notWaiting(SeqNo);
   W->Landing = PhaseClock::now();
   std::vector<iovec> Dst;
-  if (auto Err = placeOutputs(*W, OpC, Plan, PayloadBytes, Dst))
+  if (auto Err = W->Reply ? placeReply(*W, Plan, PayloadBytes, Dst)
+                          : placeOutputs(*W, OpC, Plan, PayloadBytes, Dst))
     return Err;
   return Dst;
 }

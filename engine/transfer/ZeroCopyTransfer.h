@@ -11,8 +11,11 @@
 // go through shared memory instead: which of the two, a PayloadPath says
 // (PayloadPath.h).
 //
-// Threads: launch() runs on the launching thread, one launch at a time
-// (the session's LaunchMutex); place(), finish() and disconnected() on
+// Resident requests (wire/Residents.h: upload, fetch, release) go the same
+// way, one round trip each, when the executor keeps residents.
+//
+// Threads: launch() and request() run on the launching thread, one at a
+// time (the session's LaunchMutex); place(), finish() and disconnected() on
 // whoever reads the transport: its reader thread, or the launching thread
 // itself while it waits in readUntil(); close() at the session's teardown,
 // with no launch running.
@@ -29,6 +32,7 @@
 #include "ZeroCopyResult.h"
 #include "sync/Mutex.h"
 #include "wire/Protocol.h"
+#include "wire/Residents.h"
 #include "wire/SocketTransport.h"
 
 #include "llvm/ExecutionEngine/Orc/ExecutorProcessControl.h"
@@ -53,6 +57,18 @@ public:
                      HostOutputs &Outputs, LaunchStats &Stats, LaunchTimeline &When) override;
   llvm::Error close() override;
 
+  // Whether the executor keeps residents (its bootstrap map says so).
+  bool keepsResidents() const { return Residents; }
+  // Sends one resident request, OpC its opcode (Upload, Fetch, Release),
+  // with its Plan and payload Parts, and waits for the executor's reply: a
+  // transport failure is an error, the executor's refusal the reply's
+  // Error. A Fetch's values land in Into, which must be exactly their
+  // size (a reply of another size is refused and the connection ends).
+  llvm::Expected<wire::ResidentReply> request(wire::PayloadOpcode OpC, llvm::ArrayRef<char> Plan,
+                                              llvm::ArrayRef<wire::PayloadPart> Parts,
+                                              LaunchStats &Stats,
+                                              llvm::MutableArrayRef<char> Into = {});
+
   llvm::Expected<std::vector<iovec>> place(wire::PayloadOpcode OpC, uint64_t SeqNo,
                                            llvm::ArrayRef<char> Plan,
                                            uint64_t PayloadBytes) override;
@@ -71,6 +87,11 @@ private:
     std::atomic<bool> Finished{false};
     std::string RemoteError;
     PhaseClock::time_point Landing;
+    // A resident request's, instead of Outputs: its reply, and where a
+    // fetch's values go.
+    wire::ResidentReply *Reply = nullptr;
+    bool Fetch = false;
+    llvm::MutableArrayRef<char> Into;
     // Set under M by place() when the reader starts writing its result
     // into it; from then on only finish() or disconnected() may take it.
     bool Claimed = false;
@@ -89,13 +110,16 @@ private:
   };
 
   ZeroCopyTransfer(wire::SocketTransport &T, SlabPool::Backend B, uint64_t Initial, uint64_t Cap,
-                   std::unique_ptr<PayloadPath> Path)
-      : T(T), Path(std::move(Path)), Pool(std::move(B), Initial, Cap) {}
+                   std::unique_ptr<PayloadPath> Path, bool Residents)
+      : T(T), Path(std::move(Path)), Pool(std::move(B), Initial, Cap), Residents(Residents) {}
   llvm::Error encodePlan(llvm::orc::ExecutorAddr Entry, llvm::ArrayRef<CheckedInput> Inputs,
                          const HostOutputs &Outputs);
   void chooseSourceOrders(llvm::ArrayRef<CheckedInput> Inputs);
   void collectPayload(llvm::ArrayRef<CheckedInput> Inputs, LaunchStats &Stats);
-  llvm::Error sendAndWait(Waiting &W, LaunchStats &Stats);
+  llvm::Error sendAndWait(Waiting &W, LaunchStats &Stats,
+                          llvm::function_ref<llvm::Error(uint64_t SeqNo)> Send);
+  llvm::Error placeReply(Waiting &W, llvm::ArrayRef<char> Plan, uint64_t PayloadBytes,
+                         std::vector<iovec> &Dst);
   llvm::Error placeOutputs(Waiting &W, wire::PayloadOpcode OpC, llvm::ArrayRef<char> Plan,
                            uint64_t PayloadBytes, std::vector<iovec> &Dst);
   Waiting *take(uint64_t SeqNo, bool Placed);
@@ -108,7 +132,8 @@ private:
   // The executor's slab: the launching thread's, and the reader's in
   // place() while that launch waits for its result.
   SlabPool Pool;
-  Scratch Work; // the launching thread's
+  const bool Residents; // set at creation
+  Scratch Work;         // the launching thread's
   sync::Mutex M;
   sync::CondVar Resolved; // with M: the waiting launch's Finished was set
   Waiting *Current GUARDED_BY(M) = nullptr;
