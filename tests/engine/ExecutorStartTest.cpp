@@ -148,6 +148,8 @@ TEST(ExecutorStartTest, ListeningBeyondLoopbackNeedsATokenOrAnExplicitChoice) {
 TEST(ExecutorStartTest, OptionValuesOutOfRangeAreRefused) {
   for (auto Args : std::vector<std::vector<std::string>>{{"--max-message", "99999999999999999"},
                                                          {"--max-slab-mib=0"},
+                                                         {"--max-resident-mib=0"},
+                                                         {"--max-resident-mib", "lots"},
                                                          {"--handshake-timeout", "-1"},
                                                          {"--max-connections=x"},
                                                          {"--max-startups=5:200:10"},
