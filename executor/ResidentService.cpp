@@ -58,14 +58,8 @@ void ResidentService::finish(PayloadOpcode OpC, uint64_t SeqNo, shared::WrapperF
   } else if (OpC == PayloadOpcode::Upload) {
     Sent = reply(SeqNo, "", Store.find(Uploading)->Shape);
   } else if (OpC == PayloadOpcode::Fetch) {
-    const ResidentStore::Resident *R = Store.find(Ids[0]);
-    if (!R)
-      Sent = reply(SeqNo,
-                   "resident " + std::to_string(Ids[0]) +
-                       " does not exist in this session (released already, or never made)",
-                   {});
-    else
-      Sent = sendValues(SeqNo, *R);
+    auto R = Store.get(Ids[0]);
+    Sent = R ? sendValues(SeqNo, *R) : reply(SeqNo, toString(R.takeError()), {});
   } else {
     Error Refused = releaseAll();
     Sent = reply(SeqNo, Refused ? toString(std::move(Refused)) : "", {});

@@ -62,6 +62,8 @@ public:
   llvm::Error release(uint64_t Id);
   // Resident Id, or null.
   const Resident *find(uint64_t Id) const;
+  // Resident Id, or an error saying there is none.
+  llvm::Expected<const Resident &> get(uint64_t Id) const;
   // Whether Allocated is a resident's buffer: a kernel that hands one back
   // as its output does not make it the kernel's to free.
   bool holdsBuffer(const void *Allocated) const { return Buffers.count(Allocated); }
@@ -70,7 +72,9 @@ public:
   uint64_t bytes() const { return Held; }
 
 private:
-  llvm::Error take(uint64_t Id, uint64_t Bytes);
+  llvm::Expected<uint64_t> take(uint64_t Id, const wire::TensorShape &Shape);
+  void insert(uint64_t Id, uint64_t Bytes, const Resident &R);
+  static llvm::Error missing(uint64_t Id);
 
   MemoryBudget &Budget; // thread-safe itself
   const uint64_t Cap;

@@ -57,10 +57,19 @@ Expected<std::vector<Returned>> inspect(const Slabs &Regions, ArrayRef<LaunchOut
   return Outs;
 }
 
+// Whether the buffer a kernel handed back, Allocated, is the kernel's to
+// give up (to free, or to keep as a resident): never slab memory (inputs),
+// never a constant global, never a resident's buffer (an input handed
+// back, or an output just kept: Adopted).
+bool kernelsOwn(void *Allocated, const Slabs::Held &InSlabs, const ResidentStore &Residents,
+                const SmallPtrSetImpl<void *> &Adopted) {
+  return Allocated && reinterpret_cast<uintptr_t>(Allocated) != ConstantGlobalMarker &&
+         !InSlabs.contains(static_cast<char *>(Allocated), 1) && !Adopted.count(Allocated) &&
+         !Residents.holdsBuffer(Allocated);
+}
+
 // Frees what the kernel handed back in Rv, once, whether or not its
-// descriptors passed inspection: never slab memory (inputs), never a
-// constant global, never a resident's buffer (an input handed back, or an
-// output just kept: Adopted).
+// descriptors passed inspection: what is the kernel's to give (kernelsOwn).
 void freeReturned(const Slabs &Regions, const ResidentStore &Residents,
                   const SmallPtrSetImpl<void *> &Adopted, ArrayRef<LaunchOutputSpec> Specs,
                   char *Rv) {
@@ -69,8 +78,7 @@ void freeReturned(const Slabs &Regions, const ResidentStore &Residents,
   for (auto [Rank, ElemSize] : Specs) {
     void *P = MemrefDesc(Rv, Rank).allocated();
     Rv += MemrefDesc::byteSize(Rank);
-    if (!P || reinterpret_cast<uintptr_t>(P) == ConstantGlobalMarker ||
-        InSlabs.contains(static_cast<char *>(P), 1) || Adopted.count(P) || Residents.holdsBuffer(P))
+    if (!kernelsOwn(P, InSlabs, Residents, Adopted))
       continue;
     if (Freed.insert(P).second)
       std::free(P);
@@ -201,10 +209,9 @@ std::string shapeText(uint64_t ElemSize, ArrayRef<int64_t> Sizes) {
 Error ZeroCopyService::bindResidents() {
   for (auto &[Index, Id] : Current.ResidentInputs) {
     auto &[ElemSize, Sizes, Dest, Bytes] = Current.Inputs[Index];
-    const ResidentStore::Resident *R = Residents.find(Id);
+    auto R = Residents.get(Id);
     if (!R)
-      return badLaunchRequest("input " + Twine(Index) + ": resident " + Twine(Id) +
-                              " does not exist in this session (released already, or never made)");
+      return badLaunchRequest("input " + Twine(Index) + ": " + toString(R.takeError()));
     if (R->Shape.ElemSize != ElemSize || ArrayRef<int64_t>(R->Shape.Sizes) != ArrayRef(Sizes))
       return badLaunchRequest("input " + Twine(Index) + ": resident " + Twine(Id) + " holds " +
                               shapeText(R->Shape.ElemSize, R->Shape.Sizes) + ", the launch wants " +
@@ -233,10 +240,7 @@ Error ZeroCopyService::keepOutputs(ArrayRef<Returned> Outs, SmallPtrSetImpl<void
     Error Err = Kept.takeError();
     void *Allocated = O.Desc.allocated();
     char *Data = static_cast<char *>(O.Desc.aligned()) + O.Desc.offset() * int64_t(O.ElemSize);
-    bool Own = Allocated && reinterpret_cast<uintptr_t>(Allocated) != ConstantGlobalMarker &&
-               !InSlabs.contains(static_cast<char *>(Allocated), 1) &&
-               !Residents.holdsBuffer(Allocated) && !Adopted.count(Allocated);
-    if (!Err && O.Layout.Dense && Own) {
+    if (!Err && O.Layout.Dense && kernelsOwn(Allocated, InSlabs, Residents, Adopted)) {
       Err = Residents.adopt(Id, Allocated, Data, *Kept);
       if (!Err)
         Adopted.insert(Allocated);
