@@ -2,8 +2,8 @@
 
 #include "ExecutorInfo.h"
 
+#include "../transfer/CheckedCall.h"
 #include "wire/Protocol.h"
-#include "wire/SpsCheck.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -15,23 +15,6 @@ using namespace llvm::orc;
 namespace catalyst::remote {
 
 namespace {
-
-// The value under Key, when there is one that decodes as Tag; walked first,
-// since the executor chose its bytes.
-template <typename Tag, typename T>
-std::optional<T> bootstrapValue(const ExecutorProcessControl &EPC, StringRef Key) {
-  auto It = EPC.getBootstrapMap().find(Key);
-  if (It == EPC.getBootstrapMap().end())
-    return std::nullopt;
-  const std::vector<char> &Bytes = It->second;
-  if (!wire::spsWellFormed<shared::SPSArgList<Tag>>(Bytes.data(), Bytes.size()))
-    return std::nullopt;
-  T Value;
-  shared::SPSInputBuffer IB(Bytes.data(), Bytes.size());
-  if (!shared::SPSArgList<Tag>::deserialize(IB, Value))
-    return std::nullopt;
-  return Value;
-}
 
 // Tools print the version: nothing the executor sends may steer a terminal.
 std::string printable(std::string Text) {

@@ -5,7 +5,8 @@
 // announce: a reply claiming 2^60 bytes of error message ends the host
 // process. callChecked makes the same call and walks the reply first
 // (wire/SpsCheck.h); a reply that does not walk becomes the error
-// "malformed reply from the executor to SERVICE".
+// "malformed reply from the executor to SERVICE". bootstrapValue reads
+// what the executor announced in its bootstrap map with the same care.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +17,8 @@
 
 #include "llvm/ExecutionEngine/Orc/ExecutorProcessControl.h"
 #include "llvm/ExecutionEngine/Orc/MemoryAccess.h"
+
+#include <optional>
 
 namespace catalyst::remote {
 
@@ -41,6 +44,24 @@ llvm::Error callChecked(llvm::orc::ExecutorProcessControl &EPC, llvm::orc::Execu
         return checkedReply<SPSSig>(EPC.callWrapper(Fn, llvm::ArrayRef<char>(Data, Size)), Service);
       },
       std::forward<ArgTs>(Args)...);
+}
+
+// The value under Key in the executor's bootstrap map, when there is one
+// that decodes as Tag; walked first, since the executor chose its bytes.
+template <typename Tag, typename T>
+std::optional<T> bootstrapValue(const llvm::orc::ExecutorProcessControl &EPC, llvm::StringRef Key) {
+  auto It = EPC.getBootstrapMap().find(Key);
+  if (It == EPC.getBootstrapMap().end())
+    return std::nullopt;
+  const std::vector<char> &Bytes = It->second;
+  using Value = llvm::orc::shared::SPSArgList<Tag>;
+  if (!wire::spsWellFormed<Value>(Bytes.data(), Bytes.size()))
+    return std::nullopt;
+  T Decoded;
+  llvm::orc::shared::SPSInputBuffer IB(Bytes.data(), Bytes.size());
+  if (!Value::deserialize(IB, Decoded))
+    return std::nullopt;
+  return Decoded;
 }
 
 // MemoryAccess::readBuffers through ORC's own service, its reply checked.

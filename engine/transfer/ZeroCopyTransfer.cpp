@@ -50,13 +50,7 @@ SlabPool::Backend slabBackend(ExecutorProcessControl &EPC, const SlabCalls &C) {
 // Fails, naming both versions, unless the executor advertises the zero-copy
 // version this host speaks.
 Error checkVersion(ExecutorProcessControl &EPC) {
-  auto It = EPC.getBootstrapMap().find(ZeroCopyKey);
-  uint32_t Theirs = 0;
-  if (It != EPC.getBootstrapMap().end() &&
-      spsWellFormed<sps::SPSArgList<SPSProtocolValue>>(It->second.data(), It->second.size())) {
-    sps::SPSInputBuffer IB(It->second.data(), It->second.size());
-    sps::SPSArgList<SPSProtocolValue>::deserialize(IB, Theirs);
-  }
+  uint32_t Theirs = bootstrapValue<SPSProtocolValue, uint32_t>(EPC, ZeroCopyKey).value_or(0);
   if (Theirs != ZeroCopyVersion)
     return createStringError(inconvertibleErrorCode(),
                              "the executor advertises zero-copy version %u; this host speaks %u",
@@ -67,13 +61,7 @@ Error checkVersion(ExecutorProcessControl &EPC) {
 // Whether the executor's bootstrap map says it keeps residents, in the
 // version this host speaks.
 bool advertisesResidents(ExecutorProcessControl &EPC) {
-  auto It = EPC.getBootstrapMap().find(ResidentsKey);
-  uint32_t Theirs = 0;
-  if (It == EPC.getBootstrapMap().end() ||
-      !spsWellFormed<sps::SPSArgList<SPSProtocolValue>>(It->second.data(), It->second.size()))
-    return false;
-  sps::SPSInputBuffer IB(It->second.data(), It->second.size());
-  return sps::SPSArgList<SPSProtocolValue>::deserialize(IB, Theirs) && Theirs == ResidentsVersion;
+  return bootstrapValue<SPSProtocolValue, uint32_t>(EPC, ResidentsKey) == ResidentsVersion;
 }
 
 Error notWaiting(uint64_t SeqNo) {
