@@ -49,8 +49,16 @@ public:
   // A token does not keep its target: one closed before the await makes
   // the await fail, saying so.
   std::map<int64_t, std::pair<std::weak_ptr<Target>, uint64_t>> Tokens GUARDED_BY(M);
+  // A resident does not keep its target either; its handle goes with its
+  // target's (closeTarget).
+  struct Held {
+    std::weak_ptr<Target> Owner;
+    Resident R;
+  };
+  std::map<int64_t, Held> Residents GUARDED_BY(M);
   int64_t NextHandle GUARDED_BY(M) = 1;
   int64_t NextToken GUARDED_BY(M) = 1;
+  int64_t NextResident GUARDED_BY(M) = 1;
   OutputAllocator Outputs GUARDED_BY(M);
 
   // Registers a target; Address, when given, makes it the one shared by
@@ -115,14 +123,61 @@ void memrefArgs(size_t N, void *const *Descs, const size_t *Ranks, const size_t 
     Args[I] = {Descs[I], Ranks[I], ElemSizes[I]};
 }
 
+// The registry's entry for resident Handle, or why there is none; What
+// prefixes the reason ("input 2: ").
+Expected<Registry::Held> findResident(int64_t Handle, const char *Call, const std::string &What) {
+  auto &R = Registry::get();
+  sync::MutexLock Lock(R.M);
+  auto It = R.Residents.find(Handle);
+  if (It != R.Residents.end())
+    return It->second;
+  return callError(Call, What + (Handle > 0 && Handle < R.NextResident
+                                     ? "resident handle " + std::to_string(Handle) +
+                                           " was released, or its session closed"
+                                     : "unknown resident handle " + std::to_string(Handle)));
+}
+
+// Resident handle Handle, given as input Index of a launch on T.
+Expected<Resident> residentOf(const std::shared_ptr<Target> &T, int64_t Handle, const char *Call,
+                              size_t Index) {
+  std::string What = "input " + std::to_string(Index) + ": ";
+  auto Found = findResident(Handle, Call, What);
+  if (!Found)
+    return Found.takeError();
+  if (Found->Owner.lock() != T)
+    return callError(Call, What + "resident handle " + std::to_string(Handle) +
+                               " belongs to another session");
+  return std::move(Found->R);
+}
+
 // The engine's view of a C launch, and the arrays backing it.
 // Inline room for the arguments of most launches: a launch through the C
 // ABI allocates nothing here.
 struct EngineLaunch {
   llvm::SmallVector<MemrefArg, 8> Inputs, Outputs;
   llvm::SmallVector<llvm::MutableArrayRef<char>, 8> Into;
+  // Copies of the input residents' handles, and the handles kept outputs
+  // get: sized once, so that pointers into them stay put.
+  llvm::SmallVector<Resident, 0> Residents, Kept;
+  llvm::SmallVector<Resident *, 0> Keep;
   LaunchCall Call;
 };
+
+// Input I of C, when it names a resident of T.
+Error residentInputs(const std::shared_ptr<Target> &T, const CLaunch &C, const char *Call,
+                     EngineLaunch &Out) {
+  Out.Residents.resize(C.NumInputs);
+  for (size_t I = 0; I < C.NumInputs; ++I) {
+    if (C.InputResidents[I] == 0)
+      continue;
+    auto R = residentOf(T, C.InputResidents[I], Call, I);
+    if (!R)
+      return R.takeError();
+    Out.Residents[I] = std::move(*R);
+    Out.Inputs[I].Kept = &Out.Residents[I];
+  }
+  return Error::success();
+}
 
 // Checks the arrays and builds the engine's view of the call.
 Error toLaunchCall(const CLaunch &C, const char *Call, EngineLaunch &Out) {
@@ -140,7 +195,12 @@ Error toLaunchCall(const CLaunch &C, const char *Call, EngineLaunch &Out) {
     for (size_t I = 0; I < C.NumOutputs; ++I)
       Out.Into.emplace_back(static_cast<char *>(C.IntoBuffers[I]),
                             C.IntoBuffers[I] ? C.IntoBytes[I] : 0);
-  Out.Call = {C.Entry, C.Object ? C.Object : "", Out.Inputs, Out.Outputs, Out.Into};
+  if (C.KeptOutputs) {
+    Out.Kept.resize(C.NumOutputs);
+    for (size_t I = 0; I < C.NumOutputs; ++I)
+      Out.Keep.push_back(C.KeptOutputs[I] ? &Out.Kept[I] : nullptr);
+  }
+  Out.Call = {C.Entry, C.Object ? C.Object : "", Out.Inputs, Out.Outputs, Out.Into, Out.Keep};
   return Error::success();
 }
 
@@ -209,15 +269,31 @@ static Expected<std::shared_ptr<Target>> startLaunch(int64_t Handle, const CLaun
     return S.takeError();
   if (auto Err = toLaunchCall(C, Call, L))
     return Err;
+  if (C.InputResidents)
+    if (auto Err = residentInputs(*S, C, Call, L))
+      return Err;
   return S;
 }
 
+// Registers R, of target T, under a handle of its own.
+static int64_t addResident(const std::shared_ptr<Target> &T, Resident R) {
+  auto &Reg = Registry::get();
+  sync::MutexLock Lock(Reg.M);
+  int64_t Handle = Reg.NextResident++;
+  Reg.Residents[Handle] = {T, std::move(R)};
+  return Handle;
+}
+
+// A kept output's entry holds its new resident's handle once the launch
+// succeeded, 0 otherwise.
 Error runLaunch(int64_t Handle, const CLaunch &C, const char *Call) {
   EngineLaunch L;
   auto S = startLaunch(Handle, C, Call, L);
-  if (!S)
-    return S.takeError();
-  return inCall(Call, (*S)->launch(L.Call));
+  Error Err = S ? inCall(Call, (*S)->launch(L.Call)) : S.takeError();
+  for (size_t I = 0; C.KeptOutputs && I < C.NumOutputs; ++I)
+    if (C.KeptOutputs[I])
+      C.KeptOutputs[I] = !Err && I < L.Kept.size() ? addResident(*S, std::move(L.Kept[I])) : 0;
+  return Err;
 }
 
 Expected<int64_t> queueLaunch(int64_t Handle, const CLaunch &C, const char *Call) {
@@ -253,6 +329,54 @@ Error awaitLaunch(int64_t Token) {
                          " was closed before the launch was awaited",
                      FailureKind::Closed);
   return inCall("await", S->await(Pending.second));
+}
+
+Expected<int64_t> uploadTensor(int64_t Handle, void *Desc, size_t Rank, size_t ElemSize) {
+  auto S = sessionFor(Handle, "upload");
+  if (!S)
+    return S.takeError();
+  auto R = (*S)->upload({Desc, Rank, ElemSize});
+  if (!R)
+    return inCall("upload", R.takeError());
+  return addResident(*S, std::move(*R));
+}
+
+// The target and the handle of a resident, which the registry still holds.
+static Expected<std::pair<std::shared_ptr<Target>, Resident>> heldResident(int64_t Handle,
+                                                                           const char *Call) {
+  auto Found = findResident(Handle, Call, "");
+  if (!Found)
+    return Found.takeError();
+  auto T = Found->Owner.lock();
+  if (!T)
+    return callError(Call,
+                     "the session of resident handle " + std::to_string(Handle) + " was closed",
+                     FailureKind::Closed);
+  return std::make_pair(std::move(T), std::move(Found->R));
+}
+
+Error fetchResident(int64_t Handle, void *Desc, size_t Rank, size_t ElemSize, void *Buffer,
+                    size_t Bytes) {
+  zeroOutputs(1, &Desc, &Rank);
+  auto Held = heldResident(Handle, "fetch");
+  if (!Held)
+    return Held.takeError();
+  llvm::MutableArrayRef<char> Into(static_cast<char *>(Buffer), Buffer ? Bytes : 0);
+  return inCall("fetch", Held->first->fetch(Held->second, {Desc, Rank, ElemSize}, Into));
+}
+
+// The handle goes whatever the executor says: a resident it no longer
+// holds is not one to release again.
+Error releaseResident(int64_t Handle) {
+  auto Held = heldResident(Handle, "release");
+  if (!Held)
+    return Held.takeError();
+  {
+    auto &R = Registry::get();
+    sync::MutexLock Lock(R.M);
+    R.Residents.erase(Handle);
+  }
+  return inCall("release", Held->first->release(Held->second));
 }
 
 // As in Catalyst's runtime: the outputs are cleared first, a null out_buf
@@ -296,6 +420,9 @@ Error closeTarget(int64_t Handle) {
       return Error::success();
     S = std::move(It->second);
     R.Sessions.erase(It);
+    // Its residents go with its connection.
+    for (auto Res = R.Residents.begin(); Res != R.Residents.end();)
+      Res = Res->second.Owner.lock() == S ? R.Residents.erase(Res) : std::next(Res);
     auto A = R.ByAddress.find(S->address().str());
     if (A != R.ByAddress.end() && A->second == Handle)
       R.ByAddress.erase(A);

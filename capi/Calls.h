@@ -42,6 +42,8 @@ struct CLaunch {
   const size_t *OutputRanks, *OutputElemSizes;
   void *const *IntoBuffers = nullptr; // launch_into only
   const size_t *IntoBytes = nullptr;
+  const int64_t *InputResidents = nullptr; // launch_residents only
+  int64_t *KeptOutputs = nullptr;
 };
 
 // A handle > 0 for a live target at Addr, shared by every caller of the
@@ -56,6 +58,12 @@ llvm::Error sendBinary(int64_t Handle, const char *Path, uint32_t Format);
 llvm::Error runLaunch(int64_t Handle, const CLaunch &C, const char *Call);
 llvm::Expected<int64_t> queueLaunch(int64_t Handle, const CLaunch &C, const char *Call);
 llvm::Error awaitLaunch(int64_t Token);
+// Residents by handles of their own (> 0), each of one target's.
+llvm::Expected<int64_t> uploadTensor(int64_t Handle, void *Desc, size_t Rank, size_t ElemSize);
+// Leaves the descriptor zeroed when it fails; a null Buffer: a fresh one.
+llvm::Error fetchResident(int64_t Resident, void *Desc, size_t Rank, size_t ElemSize, void *Buffer,
+                          size_t Bytes);
+llvm::Error releaseResident(int64_t Resident);
 llvm::Error callWrapper(int64_t Handle, const char *Symbol, const char *Args, size_t ArgsSize,
                         void **OutBuf, size_t *OutSize);
 llvm::Error closeTarget(int64_t Handle);

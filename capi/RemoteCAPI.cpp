@@ -127,6 +127,25 @@ CLaunch syncLaunch(const char *Entry, const char *Object, size_t NumInputs, void
     C.IntoBytes = output_bytes;                                                                    \
     API.check(runLaunch(session, C, "launch_into"));                                               \
   }                                                                                                \
+  CATALYST_REMOTE_API int64_t PREFIX##upload(int64_t session, void *desc, size_t rank,             \
+                                             size_t elem_size) {                                   \
+    return API.valueOr<int64_t>(uploadTensor(session, desc, rank, elem_size), 0);                  \
+  }                                                                                                \
+  CATALYST_REMOTE_API void PREFIX##launch_residents(                                               \
+      CATALYST_REMOTE_LAUNCH_PARAMS, const int64_t *input_residents, int64_t *kept_outputs) {      \
+    CLaunch C = syncLaunch(CATALYST_REMOTE_LAUNCH_ARGS);                                           \
+    C.InputResidents = input_residents;                                                            \
+    C.KeptOutputs = kept_outputs;                                                                  \
+    API.check(runLaunch(session, C, "launch_residents"));                                          \
+  }                                                                                                \
+  CATALYST_REMOTE_API int64_t PREFIX##fetch(int64_t resident, void *desc, size_t rank,             \
+                                            size_t elem_size, void *buffer, size_t bytes) {        \
+    return API.statusOr<int64_t>(fetchResident(resident, desc, rank, elem_size, buffer, bytes),    \
+                                 -1);                                                              \
+  }                                                                                                \
+  CATALYST_REMOTE_API int64_t PREFIX##release(int64_t resident) {                                  \
+    return API.statusOr<int64_t>(releaseResident(resident), -1);                                   \
+  }                                                                                                \
   CATALYST_REMOTE_API int64_t PREFIX##launch_async(int64_t session, const char *entry_symbol,      \
                                                    const char *object) {                           \
     CLaunch C = syncLaunch(entry_symbol, object, 0, nullptr, nullptr, nullptr, 0, nullptr,         \

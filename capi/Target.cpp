@@ -2,6 +2,7 @@
 
 #include "Target.h"
 
+#include "catalyst/remote/Failure.h"
 #include "catalyst/remote/StatsJson.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -68,6 +69,30 @@ uint64_t Target::launchAsync(const LaunchCall &Call) {
 
 Error Target::await(uint64_t Ticket) {
   return One ? One->await(Ticket) : Many->await(Ticket);
+}
+
+// Until pools place launches by their residents (Pool.h), a pool keeps
+// none.
+static Error poolKeepsNone() {
+  return makeFailure(FailureKind::BadArgument, "a pool does not take resident tensors yet");
+}
+
+Expected<Resident> Target::upload(const MemrefArg &In) {
+  if (!One)
+    return poolKeepsNone();
+  return One->upload(In);
+}
+
+Error Target::fetch(const Resident &R, const MemrefArg &Out, MutableArrayRef<char> Into) {
+  if (!One)
+    return poolKeepsNone();
+  return One->fetch(R, Out, Into);
+}
+
+Error Target::release(Resident &R) {
+  if (!One)
+    return poolKeepsNone();
+  return One->release(R);
 }
 
 Error Target::startTrace(StringRef Path) {

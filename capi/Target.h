@@ -45,6 +45,10 @@ public:
   llvm::Error launch(const LaunchCall &Call);
   uint64_t launchAsync(const LaunchCall &Call);
   llvm::Error await(uint64_t Ticket);
+  // Session::upload, fetch and release; a pool refuses them for now.
+  llvm::Expected<Resident> upload(const MemrefArg &In);
+  llvm::Error fetch(const Resident &R, const MemrefArg &Out, llvm::MutableArrayRef<char> Into);
+  llvm::Error release(Resident &R);
   TargetStats stats() const;
   // A JSON object: kind ("session" or "pool"), address, connected, and
   // stats; a session's strategy, transport, protection and executor too.

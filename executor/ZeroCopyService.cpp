@@ -310,7 +310,9 @@ uint64_t ZeroCopyService::collectOutputs(ArrayRef<Returned> Outs) {
     Bytes = O.Layout.Bytes;
     if (Kept < Current.KeptOutputs.size() && std::get<0>(Current.KeptOutputs[Kept]) == I) {
       ++Kept;
-      Bytes = 0; // it stays here, as a resident
+      Bytes = 0; // it stays here, as a resident: an empty part, so that a
+                 // shared result still gives a place per output
+      S.Parts.push_back({nullptr, 0, nullptr});
       continue;
     }
     if (O.Layout.Dense) {

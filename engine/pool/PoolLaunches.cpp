@@ -151,7 +151,22 @@ static void zeroOutputs(const LaunchCall &Call) {
       std::memset(Out.Desc, 0, (3 + 2 * Out.Rank) * sizeof(int64_t));
 }
 
+// A resident lives in one member's session; until pools place launches by
+// their residents, a pool refuses them rather than run a launch where its
+// residents are not.
+static Error refuseResidents(const LaunchCall &Call) {
+  if (!any_of(Call.Inputs, [](const MemrefArg &A) { return A.Kept != nullptr; }) &&
+      !any_of(Call.Keep, [](const Resident *R) { return R != nullptr; }))
+    return Error::success();
+  return makeFailure(FailureKind::BadArgument,
+                     "launch of '" + Call.Entry + "': a pool does not take resident tensors yet");
+}
+
 Error Pool::Impl::launch(const LaunchCall &Call) {
+  if (auto Err = refuseResidents(Call)) {
+    zeroOutputs(Call);
+    return Err;
+  }
   std::vector<uint64_t> Tried;
   for (;;) {
     auto Mem = pick(Tried);
@@ -194,6 +209,11 @@ uint64_t Pool::Impl::launchAsync(const LaunchCall &Call) {
     Finished.emplace(
         Ticket, makeFailure(FailureKind::Closed, Address + ": launch of '" + Job.Entry +
                                                      "' was queued after the pool was closed"));
+    return Ticket;
+  }
+  if (Error Refused = refuseResidents(Call)) {
+    zeroOutputs(Call);
+    Finished.emplace(Ticket, std::move(Refused));
     return Ticket;
   }
   Pending.insert(Ticket);

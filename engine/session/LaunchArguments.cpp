@@ -36,20 +36,50 @@ Error checkInto(ArrayRef<MutableArrayRef<char>> Into, size_t NumOutputs) {
   return Error::success();
 }
 
+// Two outputs kept into one handle would have the second overwrite the
+// first's, which would then be lost.
+Error checkKeep(ArrayRef<Resident *> Keep, size_t NumOutputs) {
+  if (Keep.empty())
+    return Error::success();
+  if (Keep.size() != NumOutputs)
+    return makeFailure(FailureKind::BadArgument, Twine(Keep.size()) +
+                                                     " handles to keep outputs in, for " +
+                                                     Twine(NumOutputs) + " outputs");
+  for (size_t I = 0; I < Keep.size(); ++I)
+    for (size_t J = 0; J < I; ++J)
+      if (Keep[I] && Keep[I] == Keep[J])
+        return makeFailure(FailureKind::BadArgument, "outputs " + Twine(J) + " and " + Twine(I) +
+                                                         " are kept into one handle");
+  return Error::success();
+}
+
 } // namespace
 
-Expected<std::vector<CheckedInput>> checkInputs(ArrayRef<MemrefArg> Inputs) {
+Expected<std::vector<CheckedInput>> checkInputs(ArrayRef<MemrefArg> Inputs,
+                                                ResidentTable *Residents, const char *Role) {
   std::vector<CheckedInput> Plans;
   Plans.reserve(Inputs.size());
   wire::ReadableSet Readable;
   for (size_t I = 0; I < Inputs.size(); ++I) {
+    if (Inputs[I].Kept) {
+      if (!Residents)
+        return makeFailure(FailureKind::BadArgument,
+                           Twine(Role) + " " + Twine(I) +
+                               " is a resident, which this call cannot take");
+      auto In = Residents->input(*Inputs[I].Kept, Inputs[I], I);
+      if (!In)
+        return In.takeError();
+      Plans.push_back(*In);
+      continue;
+    }
     if (!Inputs[I].Desc)
-      return makeFailure(FailureKind::BadArgument, "input " + Twine(I) + ": null descriptor");
+      return makeFailure(FailureKind::BadArgument,
+                         Twine(Role) + " " + Twine(I) + ": null descriptor");
     wire::MemrefDesc D(Inputs[I].Desc, Inputs[I].Rank);
-    auto L = wire::layoutOf(D, Inputs[I].ElemSize, {"input", I});
+    auto L = wire::layoutOf(D, Inputs[I].ElemSize, {Role, I});
     if (!L)
       return badInput(L.takeError());
-    Readable.add(D, Inputs[I].ElemSize, *L, {"input", I});
+    Readable.add(D, Inputs[I].ElemSize, *L, {Role, I});
     Plans.push_back({D, Inputs[I].ElemSize, *L});
   }
   // Before any strategy copies or sends from them: either would stop part
@@ -69,6 +99,8 @@ Error checkOutputs(const LaunchCall &Call) {
                                                        Twine(Outputs[I].ElemSize) + ", rank " +
                                                        Twine(Outputs[I].Rank) + " is not a memref");
   }
+  if (auto Err = checkKeep(Call.Keep, Outputs.size()))
+    return Err;
   return checkInto(Call.Into, Outputs.size());
 }
 

@@ -188,7 +188,13 @@ Error Session::Impl::launchMeasured(const LaunchCall &Call, HostOutputs &Outputs
                                     LaunchTimeline &When, uint64_t &InputBytes) {
   if (auto Err = checkOutputs(Call))
     return Err;
-  auto Inputs = checkInputs(Call.Inputs);
+  ResidentTable *Kept = nullptr;
+  if (usesResidents(Call)) {
+    if (auto Err = keepOutputs(Call, Outputs))
+      return Err;
+    Kept = &Residents;
+  }
+  auto Inputs = checkInputs(Call.Inputs, Kept);
   if (!Inputs)
     return Inputs.takeError();
   for (const CheckedInput &In : *Inputs)
@@ -204,16 +210,22 @@ Error Session::Impl::launchMeasured(const LaunchCall &Call, HostOutputs &Outputs
     return Entry.takeError();
   S.Phases.PlanNs = nsSince(When.Plan);
   auto Before = WireCounters::of(*Transport);
-  Forecast->begin(Entry->getValue(), Call.Outputs, lentOutputs(Call.Into, Call.Outputs.size()));
+  // No buffer is readied for an output that stays in the executor.
+  auto Lent = lentOutputs(Call.Into, Call.Outputs.size());
+  for (size_t I = 0; I < Lent.size(); ++I)
+    Lent[I] = Lent[I] || Outputs.keptAs(I);
+  Forecast->begin(Entry->getValue(), Call.Outputs, Lent);
   Error Err = runLaunch(*Entry, *Inputs, Outputs, S, When);
   // Counted failed or not: a trace shows what a failed launch sent.
   WireCounters::of(*Transport).addDelta(Before, S);
   if (Err) {
     Forecast->end(Entry->getValue(), {});
+    forgetKept(Outputs);
     return explain(std::move(Err), "launch of '" + Call.Entry + "' failed");
   }
   When.Rewrite = PhaseClock::now();
   Outputs.commit();
+  recordKept(Call, Outputs);
   S.Phases.RewriteNs = nsSince(When.Rewrite);
   Forecast->end(Entry->getValue(), Outputs.bytes());
   S.OutputsReady = Outputs.readyTaken();
@@ -472,17 +484,44 @@ Error Session::launch(const LaunchCall &Call) {
   return I->launch(Call);
 }
 
+Expected<Resident> Session::upload(const MemrefArg &In) {
+  Error Closed = Error::success();
+  auto Held = I->hold(Closed);
+  if (!Held)
+    return withContext("upload failed", std::move(Closed));
+  return I->upload(In);
+}
+
+Error Session::fetch(const Resident &R, const MemrefArg &Out, MutableArrayRef<char> Into) {
+  Error Closed = Error::success();
+  auto Held = I->hold(Closed);
+  if (!Held) {
+    HostOutputs Zeroed(ArrayRef<MemrefArg>(Out), {});
+    return withContext("fetch of resident " + Twine(R.id()) + " failed", std::move(Closed));
+  }
+  return I->fetch(R, Out, Into);
+}
+
+Error Session::release(Resident &R) {
+  Error Closed = Error::success();
+  auto Held = I->hold(Closed);
+  if (!Held)
+    return withContext("release of resident " + Twine(R.id()) + " failed", std::move(Closed));
+  return I->release(R);
+}
+
 uint64_t Session::launchAsync(const LaunchCall &Call) {
   // The call's strings and arrays are the caller's; the job keeps copies.
   struct Copy {
     std::string Entry, Object;
     std::vector<MemrefArg> Inputs, Outputs;
     std::vector<MutableArrayRef<char>> Into;
+    std::vector<Resident *> Keep;
   };
   auto C = std::make_shared<Copy>(Copy{Call.Entry.str(), Call.Object.str(), Call.Inputs.vec(),
-                                       Call.Outputs.vec(), Call.Into.vec()});
+                                       Call.Outputs.vec(), Call.Into.vec(), Call.Keep.vec()});
   return I->Async.submit([this, C] {
-    return launch(LaunchCall{C->Entry, C->Object, C->Inputs, C->Outputs, C->Into});
+    return launch(LaunchCall{C->Entry, C->Object, C->Inputs, C->Outputs, C->Into, C->Keep});
   });
 }
 

@@ -31,6 +31,7 @@
 #include "LaunchQueue.h"
 #include "LaunchWatchdog.h"
 #include "OpenChannel.h"
+#include "ResidentTable.h"
 #include "SentAssets.h"
 #include "catalyst/remote/Session.h"
 #include "sync/Mutex.h"
@@ -71,6 +72,23 @@ public:
   llvm::Error launchMeasured(const LaunchCall &Call, HostOutputs &Outputs, LaunchStats &S,
                              LaunchTimeline &When, uint64_t &InputBytes) REQUIRES(LaunchMutex);
   llvm::Error ping() EXCLUDES(LaunchMutex);
+  // Session::upload and release, under a hold() (SessionResidents.cpp).
+  llvm::Expected<Resident> upload(const MemrefArg &In) EXCLUDES(LaunchMutex);
+  llvm::Error release(Resident &R) EXCLUDES(LaunchMutex);
+  llvm::Error fetch(const Resident &R, const MemrefArg &Out, llvm::MutableArrayRef<char> Into)
+      EXCLUDES(LaunchMutex);
+  // Whether Call names residents: as inputs, or outputs to keep.
+  static bool usesResidents(const LaunchCall &Call);
+  // Checks that this session can take Call's residents and gives each
+  // output Call keeps an id in Outputs.
+  llvm::Error keepOutputs(const LaunchCall &Call, HostOutputs &Outputs) REQUIRES(LaunchMutex);
+  // After a launch: hands out the handles of the outputs it kept, or,
+  // when it failed, has the executor free any it kept all the same.
+  void recordKept(const LaunchCall &Call, const HostOutputs &Outputs) REQUIRES(LaunchMutex);
+  void forgetKept(const HostOutputs &Outputs) REQUIRES(LaunchMutex);
+  // The strategy's resident requests, or a BadArgument failure saying why
+  // this session has none.
+  llvm::Expected<ResidentRequests *> residentRequests() REQUIRES(LaunchMutex);
   llvm::Error runLaunch(llvm::orc::ExecutorAddr Entry, llvm::ArrayRef<CheckedInput> Inputs,
                         HostOutputs &Outputs, LaunchStats &S, LaunchTimeline &When)
       REQUIRES(LaunchMutex);
@@ -118,6 +136,9 @@ public:
   // for Transport, set by open and read-only afterwards.
   SessionStats Stats;
   mutable sync::Mutex StatsMutex;
+  // What the executor keeps for this session; forgotten with the
+  // connection, which frees it there.
+  ResidentTable Residents GUARDED_BY(LaunchMutex);
   // Made by the constructor; what it points to is used under LaunchMutex.
   std::unique_ptr<OutputForecast> Forecast PT_GUARDED_BY(LaunchMutex);
 

@@ -89,6 +89,23 @@ Expected<MutableArrayRef<char>> HostOutputs::allocate(size_t I, ArrayRef<int64_t
   return MutableArrayRef<char>(Buffers[I], Size);
 }
 
+void HostOutputs::keep(size_t I, uint64_t Id) {
+  assert(I < Outputs.size() && Id && "a kept output has an id");
+  KeptIds.resize(Outputs.size(), 0);
+  KeptIds[I] = Id;
+}
+
+Error HostOutputs::keptShape(size_t I, ArrayRef<int64_t> Sizes) {
+  assert(keptAs(I) && "output I is kept");
+  auto Counted = bytesOf(I, Sizes);
+  if (!Counted)
+    return Counted.takeError();
+  wire::MemrefDesc D(Outputs[I].Desc, Outputs[I].Rank);
+  for (size_t K = 0; K < Sizes.size(); ++K)
+    D.setSize(K, Sizes[K]);
+  return Error::success();
+}
+
 char *HostOutputs::freshBuffer(size_t I, uint64_t Bytes) {
   if (Forecast)
     if (char *Ready = Forecast->take(I, Bytes)) {
@@ -103,9 +120,10 @@ char *HostOutputs::freshBuffer(size_t I, uint64_t Bytes) {
 }
 
 void HostOutputs::commit() {
-  assert(llvm::all_of(Buffers, [](char *B) { return B; }) && "every output allocated");
-  for (size_t I = 0; I < Outputs.size(); ++I)
+  for (size_t I = 0; I < Outputs.size(); ++I) {
+    assert((Buffers[I] || keptAs(I)) && "every output allocated or kept");
     wire::MemrefDesc(Outputs[I].Desc, Outputs[I].Rank).rewriteDense(Buffers[I]);
+  }
   Committed = true;
 }
 

@@ -7,6 +7,10 @@
 // good: a launch that fails half-way releases the fresh buffers it got and
 // leaves every output descriptor zeroed.
 //
+// An output the launch keeps in the executor as a resident (keep()) gets
+// no buffer: the result gives its shape alone (keptShape()), and commit()
+// writes that shape into its descriptor, with null pointers.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef CATALYST_REMOTE_TRANSFER_HOSTOUTPUTS_H
@@ -53,7 +57,16 @@ public:
   // MaxBytes.
   llvm::Expected<llvm::MutableArrayRef<char>> allocate(size_t I, llvm::ArrayRef<int64_t> Sizes);
 
-  // Points every output descriptor at its buffer; the caller now owns them.
+  // Output I stays in the executor as resident Id (not 0), not to be
+  // allocated; before the launch.
+  void keep(size_t I, uint64_t Id);
+  // The resident id output I stays under, or 0 when it comes back.
+  uint64_t keptAs(size_t I) const { return I < KeptIds.size() ? KeptIds[I] : 0; }
+  // Records kept output I's shape, which must be of its rank.
+  llvm::Error keptShape(size_t I, llvm::ArrayRef<int64_t> Sizes);
+
+  // Points every output descriptor at its buffer (a kept one at none); the
+  // caller now owns them.
   void commit();
 
   // The dense bytes of the outputs given buffers so far.
@@ -72,8 +85,9 @@ private:
   OutputForecast *Forecast;
   uint64_t MaxBytes;
   std::vector<char *> Buffers;
-  std::vector<uint64_t> Bytes; // of Buffers[I]'s values
-  std::vector<bool> Lent;      // Buffers[I] is Into[I]: never released here
+  std::vector<uint64_t> Bytes;   // of Buffers[I]'s values
+  std::vector<bool> Lent;        // Buffers[I] is Into[I]: never released here
+  std::vector<uint64_t> KeptIds; // empty, or one per output: 0 when it comes back
   uint64_t ReadyTaken = 0;
   bool Committed = false;
   uint64_t BytesGiven = 0;

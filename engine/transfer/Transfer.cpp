@@ -1,7 +1,10 @@
 #include "Transfer.h"
 
+#include "ResidentRequests.h"
+
 namespace catalyst::remote {
 Transfer::~Transfer() = default;
+ResidentRequests::~ResidentRequests() = default;
 
 uint64_t Transfer::largestRequest(llvm::ArrayRef<CheckedInput> Inputs) const {
   return messageCarrying(Inputs);

@@ -20,12 +20,17 @@
 
 namespace catalyst::remote {
 
-// An input whose descriptor has been validated on the host.
+// An input whose descriptor has been validated on the host. A resident
+// input (Resident, its id, not 0) has an empty layout, since none of its
+// values travel, and a descriptor that gives its shape alone.
 struct CheckedInput {
   wire::MemrefDesc Desc;
   size_t ElemSize;
   wire::MemrefLayout Layout;
+  uint64_t Resident = 0;
 };
+
+class ResidentRequests;
 
 class Transfer {
 public:
@@ -44,6 +49,10 @@ public:
   static uint64_t framingFor(llvm::ArrayRef<CheckedInput> Inputs);
   // A message carrying every input's bytes, with framingFor() besides.
   static uint64_t messageCarrying(llvm::ArrayRef<CheckedInput> Inputs);
+  // The resident requests this strategy makes, when it and its executor
+  // keep residents: then its launches take resident inputs too. Null by
+  // default.
+  virtual ResidentRequests *residents() { return nullptr; }
   // Returns what the strategy holds on the executor; called while connected.
   virtual llvm::Error close() { return llvm::Error::success(); }
 };

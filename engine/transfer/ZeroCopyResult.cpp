@@ -23,10 +23,10 @@ Error decodeZeroCopyPlan(ArrayRef<char> Plan, ZeroCopyResult &R) {
   R.Outputs.clear(); // SPS appends to the sequences it decodes into
   R.StartNs = 0;
   sps::SPSInputBuffer IB(Plan.data(), Plan.size());
-  bool Decoded = spsWellFormed<SPSZeroCopyResult>(Plan.data(), Plan.size()) &&
-                 SPSZeroCopyResult::deserialize(IB, R.RemoteError, R.Outputs, R.CopyInNs,
-                                                R.KernelNs, R.CopyOutNs, R.ExecutorCopyBytes,
-                                                R.StartNs);
+  bool Decoded =
+      spsWellFormed<SPSZeroCopyResult>(Plan.data(), Plan.size()) &&
+      SPSZeroCopyResult::deserialize(IB, R.RemoteError, R.Outputs, R.CopyInNs, R.KernelNs,
+                                     R.CopyOutNs, R.ExecutorCopyBytes, R.StartNs);
   return Decoded ? Error::success() : malformedResult("undecodable plan");
 }
 
@@ -54,11 +54,23 @@ Error decodeZeroCopyResult(ArrayRef<char> Plan, uint64_t PayloadBytes, HostOutpu
     auto ShapeBytes = Outputs.bytesOf(I, Sizes);
     if (!ShapeBytes)
       return ShapeBytes.takeError();
+    if (Outputs.keptAs(I)) {
+      // It stays in the executor: its shape alone comes back.
+      if (Bytes)
+        return malformedResult("output " + Twine(I) + ", kept in the executor, came with " +
+                               Twine(Bytes) + " bytes");
+      continue;
+    }
     if (*ShapeBytes != Bytes)
       return malformedResult("output " + Twine(I) + " has " + Twine(Bytes) +
                              " bytes for its shape's " + Twine(*ShapeBytes));
   }
   for (size_t I = 0; I < R.Outputs.size(); ++I) {
+    if (Outputs.keptAs(I)) {
+      if (auto Err = Outputs.keptShape(I, std::get<0>(R.Outputs[I])))
+        return Err;
+      continue;
+    }
     auto Buf = Outputs.allocate(I, std::get<0>(R.Outputs[I]));
     if (!Buf)
       return Buf.takeError();

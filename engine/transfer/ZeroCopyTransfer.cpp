@@ -129,8 +129,12 @@ Error ZeroCopyTransfer::encodePlan(ExecutorAddr Entry, ArrayRef<CheckedInput> In
                                    const HostOutputs &Outputs) {
   Scratch &S = Work;
   S.Sizes.clear();
-  for (const CheckedInput &In : Inputs)
-    S.Sizes.push_back(In.Layout.Bytes);
+  S.ResidentInputs.clear();
+  for (size_t I = 0; I < Inputs.size(); ++I) {
+    S.Sizes.push_back(Inputs[I].Layout.Bytes);
+    if (Inputs[I].Resident)
+      S.ResidentInputs.emplace_back(I, Inputs[I].Resident);
+  }
   if (auto Err = Pool.place(S.Sizes, S.Places))
     return Err;
   S.Inputs.resize(Inputs.size()); // kept from launch to launch, shapes and all
@@ -140,16 +144,29 @@ Error ZeroCopyTransfer::encodePlan(ExecutorAddr Entry, ArrayRef<CheckedInput> In
     Shape.resize(Inputs[I].Desc.rank());
     for (size_t K = 0; K < Shape.size(); ++K)
       Shape[K] = Inputs[I].Desc.size(K);
-    Place = S.Places[I];
+    // A resident is where the executor keeps it: no place, no bytes.
+    Place = Inputs[I].Resident ? ExecutorAddr() : S.Places[I];
     Bytes = Inputs[I].Layout.Bytes;
   }
   S.Outputs.clear();
   for (size_t I = 0; I < Outputs.size(); ++I)
     S.Outputs.emplace_back(Outputs[I].Rank, Outputs[I].ElemSize);
   chooseSourceOrders(Inputs);
-  S.Plan.resize(SPSZeroCopyPlan::size(Entry, S.Inputs, S.Outputs, S.Reordered));
+  S.KeptOutputs.clear();
+  for (size_t I = 0; I < Outputs.size(); ++I)
+    if (uint64_t Id = Outputs.keptAs(I))
+      S.KeptOutputs.emplace_back(I, Id);
+  if (S.ResidentInputs.empty() && S.KeptOutputs.empty()) {
+    S.Plan.resize(SPSZeroCopyPlan::size(Entry, S.Inputs, S.Outputs, S.Reordered));
+    sps::SPSOutputBuffer OB(S.Plan.data(), S.Plan.size());
+    SPSZeroCopyPlan::serialize(OB, Entry, S.Inputs, S.Outputs, S.Reordered);
+    return Error::success();
+  }
+  S.Plan.resize(SPSResidentLaunchPlan::size(Entry, S.Inputs, S.Outputs, S.Reordered,
+                                            S.ResidentInputs, S.KeptOutputs));
   sps::SPSOutputBuffer OB(S.Plan.data(), S.Plan.size());
-  SPSZeroCopyPlan::serialize(OB, Entry, S.Inputs, S.Outputs, S.Reordered);
+  SPSResidentLaunchPlan::serialize(OB, Entry, S.Inputs, S.Outputs, S.Reordered, S.ResidentInputs,
+                                   S.KeptOutputs);
   return Error::success();
 }
 
@@ -162,7 +179,7 @@ void ZeroCopyTransfer::chooseSourceOrders(ArrayRef<CheckedInput> Inputs) {
     return;
   for (size_t I = 0; I < Inputs.size(); ++I) {
     const CheckedInput &In = Inputs[I];
-    if (!SourceOrder::worthSending(In.Desc, In.ElemSize, In.Layout))
+    if (In.Resident || !SourceOrder::worthSending(In.Desc, In.ElemSize, In.Layout))
       continue;
     Shape Strides(In.Desc.rank());
     for (size_t K = 0; K < Strides.size(); ++K)
@@ -184,7 +201,8 @@ void ZeroCopyTransfer::collectPayload(ArrayRef<CheckedInput> Inputs, LaunchStats
     bool Reordered =
         NextOrder < S.Reordered.size() && std::get<0>(S.Reordered[NextOrder]) == I && ++NextOrder;
     if (In.Layout.Dense || Reordered) {
-      // A dense input, or a transposed one's array: its span, as it is.
+      // A dense input, or a transposed one's array: its span, as it is (a
+      // resident's is empty).
       S.Parts.push_back({static_cast<const char *>(In.Desc.aligned()) +
                              In.Layout.FirstElement * int64_t(In.ElemSize),
                          In.Layout.Bytes, nullptr});

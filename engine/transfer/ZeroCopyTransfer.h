@@ -12,7 +12,8 @@
 // (PayloadPath.h).
 //
 // Resident requests (wire/Residents.h: upload, fetch, release) go the same
-// way, one round trip each, when the executor keeps residents.
+// way, one round trip each, when the executor keeps residents; launches
+// then take resident inputs, whose shapes alone travel.
 //
 // Threads: launch() and request() run on the launching thread, one at a
 // time (the session's LaunchMutex); place(), finish() and disconnected() on
@@ -27,6 +28,7 @@
 
 #include "PayloadPath.h"
 #include "PhaseClock.h"
+#include "ResidentRequests.h"
 #include "SlabPool.h"
 #include "Transfer.h"
 #include "ZeroCopyResult.h"
@@ -39,7 +41,9 @@
 
 namespace catalyst::remote {
 
-class ZeroCopyTransfer final : public Transfer, public wire::PayloadHandler {
+class ZeroCopyTransfer final : public Transfer,
+                               public ResidentRequests,
+                               public wire::PayloadHandler {
 public:
   // Enables the extension on the executor and installs the reply handler;
   // the launches' values take Path.
@@ -57,17 +61,12 @@ public:
                      HostOutputs &Outputs, LaunchStats &Stats, LaunchTimeline &When) override;
   llvm::Error close() override;
 
-  // Whether the executor keeps residents (its bootstrap map says so).
-  bool keepsResidents() const { return Residents; }
-  // Sends one resident request, OpC its opcode (Upload, Fetch, Release),
-  // with its Plan and payload Parts, and waits for the executor's reply: a
-  // transport failure is an error, the executor's refusal the reply's
-  // Error. A Fetch's values land in Into, which must be exactly their
-  // size (a reply of another size is refused and the connection ends).
+  // This, when the executor keeps residents (its bootstrap map says so).
+  ResidentRequests *residents() override { return Residents ? this : nullptr; }
   llvm::Expected<wire::ResidentReply> request(wire::PayloadOpcode OpC, llvm::ArrayRef<char> Plan,
                                               llvm::ArrayRef<wire::PayloadPart> Parts,
                                               LaunchStats &Stats,
-                                              llvm::MutableArrayRef<char> Into = {});
+                                              llvm::MutableArrayRef<char> Into = {}) override;
 
   llvm::Expected<std::vector<iovec>> place(wire::PayloadOpcode OpC, uint64_t SeqNo,
                                            llvm::ArrayRef<char> Plan,
@@ -103,6 +102,7 @@ private:
     std::vector<wire::ZeroCopyInput> Inputs;
     std::vector<wire::LaunchOutputSpec> Outputs;
     std::vector<wire::SourceOrdered> Reordered; // inputs sent in source order
+    std::vector<wire::ResidentRef> ResidentInputs, KeptOutputs;
     std::vector<char> Plan;
     std::vector<wire::MemrefPacker> Packers;
     std::vector<wire::PayloadPart> Parts;

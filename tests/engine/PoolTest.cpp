@@ -236,6 +236,26 @@ TEST_F(PoolTest, BlockingLaunchesSpreadOverEveryListedMemberAndComeBackRight) {
   EXPECT_EQ(LateKind, FailureKind::Closed) << LateMsg;
 }
 
+// Until pools place launches by their residents, a launch that names one
+// or keeps an output is refused, blocking or async, before it runs
+// anywhere.
+TEST_F(PoolTest, ResidentsAreRefusedUntilPoolsPlaceThem) {
+  auto P = openList(1);
+  ASSERT_TRUE(P);
+  Resident Kept;
+  Resident *Keep[] = {&Kept};
+  Whose W(0, 1);
+  LaunchCall Call = W.call();
+  Call.Keep = Keep;
+  auto [Kind, Msg] = failureOf(P->launch(Call));
+  EXPECT_EQ(Kind, FailureKind::BadArgument) << Msg;
+  EXPECT_TRUE(mentions(Msg, "a pool does not take resident tensors yet")) << Msg;
+  EXPECT_TRUE(W.Out.allZero());
+  auto [AsyncKind, AsyncMsg] = failureOf(P->await(P->launchAsync(Call)));
+  EXPECT_EQ(AsyncKind, FailureKind::BadArgument) << AsyncMsg;
+  EXPECT_EQ(P->stats().Launches, 0u);
+}
+
 // Each await returns its own launch's result, whichever member ran it; a
 // free member takes the next launch, so four long ones run on four.
 TEST_F(PoolTest, AsyncLaunchesRunOnFreeMembersAndEachAwaitGetsItsOwn) {

@@ -5,6 +5,8 @@
  *   its descriptor says.
  * copy_slow(ms: i64[1], in: u8[n]) -> out: u8[n], in's bytes, after
  *   sleeping ms milliseconds: a launch that moves much and takes long.
+ * layout_r2(in: rank 2, any element) -> out: i64[5], in's offset, sizes and
+ *   strides: the view of its input the kernel was handed.
  *
 \*===----------------------------------------------------------------------===*/
 
@@ -36,4 +38,14 @@ void ENTRY(copy_slow)(void *rv, void *av) {
   while (nanosleep(&left, &left) != 0) {
   }
   copy_kernel(mr_output(rv, 0), mr_input(av, 1), 1, 1);
+}
+
+void ENTRY(layout_r2)(void *rv, void *av) {
+  memref_t *in = mr_input(av, 0);
+  int64_t *buf = mr_alloc(5 * sizeof(int64_t));
+  buf[0] = in->offset;
+  for (int d = 0; d < 4; ++d)
+    buf[1 + d] = in->dims[d];
+  int64_t sizes[1] = {5};
+  mr_set_dense(mr_output(rv, 0), 1, buf, sizes);
 }

@@ -16,9 +16,9 @@
  * Either way the message is also __catalyst__remote__last_error(), and it is
  * reported after the call has cleaned up: a failed launch has zeroed its
  * output descriptors, and the session stays usable unless its executor is
- * gone. When an installed handler returns, the call returns: open 0,
- * send_binary, close and stats -1, call_wrapper non-zero, launch with its
- * output descriptors zeroed, launch_async 0.
+ * gone. When an installed handler returns, the call returns: open and
+ * upload 0, send_binary, close, stats, fetch and release -1, call_wrapper
+ * non-zero, launch with its output descriptors zeroed, launch_async 0.
  *
 \*===----------------------------------------------------------------------===*/
 
@@ -66,6 +66,42 @@ void __catalyst__remote__launch_into(int64_t session, const char *entry_symbol, 
                                      size_t num_outputs, void *const *output_descs,
                                      const size_t *output_ranks, const size_t *output_elem_sizes,
                                      void *const *output_buffers, const size_t *output_bytes);
+
+/* Resident tensors: a tensor kept in the executor for its session, so
+ * that launches read it there and none of its values cross again
+ * (catalyst/remote/Resident.h says more). Zero-copy sessions only; a pool
+ * refuses them for now. A resident has a handle > 0 of its own, valid
+ * until it is released or its session closes.
+ *
+ * upload copies the memref desc describes (any layout; kept dense, in
+ * row-major order) into the executor and returns its resident handle, or
+ * 0 when it fails. */
+int64_t __catalyst__remote__upload(int64_t session, void *desc, size_t rank, size_t elem_size);
+
+/* launch(), where input i is resident input_residents[i] when that is not
+ * 0 (input_descs[i] is then not read, and may be NULL; input_ranks[i] and
+ * input_elem_sizes[i] must be the resident's), and output i stays in the
+ * executor when kept_outputs[i] is not 0: that entry then holds the new
+ * resident's handle, or 0 when the launch failed, and the output's
+ * descriptor its shape with NULL pointers. Either array may be NULL. */
+void __catalyst__remote__launch_residents(int64_t session, const char *entry_symbol,
+                                          const char *object, size_t num_inputs,
+                                          void *const *input_descs, const size_t *input_ranks,
+                                          const size_t *input_elem_sizes, size_t num_outputs,
+                                          void *const *output_descs, const size_t *output_ranks,
+                                          const size_t *output_elem_sizes,
+                                          const int64_t *input_residents, int64_t *kept_outputs);
+
+/* Brings a resident's values back, the resident staying: desc (of its rank
+ * and element size) is rewritten to point at them, dense, in buffer when
+ * it is not NULL and its bytes hold them, else in a fresh buffer as a
+ * launch's output. Returns 0, or -1 with desc zeroed. */
+int64_t __catalyst__remote__fetch(int64_t resident, void *desc, size_t rank, size_t elem_size,
+                                  void *buffer, size_t bytes);
+
+/* Frees a resident in the executor; its handle is then invalid. Returns 0,
+ * or -1 (a released or unknown handle among other failures). */
+int64_t __catalyst__remote__release(int64_t resident);
 
 /* Starts an entry without memref arguments; await() joins it. */
 int64_t __catalyst__remote__launch_async(int64_t session, const char *entry_symbol,
@@ -130,10 +166,10 @@ struct catalyst_remote_stats {
  * CATALYST_REMOTE_TRANSPORT (auto, the default: shared memory with an
  * executor on this machine that offers it, else the address's own
  * connection; tcp: the address's own connection; local: the local socket
- * or fail; shm: the name of local before 0.1.0); CATALYST_REMOTE_PROFILE=1 prints each launch's counters
- * to stderr; CATALYST_REMOTE_TRACE=FILE.json writes every session's calls
- * and launches, their phases on host and executor, as a Chrome trace
- * (Perfetto opens it; "%p" in FILE stands for the process id). */
+ * or fail; shm: the name of local before 0.1.0); CATALYST_REMOTE_PROFILE=1 prints each launch's
+ * counters to stderr; CATALYST_REMOTE_TRACE=FILE.json writes every session's calls and launches,
+ * their phases on host and executor, as a Chrome trace (Perfetto opens it; "%p" in FILE stands for
+ * the process id). */
 int32_t __catalyst__remote__stats(int64_t session, struct catalyst_remote_stats *out);
 
 /* This thread's most recent failure message, or "". */

@@ -3,6 +3,8 @@
 #ifndef CATALYST_REMOTE_LAUNCH_H
 #define CATALYST_REMOTE_LAUNCH_H
 
+#include "catalyst/remote/Resident.h"
+
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 
@@ -10,11 +12,19 @@
 
 namespace catalyst::remote {
 
-// A caller-owned memref descriptor and what its elements are.
+// A caller-owned memref descriptor and what its elements are; or, as an
+// input, a resident (Resident.h) the kernel reads in the executor, whose
+// element size and rank must then be Rank's and ElemSize's, what the
+// kernel expects. A resident is named by pointer: like a descriptor, it
+// must stay valid until the launch returns (or, async, until await).
 struct MemrefArg {
   void *Desc = nullptr;
   size_t Rank = 0;
   size_t ElemSize = 0;
+  const Resident *Kept = nullptr; // instead of Desc
+
+  // R, as an input of its own rank and element size.
+  static MemrefArg of(const Resident &R) { return {nullptr, R.rank(), R.elemSize(), &R}; }
 };
 
 // Entry follows Catalyst's pyface ABI, `void entry(void *rv, void *av)`.
@@ -36,6 +46,15 @@ struct LaunchCall {
   // must not overlap one another. After a failed launch, a lent buffer may
   // hold part of an output.
   llvm::ArrayRef<llvm::MutableArrayRef<char>> Into = {};
+  // Empty, or one per output: where not null, that output stays in the
+  // executor as a new resident (Resident.h), whose handle is written there
+  // once the launch succeeds; none of its values cross, and its descriptor
+  // gets its shape with null pointers (dense strides, offset 0). Usable
+  // as the next launch's input, and fetched with Session::fetch. The
+  // executor keeps the kernel's own buffer where it can (dense, and the
+  // kernel's to give), else a dense copy. A failed launch keeps nothing
+  // and leaves the handles as they were. Zero-copy sessions only.
+  llvm::ArrayRef<Resident *> Keep = {};
 };
 
 } // namespace catalyst::remote

@@ -30,6 +30,7 @@
 #include "catalyst/remote/ExecutorInfo.h"
 #include "catalyst/remote/Failure.h"
 #include "catalyst/remote/Launch.h"
+#include "catalyst/remote/Resident.h"
 #include "catalyst/remote/SessionOptions.h"
 #include "catalyst/remote/Stats.h"
 
@@ -98,8 +99,33 @@ public:
   llvm::Expected<std::vector<char>> callWrapper(llvm::StringRef Symbol, llvm::ArrayRef<char> Args);
 
   // Runs one launch to completion. On failure the output descriptors are
-  // zeroed and no host buffer is left allocated.
+  // zeroed and no host buffer is left allocated. Inputs may be residents,
+  // and outputs may stay in the executor as residents (LaunchCall::Keep).
   llvm::Error launch(const LaunchCall &Call);
+
+  // Copies the tensor In describes into the executor, which keeps it for
+  // this session (Resident.h): launches then name it (MemrefArg::of) and
+  // none of its values cross again. Needs the zero-copy strategy and an
+  // executor that keeps residents; fails as BadArgument otherwise, and for
+  // a bad descriptor. The executor bounds what a session keeps
+  // (--max-resident-mib, with its slab budget) and refuses past it,
+  // naming the option. Takes its turn with launches.
+  llvm::Expected<Resident> upload(const MemrefArg &In);
+
+  // Brings R's values back, R staying in the executor: Out's descriptor,
+  // of R's rank and element size, is pointed at them, dense, as a launch's
+  // output is: in Into when it is large enough, else in a fresh buffer
+  // from SessionOptions::Outputs (LaunchCall::Into). Fails as BadArgument
+  // for a handle this session does not hold (one a failed launch left
+  // empty included) and for an Out of another rank or element size;
+  // Out's descriptor is zeroed then, as on every failure.
+  llvm::Error fetch(const Resident &R, const MemrefArg &Out, llvm::MutableArrayRef<char> Into = {});
+
+  // Frees R in the executor, and empties R. Fails as BadArgument, freeing
+  // nothing, for a handle this session did not make or has released
+  // already (through any copy of it); as Closed or ExecutorLost once the
+  // session is closed, when the executor has freed it with the connection.
+  llvm::Error release(Resident &R);
 
   // Queues a launch and returns a ticket for await. The session's launches
   // run in order on a thread of its own, so launches to different sessions

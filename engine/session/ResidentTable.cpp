@@ -1,0 +1,81 @@
+//===- ResidentTable.cpp - What a session keeps in its executor -----------===//
+
+#include "ResidentTable.h"
+
+#include "catalyst/remote/Failure.h"
+
+#include <atomic>
+
+using namespace llvm;
+
+namespace catalyst::remote {
+
+namespace {
+
+// Serial numbers of tables, so that a handle names its session even after
+// another session takes the first one's address.
+std::atomic<uint64_t> NextOwner{1};
+
+std::string shapeText(uint64_t ElemSize, size_t Rank) {
+  return "rank " + std::to_string(Rank) + ", element size " + std::to_string(ElemSize);
+}
+
+} // namespace
+
+Resident ResidentAccess::make(uint64_t Owner, uint64_t Id, const wire::TensorShape &Shape) {
+  Resident R;
+  R.Owner = Owner;
+  R.Id = Id;
+  R.ElemSize = Shape.ElemSize;
+  R.Shape.assign(Shape.Sizes.begin(), Shape.Sizes.end());
+  R.Bytes = Shape.Bytes;
+  return R;
+}
+
+ResidentTable::ResidentTable() : Owner(NextOwner.fetch_add(1, std::memory_order_relaxed)) {}
+
+Resident ResidentTable::add(uint64_t Id, const wire::TensorShape &Shape) {
+  Record &Rec = Held[Id];
+  Rec.Shape = Shape;
+  size_t Rank = Shape.Sizes.size();
+  Rec.Desc.assign(3 + 2 * Rank, 0);
+  int64_t Stride = 1;
+  for (size_t K = Rank; K-- > 0;) {
+    Rec.Desc[3 + K] = Shape.Sizes[K];
+    Rec.Desc[3 + Rank + K] = Stride;
+    Stride *= std::max<int64_t>(Shape.Sizes[K], 1);
+  }
+  return ResidentAccess::make(Owner, Id, Shape);
+}
+
+Expected<uint64_t> ResidentTable::held(const Resident &R, const Twine &What) const {
+  if (!R)
+    return makeFailure(FailureKind::BadArgument, What + " is an empty handle");
+  if (ResidentAccess::owner(R) != Owner)
+    return makeFailure(FailureKind::BadArgument,
+                       What + ", resident " + Twine(R.id()) +
+                           ", belongs to another session: a resident is usable only in the "
+                           "session that made it");
+  if (!Held.count(R.id()))
+    return makeFailure(FailureKind::BadArgument,
+                       What + ", resident " + Twine(R.id()) + ", was released");
+  return R.id();
+}
+
+Expected<CheckedInput> ResidentTable::input(const Resident &R, const MemrefArg &Arg, size_t Index) {
+  auto Id = held(R, "input " + Twine(Index));
+  if (!Id)
+    return Id.takeError();
+  Record &Rec = Held.find(*Id)->second;
+  size_t Rank = Rec.Shape.Sizes.size();
+  if (Arg.Rank != Rank || Arg.ElemSize != Rec.Shape.ElemSize)
+    return makeFailure(FailureKind::BadArgument,
+                       "input " + Twine(Index) + ": resident " + Twine(*Id) + " has " +
+                           shapeText(Rec.Shape.ElemSize, Rank) + "; the launch expects " +
+                           shapeText(Arg.ElemSize, Arg.Rank));
+  wire::MemrefLayout Empty;
+  Empty.Dense = true;
+  return CheckedInput{wire::MemrefDesc(Rec.Desc.data(), Rank), Rec.Shape.ElemSize, Empty, *Id};
+}
+
+} // namespace catalyst::remote
