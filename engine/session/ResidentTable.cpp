@@ -34,8 +34,17 @@ Resident ResidentAccess::make(uint64_t Owner, uint64_t Id, const wire::TensorSha
 
 ResidentTable::ResidentTable() : Owner(NextOwner.fetch_add(1, std::memory_order_relaxed)) {}
 
+void ResidentTable::remove(uint64_t Id) {
+  auto It = Held.find(Id);
+  if (It == Held.end())
+    return;
+  HeldBytes -= It->second.Shape.Bytes;
+  Held.erase(It);
+}
+
 Resident ResidentTable::add(uint64_t Id, const wire::TensorShape &Shape) {
   Record &Rec = Held[Id];
+  HeldBytes += Shape.Bytes - Rec.Shape.Bytes; // a fresh record's is 0
   Rec.Shape = Shape;
   size_t Rank = Shape.Sizes.size();
   Rec.Desc.assign(3 + 2 * Rank, 0);

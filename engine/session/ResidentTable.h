@@ -61,8 +61,10 @@ public:
   llvm::Expected<uint64_t> held(const Resident &R, const llvm::Twine &What) const;
   // The shape of Id, which the table holds.
   const wire::TensorShape &shapeOf(uint64_t Id) const { return Held.at(Id).Shape; }
-  void remove(uint64_t Id) { Held.erase(Id); }
+  void remove(uint64_t Id);
   size_t size() const { return Held.size(); }
+  // The bytes of the residents held.
+  uint64_t heldBytes() const { return HeldBytes; }
 
 private:
   struct Record {
@@ -74,6 +76,7 @@ private:
 
   uint64_t Owner;
   uint64_t NextId = 1;
+  uint64_t HeldBytes = 0;
   // Node-based: a launch's CheckedInputs point into records.
   std::unordered_map<uint64_t, Record> Held;
 };

@@ -20,6 +20,7 @@
 #include "SentAssets.h"
 #include "SessionImpl.h"
 #include "TaskPool.h"
+#include "WireCounters.h"
 #include "catalyst/remote/Failure.h"
 #include "wire/Protocol.h"
 #include "wire/Secret.h"
@@ -40,26 +41,6 @@ using namespace llvm;
 using namespace llvm::orc;
 
 namespace catalyst::remote {
-
-namespace {
-
-// What the transport counted, to be differenced around one launch.
-struct WireCounters {
-  uint64_t Requests, Sent, Received, BytesOut, BytesIn;
-
-  static WireCounters of(const wire::SocketTransport &T) {
-    return {T.requestsSent(), T.messagesSent(), T.messagesReceived(), T.bytesSent(),
-            T.bytesReceived()};
-  }
-  void addDelta(const WireCounters &Before, LaunchStats &S) const {
-    S.RoundTrips += Requests - Before.Requests;
-    S.Messages += Sent - Before.Sent + Received - Before.Received;
-    S.BytesSent += BytesOut - Before.BytesOut;
-    S.BytesReceived += BytesIn - Before.BytesIn;
-  }
-};
-
-} // namespace
 
 // Says why the connection ended, when it did: that, not ORC's generic
 // "disconnecting", is what the caller needs to hear, and its kind what a
@@ -179,8 +160,9 @@ Error Session::Impl::launch(const LaunchCall &Call) {
   When.End = PhaseClock::now();
   if (Trace)
     Trace->launched({Call.Entry, Call.Object, Chosen, Stats.Transport, S, When, Call.Inputs.size(),
-                     Call.Outputs.size(), InputBytes, Outputs.bytesGiven(), messageOf(Err),
-                     Number});
+                     Call.Outputs.size(), InputBytes, Outputs.bytesGiven(), messageOf(Err), Number,
+                     uint64_t(count_if(Call.Inputs, [](const MemrefArg &A) { return A.Kept; })),
+                     uint64_t(count_if(Call.Keep, [](const Resident *R) { return R; }))});
   return Err;
 }
 
@@ -197,8 +179,11 @@ Error Session::Impl::launchMeasured(const LaunchCall &Call, HostOutputs &Outputs
   auto Inputs = checkInputs(Call.Inputs, Kept);
   if (!Inputs)
     return Inputs.takeError();
-  for (const CheckedInput &In : *Inputs)
+  for (const CheckedInput &In : *Inputs) {
     InputBytes += In.Layout.Bytes;
+    if (In.Resident)
+      S.ResidentBytes += Residents.shapeOf(In.Resident).Bytes;
+  }
   uint64_t Request = Active->largestRequest(*Inputs);
   if (Request > Opts.MaxMessageSize)
     return makeFailure(FailureKind::BadArgument,
@@ -225,7 +210,7 @@ Error Session::Impl::launchMeasured(const LaunchCall &Call, HostOutputs &Outputs
   }
   When.Rewrite = PhaseClock::now();
   Outputs.commit();
-  recordKept(Call, Outputs);
+  S.ResidentBytes += recordKept(Call, Outputs);
   S.Phases.RewriteNs = nsSince(When.Rewrite);
   Forecast->end(Entry->getValue(), Outputs.bytes());
   S.OutputsReady = Outputs.readyTaken();

@@ -84,11 +84,22 @@ public:
   llvm::Error keepOutputs(const LaunchCall &Call, HostOutputs &Outputs) REQUIRES(LaunchMutex);
   // After a launch: hands out the handles of the outputs it kept, or,
   // when it failed, has the executor free any it kept all the same.
-  void recordKept(const LaunchCall &Call, const HostOutputs &Outputs) REQUIRES(LaunchMutex);
+  // recordKept returns the bytes it kept.
+  uint64_t recordKept(const LaunchCall &Call, const HostOutputs &Outputs) REQUIRES(LaunchMutex);
   void forgetKept(const HostOutputs &Outputs) REQUIRES(LaunchMutex);
   // The strategy's resident requests, or a BadArgument failure saying why
   // this session has none.
   llvm::Expected<ResidentRequests *> residentRequests() REQUIRES(LaunchMutex);
+  // Each with its traffic in S and the tensor's bytes in Bytes, for the
+  // stats and the trace.
+  llvm::Expected<Resident> uploadMeasured(const MemrefArg &In, LaunchStats &S, uint64_t &Bytes)
+      REQUIRES(LaunchMutex);
+  llvm::Error fetchMeasured(const Resident &R, HostOutputs &Outputs, LaunchStats &S,
+                            uint64_t &Bytes) REQUIRES(LaunchMutex);
+  llvm::Error releaseMeasured(Resident &R, LaunchStats &S, uint64_t &Bytes) REQUIRES(LaunchMutex);
+  // Applies Count to the session's resident counters, and records what
+  // the executor holds now.
+  void countResidents(llvm::function_ref<void(ResidentStats &)> Count) REQUIRES(LaunchMutex);
   llvm::Error runLaunch(llvm::orc::ExecutorAddr Entry, llvm::ArrayRef<CheckedInput> Inputs,
                         HostOutputs &Outputs, LaunchStats &S, LaunchTimeline &When)
       REQUIRES(LaunchMutex);

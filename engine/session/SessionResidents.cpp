@@ -12,6 +12,7 @@
 #include "../transfer/ResidentRequests.h"
 #include "LaunchArguments.h"
 #include "SessionImpl.h"
+#include "WireCounters.h"
 #include "catalyst/remote/Failure.h"
 #include "wire/MemrefLayout.h"
 #include "wire/Residents.h"
@@ -35,9 +36,37 @@ Expected<ResidentRequests *> Session::Impl::residentRequests() {
                          "catalyst-remote's)");
 }
 
+void Session::Impl::countResidents(function_ref<void(ResidentStats &)> Count) {
+  sync::MutexLock Counting(StatsMutex);
+  Count(Stats.Residents);
+  Stats.Residents.Held = Residents.size();
+  Stats.Residents.HeldBytes = Residents.heldBytes();
+}
+
+// Each resident call in the launch turn, traced whole as a launch is, its
+// traffic counted as a launch's is.
 Expected<Resident> Session::Impl::upload(const MemrefArg &In) {
-  auto Fail = [](Error Err) { return withContext("upload failed", std::move(Err)); };
   sync::MutexLock Lock(LaunchMutex);
+  TraceSlot::Held Trace = Tracing.take();
+  auto Start = PhaseClock::now();
+  LaunchStats S;
+  uint64_t Bytes = 0;
+  auto R = uploadMeasured(In, S, Bytes);
+  Error Err = R ? Error::success() : R.takeError();
+  if (Trace)
+    Trace->residentCall({"upload", R ? R->id() : 0, Bytes, S, Start, messageOf(Err)});
+  if (Err)
+    return Err;
+  countResidents([&](ResidentStats &C) {
+    ++C.Uploads;
+    C.UploadedBytes += Bytes;
+  });
+  return R;
+}
+
+Expected<Resident> Session::Impl::uploadMeasured(const MemrefArg &In, LaunchStats &S,
+                                                 uint64_t &Bytes) {
+  auto Fail = [](Error Err) { return withContext("upload failed", std::move(Err)); };
   auto Requests = residentRequests();
   if (!Requests)
     return Fail(Requests.takeError());
@@ -73,9 +102,11 @@ Expected<Resident> Session::Impl::upload(const MemrefArg &In) {
     Part.Packer = &*Packer;
   }
   uint64_t Id = Residents.nextId();
-  LaunchStats S;
+  Bytes = Shape->Bytes;
+  auto Before = WireCounters::of(*Transport);
   auto Reply = (*Requests)->request(wire::PayloadOpcode::Upload,
                                     wire::encodeUploadPlan(Id, C.ElemSize, Sizes), Part, S);
+  WireCounters::of(*Transport).addDelta(Before, S);
   if (!Reply)
     return explain(Reply.takeError(), "upload failed");
   if (!Reply->Error.empty())
@@ -104,7 +135,8 @@ Error Session::Impl::keepOutputs(const LaunchCall &Call, HostOutputs &Outputs) {
   return Error::success();
 }
 
-void Session::Impl::recordKept(const LaunchCall &Call, const HostOutputs &Outputs) {
+uint64_t Session::Impl::recordKept(const LaunchCall &Call, const HostOutputs &Outputs) {
+  uint64_t Kept = 0, Bytes = 0;
   for (size_t I = 0; I < Call.Keep.size(); ++I) {
     uint64_t Id = Outputs.keptAs(I);
     if (!Id)
@@ -119,7 +151,12 @@ void Session::Impl::recordKept(const LaunchCall &Call, const HostOutputs &Output
     // bytes the same way, before the launch could succeed.
     Shape.Bytes = cantFail(Outputs.bytesOf(I, Shape.Sizes));
     *Call.Keep[I] = Residents.add(Id, Shape);
+    ++Kept;
+    Bytes += Shape.Bytes;
   }
+  if (Kept)
+    countResidents([&](ResidentStats &C) { C.KeptOutputs += Kept; });
+  return Bytes;
 }
 
 void Session::Impl::forgetKept(const HostOutputs &Outputs) {
@@ -142,17 +179,38 @@ void Session::Impl::forgetKept(const HostOutputs &Outputs) {
 }
 
 Error Session::Impl::fetch(const Resident &R, const MemrefArg &Out, MutableArrayRef<char> Into) {
-  std::string What = "fetch of resident " + std::to_string(R.id()) + " failed";
   MutableArrayRef<char> Lent[] = {Into};
   HostOutputs Outputs(ArrayRef<MemrefArg>(Out), Opts.Outputs,
                       Into.data() ? ArrayRef<MutableArrayRef<char>>(Lent)
                                   : ArrayRef<MutableArrayRef<char>>(),
                       nullptr, Opts.MaxOutputBytes);
   sync::MutexLock Lock(LaunchMutex);
+  TraceSlot::Held Trace = Tracing.take();
+  auto Start = PhaseClock::now();
+  LaunchStats S;
+  uint64_t Bytes = 0;
+  Error Err = fetchMeasured(R, Outputs, S, Bytes);
+  if (Trace)
+    Trace->residentCall({"fetch", R.id(), Bytes, S, Start, messageOf(Err)});
+  if (Err)
+    return Err;
+  Outputs.commit();
+  countResidents([&](ResidentStats &C) {
+    ++C.Fetches;
+    C.FetchedBytes += Bytes;
+  });
+  return Error::success();
+}
+
+Error Session::Impl::fetchMeasured(const Resident &R, HostOutputs &Outputs, LaunchStats &S,
+                                   uint64_t &Bytes) {
+  std::string What = "fetch of resident " + std::to_string(R.id()) + " failed";
+  const MemrefArg &Out = Outputs[0];
   auto Id = Residents.held(R, "the resident to fetch");
   if (!Id)
     return withContext(What, Id.takeError());
   const wire::TensorShape &Shape = Residents.shapeOf(*Id);
+  Bytes = Shape.Bytes;
   if (!Out.Desc || Out.Rank != Shape.Sizes.size() || Out.ElemSize != Shape.ElemSize)
     return makeFailure(FailureKind::BadArgument,
                        What + ": the output has rank " + Twine(Out.Rank) + ", element size " +
@@ -165,9 +223,10 @@ Error Session::Impl::fetch(const Resident &R, const MemrefArg &Out, MutableArray
   auto Buffer = Outputs.allocate(0, Shape.Sizes);
   if (!Buffer)
     return withContext(What, Buffer.takeError());
-  LaunchStats S;
+  auto Before = WireCounters::of(*Transport);
   auto Reply = (*Requests)->request(wire::PayloadOpcode::Fetch, wire::encodeResidentIds({*Id}), {},
                                     S, *Buffer);
+  WireCounters::of(*Transport).addDelta(Before, S);
   if (!Reply)
     return explain(Reply.takeError(), What);
   if (!Reply->Error.empty())
@@ -177,21 +236,36 @@ Error Session::Impl::fetch(const Resident &R, const MemrefArg &Out, MutableArray
     return createStringError(inconvertibleErrorCode(),
                              "%s: the executor sent it in another shape than it was kept in",
                              What.c_str());
-  Outputs.commit();
   return Error::success();
 }
 
 Error Session::Impl::release(Resident &R) {
   sync::MutexLock Lock(LaunchMutex);
+  TraceSlot::Held Trace = Tracing.take();
+  auto Start = PhaseClock::now();
+  LaunchStats S;
+  uint64_t Id = R.id(), Bytes = 0;
+  Error Err = releaseMeasured(R, S, Bytes);
+  if (Trace)
+    Trace->residentCall({"release", Id, Bytes, S, Start, messageOf(Err)});
+  // Counted once the session forgot the id, whatever the executor said.
+  if (Id && !R)
+    countResidents([](ResidentStats &C) { ++C.Releases; });
+  return Err;
+}
+
+Error Session::Impl::releaseMeasured(Resident &R, LaunchStats &S, uint64_t &Bytes) {
   auto Id = Residents.held(R, "the resident to release");
   if (!Id)
     return withContext("release failed", Id.takeError());
   auto Requests = residentRequests();
   if (!Requests) // not while the table holds one; said rather than assumed
     return withContext("release failed", Requests.takeError());
-  LaunchStats S;
+  Bytes = Residents.shapeOf(*Id).Bytes;
+  auto Before = WireCounters::of(*Transport);
   auto Reply =
       (*Requests)->request(wire::PayloadOpcode::Release, wire::encodeResidentIds({*Id}), {}, S);
+  WireCounters::of(*Transport).addDelta(Before, S);
   // Forgotten whatever the outcome: released, or gone with a connection
   // that failed, or unknown to an executor that says so below.
   Residents.remove(*Id);

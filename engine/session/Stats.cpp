@@ -23,6 +23,7 @@ LaunchStats &LaunchStats::operator+=(const LaunchStats &O) {
   HostCopyBytes += O.HostCopyBytes;
   ExecutorCopyBytes += O.ExecutorCopyBytes;
   OutputsReady += O.OutputsReady;
+  ResidentBytes += O.ResidentBytes;
   SlabInUse = O.SlabInUse;
   SlabHighWater = O.SlabHighWater > SlabHighWater ? O.SlabHighWater : SlabHighWater;
   Phases += O.Phases;

@@ -23,6 +23,7 @@ Object launchStatsJson(const LaunchStats &S) {
                 {"slab_in_use", count(S.SlabInUse)},
                 {"slab_high_water", count(S.SlabHighWater)},
                 {"outputs_ready", count(S.OutputsReady)},
+                {"resident_bytes", count(S.ResidentBytes)},
                 {"phases_ns", Object{{"plan", count(P.PlanNs)},
                                      {"send", count(P.SendNs)},
                                      {"copy_in", count(P.CopyInNs)},
@@ -33,9 +34,18 @@ Object launchStatsJson(const LaunchStats &S) {
 }
 
 Object sessionStatsJson(const SessionStats &S) {
+  const ResidentStats &R = S.Residents;
   return Object{{"launches", count(S.Launches)},
                 {"last", launchStatsJson(S.Last)},
-                {"total", launchStatsJson(S.Total)}};
+                {"total", launchStatsJson(S.Total)},
+                {"residents", Object{{"uploads", count(R.Uploads)},
+                                     {"uploaded_bytes", count(R.UploadedBytes)},
+                                     {"fetches", count(R.Fetches)},
+                                     {"fetched_bytes", count(R.FetchedBytes)},
+                                     {"releases", count(R.Releases)},
+                                     {"kept_outputs", count(R.KeptOutputs)},
+                                     {"held", count(R.Held)},
+                                     {"held_bytes", count(R.HeldBytes)}}}};
 }
 
 Object executorJson(const ExecutorInfo &E) {

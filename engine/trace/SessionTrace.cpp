@@ -263,12 +263,37 @@ void SessionTrace::launched(const TracedLaunch &L) {
            J.add("messages", S.Messages);
            J.add("host_copy_bytes", S.HostCopyBytes);
            J.add("executor_copy_bytes", S.ExecutorCopyBytes);
+           if (L.ResidentInputs || L.KeptOutputs) {
+             J.add("resident_inputs", L.ResidentInputs);
+             J.add("kept_outputs", L.KeptOutputs);
+             J.add("resident_bytes", S.ResidentBytes);
+           }
            if (NoExecutorSpans)
              J.add("executor_spans", NoExecutorSpans);
            if (!L.Error.empty())
              J.add("error", L.Error);
          });
   hostPhases(E, Host, L);
+  File->append(E.text());
+}
+
+void SessionTrace::residentCall(const TracedResident &R) {
+  TraceEvents E;
+  TraceTrack Host = hostTrack(E);
+  uint64_t From = ns(R.Start);
+  std::string Name = R.Call.str() + " resident";
+  if (R.Id)
+    Name += " " + std::to_string(R.Id);
+  E.span(Name, "resident", Host, From, ns(PhaseClock::now()) - From, [&](TraceArgs &J) {
+    if (R.Id)
+      J.add("resident", R.Id);
+    J.add("bytes", R.Bytes);
+    J.add("bytes_sent", R.Stats.BytesSent);
+    J.add("bytes_received", R.Stats.BytesReceived);
+    J.add("round_trips", R.Stats.RoundTrips);
+    if (!R.Error.empty())
+      J.add("error", R.Error);
+  });
   File->append(E.text());
 }
 

@@ -43,11 +43,22 @@ struct TracedLaunch {
   uint64_t InputBytes, OutputBytes;
   llvm::StringRef Error; // empty when it succeeded
   uint64_t Number;       // its place among the session's launches, from 1
+  uint64_t ResidentInputs = 0, KeptOutputs = 0;
+};
+
+// One upload, fetch or release of a resident (Resident.h).
+struct TracedResident {
+  llvm::StringRef Call; // "upload", "fetch" or "release"
+  uint64_t Id;          // 0 when the call failed before it had one
+  uint64_t Bytes;       // the tensor's
+  const LaunchStats &Stats;
+  PhaseClock::time_point Start;
+  llvm::StringRef Error; // empty when it succeeded
 };
 
 // Threads: the session's calls, on their callers' threads, each holding
-// the trace through the session's TraceSlot: launched() under the
-// session's LaunchMutex, binarySent() under no lock of the session's, so
+// the trace through the session's TraceSlot: launched() and residentCall()
+// under the session's LaunchMutex, binarySent() under no lock of the session's, so
 // two may run at once; what they write goes through File, which locks its
 // own. syncClock() runs before the trace is published (TraceSlot), and is
 // the only writer of the members: after it they are only read. opened(),
@@ -68,6 +79,7 @@ public:
   // read since (syncClock).
   void started(PhaseClock::time_point Start, Strategy Transfer);
   void launched(const TracedLaunch &L);
+  void residentCall(const TracedResident &R);
   // Kind is "link" (an object) or "asset".
   void binarySent(llvm::StringRef Kind, llvm::StringRef Path, PhaseClock::time_point Start,
                   llvm::StringRef Error);

@@ -9,7 +9,8 @@
 // refuses (handles of another session, released
 // or empty ones, a rank or element size the kernel does not expect, a
 // strategy without residents, the executor's cap) fails naming the
-// argument, and the session goes on.
+// argument, and the session goes on. Stats and the trace show each
+// resident call and the bytes residents kept off the link.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,7 +18,9 @@
 #include "ExecutorProcess.h"
 #include "Kernels.h"
 #include "Memref.h"
+#include "TempDir.h"
 #include "Text.h"
+#include "TraceReader.h"
 #include "catalyst/remote/Session.h"
 
 #include <gtest/gtest.h>
@@ -380,6 +383,65 @@ TEST_F(ResidentSessionTest, AsyncLaunchesTakeResidentsAndKeepOutputs) {
   ASSERT_FALSE(bool(S->await(Ticket)));
   ASSERT_TRUE(A) << "the handle is written by the time await returns";
   EXPECT_EQ(valuesOf(A), In->D.values());
+}
+
+TEST_F(ResidentSessionTest, StatsAndTheTraceShowWhatResidentsMovedAndSpared) {
+  start();
+  TempDir Dir;
+  std::string Path = Dir.path("residents.json");
+  ASSERT_FALSE(bool(S->startTrace(Path)));
+  auto X = makeInput(Layout::Dense, {100000}, 1, Rng);
+  Resident Up = upload(*X);
+  ASSERT_TRUE(Up);
+  auto H = makeInput(Layout::Dense, {20}, 1, Rng);
+  Resident Kept;
+  Resident *Keep[] = {&Kept};
+  Desc Out(1, 1);
+  MemrefArg Args[] = {MemrefArg::of(Up), {H->D.data(), 1, 1}};
+  MemrefArg Outs[] = {{Out.data(), 1, 1}};
+  ASSERT_FALSE(bool(S->launch({remoteEntry("concat_2"), "concat.o", Args, Outs, {}, Keep})));
+  EXPECT_EQ(S->stats().Last.ResidentBytes, 100000u + 100020u)
+      << "the resident input's bytes and the kept output's";
+  ResidentStats Mid = S->stats().Residents;
+  EXPECT_EQ(Mid.Held, 2u);
+  EXPECT_EQ(Mid.HeldBytes, 200020u);
+  Desc Back(1, 1);
+  ASSERT_FALSE(bool(S->fetch(Kept, {Back.data(), 1, 1})));
+  std::free(Back.allocated());
+  Resident Empty;
+  EXPECT_TRUE(bool(S->release(Empty))) << "a refused release counts as none";
+  ASSERT_FALSE(bool(S->release(Up)));
+  ResidentStats R = S->stats().Residents;
+  EXPECT_EQ(R.Uploads, 1u);
+  EXPECT_EQ(R.UploadedBytes, 100000u);
+  EXPECT_EQ(R.KeptOutputs, 1u);
+  EXPECT_EQ(R.Fetches, 1u);
+  EXPECT_EQ(R.FetchedBytes, 100020u);
+  EXPECT_EQ(R.Releases, 1u);
+  EXPECT_EQ(R.Held, 1u);
+  EXPECT_EQ(R.HeldBytes, 100020u);
+  ASSERT_FALSE(bool(S->stopTrace()));
+
+  auto T = readTrace(Path);
+  ASSERT_TRUE(bool(T)) << llvm::toString(T.takeError());
+  ASSERT_EQ(T->named("upload resident").size(), 1u);
+  const TraceSpan *U = T->named("upload resident")[0];
+  EXPECT_EQ(U->Category, "resident");
+  EXPECT_EQ(U->intArg("bytes"), 100000);
+  EXPECT_GE(U->intArg("bytes_sent"), 100000);
+  // The host's launch span (the executor's has its phases alone).
+  const TraceSpan *L = nullptr;
+  for (const TraceSpan *Span : T->named("launch "))
+    if (Span->intArg("inputs") == 2)
+      L = Span;
+  ASSERT_NE(L, nullptr);
+  EXPECT_EQ(L->intArg("resident_inputs"), 1);
+  EXPECT_EQ(L->intArg("kept_outputs"), 1);
+  EXPECT_EQ(L->intArg("resident_bytes"), 200020);
+  ASSERT_EQ(T->named("fetch resident " + std::to_string(Kept.id())).size(), 1u);
+  EXPECT_GE(T->named("fetch resident")[0]->intArg("bytes_received"), 100020);
+  EXPECT_EQ(T->named("release resident").size(), 2u) << "the refused one too";
+  EXPECT_EQ(T->named("release resident")[0]->textArg("error").empty(), false);
 }
 
 } // namespace

@@ -38,6 +38,9 @@ struct LaunchStats {
   // Outputs received into host buffers prepared (allocated and faulted in)
   // while the launch ran, as the same entry's last launch foretold.
   uint64_t OutputsReady = 0;
+  // Payload bytes that stayed off the link because they stay in the
+  // executor (Resident.h): resident inputs read there, outputs kept there.
+  uint64_t ResidentBytes = 0;
   PhaseTimes Phases;
 
   LaunchStats &operator+=(const LaunchStats &O);
@@ -63,11 +66,26 @@ struct Traffic {
   uint64_t Received = 0;
 };
 
+// What a session's residents (Resident.h) moved and what its executor
+// holds for it; the bytes they spared launches are LaunchStats's
+// ResidentBytes.
+struct ResidentStats {
+  uint64_t Uploads = 0;
+  uint64_t UploadedBytes = 0; // the tensors' values, dense
+  uint64_t Fetches = 0;
+  uint64_t FetchedBytes = 0;
+  uint64_t Releases = 0;
+  uint64_t KeptOutputs = 0; // outputs launches kept in the executor
+  uint64_t Held = 0;        // residents the executor holds for the session now
+  uint64_t HeldBytes = 0;
+};
+
 struct SessionStats {
   TransportKind Transport = TransportKind::Tcp;
   uint64_t Launches = 0;
   LaunchStats Last;
   LaunchStats Total;
+  ResidentStats Residents;
 };
 
 } // namespace catalyst::remote

@@ -19,17 +19,19 @@
 
 namespace catalyst::remote {
 
-// round_trips, messages, bytes_*, *_copy_bytes, slab_*, outputs_ready and
-// phases_ns {plan, send, copy_in, kernel, copy_out, receive, rewrite}.
+// round_trips, messages, bytes_*, *_copy_bytes, slab_*, outputs_ready,
+// resident_bytes and phases_ns {plan, send, copy_in, kernel, copy_out,
+// receive, rewrite}.
 llvm::json::Object launchStatsJson(const LaunchStats &S);
-// launches, last, total.
+// launches, last, total, and residents {uploads, uploaded_bytes, fetches,
+// fetched_bytes, releases, kept_outputs, held, held_bytes}.
 llvm::json::Object sessionStatsJson(const SessionStats &S);
 // version (null when not said), protocol, strategies, extensions,
 // authenticated.
 llvm::json::Object executorJson(const ExecutorInfo &E);
 // launches, retried, members_lost, last, total, and members: each name,
 // address, healthy, dropped, running, strategy, transport, launches, last,
-// total.
+// total, residents.
 llvm::json::Object poolStatsJson(const PoolStats &S);
 
 } // namespace catalyst::remote
