@@ -190,6 +190,40 @@ CATALYST_REMOTE_BINDING int32_t catalyst_remote_launch(
   return statusOf(runLaunch(handle, C, "launch"));
 }
 
+CATALYST_REMOTE_BINDING int32_t catalyst_remote_upload(int64_t handle, void *desc, size_t rank,
+                                                       size_t elem_size, int64_t *resident) {
+  if (!resident)
+    return statusOf(makeFailure(FailureKind::BadArgument, "upload: null resident output"));
+  *resident = 0;
+  auto Uploaded = uploadTensor(handle, desc, rank, elem_size);
+  if (!Uploaded)
+    return statusOf(Uploaded.takeError());
+  *resident = *Uploaded;
+  return CATALYST_REMOTE_OK;
+}
+
+CATALYST_REMOTE_BINDING int32_t catalyst_remote_launch_residents(
+    int64_t handle, const char *entry_symbol, const char *object, size_t num_inputs,
+    void *const *input_descs, const size_t *input_ranks, const size_t *input_elem_sizes,
+    size_t num_outputs, void *const *output_descs, const size_t *output_ranks,
+    const size_t *output_elem_sizes, const int64_t *input_residents, int64_t *kept_outputs) {
+  CLaunch C{entry_symbol,     object,      num_inputs,   input_descs,  input_ranks,
+            input_elem_sizes, num_outputs, output_descs, output_ranks, output_elem_sizes};
+  C.InputResidents = input_residents;
+  C.KeptOutputs = kept_outputs;
+  return statusOf(runLaunch(handle, C, "launch_residents"));
+}
+
+CATALYST_REMOTE_BINDING int32_t catalyst_remote_fetch(int64_t resident, void *desc, size_t rank,
+                                                      size_t elem_size, void *buffer,
+                                                      size_t bytes) {
+  return statusOf(fetchResident(resident, desc, rank, elem_size, buffer, bytes));
+}
+
+CATALYST_REMOTE_BINDING int32_t catalyst_remote_release(int64_t resident) {
+  return statusOf(releaseResident(resident));
+}
+
 CATALYST_REMOTE_BINDING int32_t catalyst_remote_call_wrapper(int64_t handle, const char *symbol,
                                                              const char *args_buf, size_t args_size,
                                                              void **out_buf, size_t *out_size) {

@@ -19,11 +19,13 @@ from ._version import __version__
 from .errors import *  # noqa: F401,F403 - the exception classes, listed in errors.__all__
 from .cluster import LaunchedPool, mpirun_pool, srun_pool
 from .executor import Executor
+from .resident import RemoteArray
 from .session import Pool, Session
 
 __all__ = [
     "Session",
     "Pool",
+    "RemoteArray",
     "Executor",
     "LaunchedPool",
     "mpirun_pool",

@@ -30,8 +30,13 @@ import json
 import os
 import threading
 
+import numpy as np
+
 from . import _native, _progress
 from .errors import BadArgument
+from .resident import RemoteArray
+
+_native.set_resident_type(RemoteArray)
 
 _FORMATS = {"object": 0, "asset": 1}
 
@@ -48,6 +53,23 @@ def _option_strings(options):
             value = os.fspath(value)
         out.append(f"{name}={value}")
     return out
+
+
+def _keep_flags(keep, count):
+    """launch()'s keep as a flag per output: False (none), True (all) or
+    the indices of those kept."""
+    if keep is False or keep is None:
+        return [False] * count
+    if keep is True:
+        return [True] * count
+    try:
+        indices = [int(i) for i in keep]
+    except TypeError:
+        raise TypeError(f"keep is True, False or a list of output indices, not {keep!r}") from None
+    bad = [i for i in indices if not 0 <= i < count]
+    if bad:
+        raise BadArgument(f"keep names outputs {bad}; the launch has {count}")
+    return [i in indices for i in range(count)]
 
 
 class _Target:
@@ -85,28 +107,58 @@ class _Target:
             raise BadArgument(f"kind is 'object' or 'asset', not {kind!r}")
         self._native.send_binary(os.fspath(path), _FORMATS[kind])
 
-    def prepare(self, entry, obj, outputs=()):
+    def prepare(self, entry, obj, outputs=(), keep=False):
         """A launch of `entry` in `obj` with these output kinds, parsed once:
         call it with the inputs, as many times as you like. The fastest way
-        to launch the same kernel again and again."""
-        return self._native.prepare(entry, obj or "", list(outputs))
+        to launch the same kernel again and again. keep as launch()'s."""
+        outputs = list(outputs)
+        flags = _keep_flags(keep, len(outputs))
+        call = self._native.prepare(entry, obj or "", outputs, flags)
+        if not any(flags):
+            return call
+        return lambda *inputs: self._kept(call(*inputs), outputs, flags)
 
-    def launch(self, entry, obj, *inputs, outputs=(), progress=False):
+    def launch(self, entry, obj, *inputs, outputs=(), keep=False, progress=False):
         """Runs `entry` (Catalyst's ``void entry(void *rv, void *av)``) from
-        the shipped object `obj` on `inputs`; returns a tuple of arrays, one
-        per (dtype, rank) in `outputs`. progress=True shows the time it has
-        taken so far while it runs."""
-        call = self._launches(entry, obj, outputs)
+        the shipped object `obj` on `inputs` (arrays, or RemoteArrays the
+        executor keeps); returns a tuple of arrays, one per (dtype, rank) in
+        `outputs`. keep=True, or a list of output indices, leaves those
+        outputs in the executor: they come back as RemoteArrays. progress=True
+        shows the time it has taken so far while it runs."""
+        if keep is not False:
+            call = self.prepare(entry, obj, outputs, keep)
+        else:
+            call = self._launches(entry, obj, outputs)
         if not progress:
             return call(*inputs)
         with _progress.elapsed(f"{entry} on {self._address}"):
             return call(*inputs)
 
-    def launch_async(self, entry, obj, *inputs, outputs=()):
+    def launch_async(self, entry, obj, *inputs, outputs=(), keep=False):
         """launch() in the background: returns a concurrent.futures.Future
         of its result. The inputs must not change until it is done."""
-        call = self._launches(entry, obj, outputs)
+        if keep is not False:
+            call = self.prepare(entry, obj, outputs, keep)
+        else:
+            call = self._launches(entry, obj, outputs)
         return self._executor().submit(call, *inputs)
+
+    def upload(self, array):
+        """Copies `array` into the executor, which keeps it for this session,
+        and returns it as a RemoteArray: launches given it read it there,
+        none of its bytes crossing again (resident.py)."""
+        if isinstance(array, RemoteArray):
+            raise BadArgument("the array to upload is a RemoteArray already")
+        array = np.asarray(array)
+        handle = self._native.upload(array)
+        return RemoteArray(self, handle, array.shape, array.dtype)
+
+    def _kept(self, results, outputs, flags):
+        """results, its kept outputs ((handle, shape) pairs) as RemoteArrays."""
+        return tuple(
+            RemoteArray(self, r[0], r[1], np.dtype(outputs[i][0])) if flags[i] else r
+            for i, r in enumerate(results)
+        )
 
     def call_wrapper(self, symbol, data=b""):
         """Calls an ORC wrapper function in the executor process with

@@ -54,6 +54,10 @@ void checkElementType(const py::dtype &T, size_t Index, const char *What) {
                                             std::string(py::str(py::handle(T))) + ")");
 }
 
+// The package's RemoteArray class (setResidentType); lives as long as the
+// process, which imports the package once.
+PyObject *ResidentType = nullptr;
+
 // Frees an output's buffer when the last array over it dies.
 void freeBuffer(PyObject *Capsule) {
   std::free(PyCapsule_GetPointer(Capsule, nullptr));
@@ -81,6 +85,11 @@ OutputKind parseOutputKind(py::handle Spec, size_t Index) {
               " is not a whole number from 0 to " + std::to_string(MaxRank));
   K.Rank = Pair[1].cast<size_t>();
   return K;
+}
+
+void setResidentType(py::handle Type) {
+  Py_XDECREF(ResidentType);
+  ResidentType = Type.inc_ref().ptr();
 }
 
 Descriptors::Round::Round() {
@@ -117,9 +126,30 @@ void Descriptors::clear() {
   OutputRanks.clear();
   OutputSizes.clear();
   OutputKinds.clear();
+  InputResidents.clear();
+  Kept.clear();
+  HasResidents = Keeps = false;
 }
 
 void Descriptors::addInput(py::handle Object, size_t Index) {
+  if (ResidentType && Py_TYPE(Object.ptr()) == reinterpret_cast<PyTypeObject *>(ResidentType)) {
+    // Its shape is the executor's to check; the descriptor is not read.
+    auto Handle = Object.attr("_handle").cast<int64_t>();
+    if (Handle == 0)
+      badInput(Index, "is a RemoteArray that was released");
+    size_t Rank = Object.attr("ndim").cast<size_t>();
+    if (Rank > MaxRank)
+      badInput(Index, "is a resident of rank " + std::to_string(Rank));
+    size_t At = Words.size();
+    Words.resize(At + wordsFor(Rank));
+    InputOffsets.push_back(At);
+    InputRanks.push_back(Rank);
+    InputSizes.push_back(Object.attr("itemsize").cast<size_t>());
+    InputResidents.resize(InputRanks.size() - 1, 0);
+    InputResidents.push_back(Handle);
+    HasResidents = true;
+    return;
+  }
   if (!py::isinstance<py::array>(Object))
     throw py::type_error(ordinal("input", Index) + " is a " +
                          std::string(py::str(Object.get_type().attr("__name__"))) +
@@ -153,6 +183,8 @@ void Descriptors::addInput(py::handle Object, size_t Index) {
   InputOffsets.push_back(At);
   InputRanks.push_back(Rank);
   InputSizes.push_back(static_cast<size_t>(Elem));
+  if (HasResidents)
+    InputResidents.push_back(0);
 }
 
 void Descriptors::addOutput(const OutputKind &Kind) {
@@ -164,7 +196,15 @@ void Descriptors::addOutput(const OutputKind &Kind) {
   OutputKinds.push_back(&Kind);
 }
 
+void Descriptors::keepLast() {
+  Kept.resize(OutputRanks.size(), 0);
+  Kept.back() = 1;
+  Keeps = true;
+}
+
 void Descriptors::seal() {
+  InputResidents.resize(HasResidents ? InputRanks.size() : 0, 0);
+  Kept.resize(Keeps ? OutputRanks.size() : 0, 0);
   InputPtrs.clear();
   OutputPtrs.clear();
   for (size_t At : InputOffsets)
@@ -217,6 +257,15 @@ py::tuple Descriptors::takeOutputs() {
   py::tuple Out(OutputOffsets.size());
   for (size_t I = 0; I < OutputOffsets.size(); ++I) {
     size_t At = OutputOffsets[I];
+    if (Keeps && Kept[I]) {
+      // In the executor: its handle and shape (its descriptor's sizes).
+      const int64_t *W = Words.data() + At;
+      py::tuple Shape(OutputRanks[I]);
+      for (size_t D = 0; D < OutputRanks[I]; ++D)
+        Shape[D] = py::int_(W[3 + D]);
+      Out[I] = py::make_tuple(Kept[I], Shape);
+      continue;
+    }
     void *Allocated = reinterpret_cast<void *>(Words[At]);
     // A capsule cannot hold null: an output with no buffer has no owner.
     py::object Owner;

@@ -2,9 +2,12 @@
 //
 // A launch's inputs are NumPy arrays, described to the library in place:
 // the descriptor points at the array's own memory, so nothing is copied
-// before the transfer. Its outputs come back as descriptors of buffers the
-// library malloc'ed, and leave as NumPy arrays that own those buffers (a
-// capsule frees each once, when its last array dies).
+// before the transfer; or RemoteArrays, tensors the executor keeps
+// (catalyst_remote/resident.py), named by their resident handles. Its
+// outputs come back as descriptors of buffers the library malloc'ed, and
+// leave as NumPy arrays that own those buffers (a capsule frees each once,
+// when its last array dies); or, when kept in the executor, as the new
+// residents' handles and shapes.
 //
 // Usage:
 //   Descriptors::Round R;                // this thread's, emptied
@@ -54,6 +57,11 @@ struct OutputKind {
 // is wrong.
 OutputKind parseOutputKind(py::handle Spec, size_t Index);
 
+// The package's RemoteArray class, set once at import: an input of that
+// type is a resident, named by its `_handle` and described by its `ndim`
+// and `itemsize`.
+void setResidentType(py::handle Type);
+
 class Descriptors {
 public:
   // One launch's use of this thread's Descriptors (or of its own, when a
@@ -81,6 +89,8 @@ public:
   // dtype, strides that are not a whole number of elements).
   void addInput(py::handle Array, size_t Index);
   void addOutput(const OutputKind &Kind); // Kind must outlive the round
+  // The output added last stays in the executor as a resident.
+  void keepLast();
   // Points the arrays below at the descriptors, once all are added.
   void seal();
 
@@ -92,10 +102,15 @@ public:
   void *const *outputs() { return OutputPtrs.data(); }
   const size_t *outputRanks() const { return OutputRanks.data(); }
   const size_t *outputElemSizes() const { return OutputSizes.data(); }
+  // One resident handle per input (0: an array), or null when none is.
+  const int64_t *inputResidents() const { return HasResidents ? InputResidents.data() : nullptr; }
+  // One entry per output, not 0 for those kept, or null when none is; the
+  // launch writes the kept ones' handles there.
+  int64_t *keptOutputs() { return Keeps ? Kept.data() : nullptr; }
 
-  // The outputs a successful launch wrote, as arrays owning their buffers.
-  // Throws RuntimeError for a descriptor that is not what was asked for
-  // (its buffers are freed).
+  // The outputs a successful launch wrote, as arrays owning their buffers,
+  // a kept one as its (resident handle, shape). Throws RuntimeError for a
+  // descriptor that is not what was asked for (its buffers are freed).
   py::tuple takeOutputs();
 
 private:
@@ -112,6 +127,8 @@ private:
   std::vector<void *> InputPtrs, OutputPtrs;
   std::vector<size_t> InputRanks, InputSizes, OutputRanks, OutputSizes;
   std::vector<const OutputKind *> OutputKinds;
+  std::vector<int64_t> InputResidents, Kept;
+  bool HasResidents = false, Keeps = false;
   bool Taken = false;
   bool InUse = false; // a round is open on it
 };

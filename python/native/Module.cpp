@@ -31,6 +31,7 @@ PYBIND11_MODULE(_native, M) {
   recordMainThread();
   registerPreparedLaunch(M);
   registerLaunchCache(M);
+  M.def("set_resident_type", &setResidentType, py::arg("type"));
   py::class_<Target, std::shared_ptr<Target>>(M, "Target")
       .def_static("open", &Target::open, py::arg("address"), py::arg("options"))
       .def("send_binary", &Target::sendBinary, py::arg("path"), py::arg("format"))
@@ -40,10 +41,22 @@ PYBIND11_MODULE(_native, M) {
       .def("describe", &Target::describe)
       .def("close", &Target::close)
       .def_property_readonly("closed", &Target::closed)
-      .def("prepare",
-           [](std::shared_ptr<Target> T, std::string Entry, std::string Object,
-              const py::sequence &Outputs) {
-             return prepareLaunch(std::move(T), std::move(Entry), std::move(Object), Outputs);
-           })
+      .def(
+          "prepare",
+          [](std::shared_ptr<Target> T, std::string Entry, std::string Object,
+             const py::sequence &Outputs, std::vector<bool> Keep) {
+            return prepareLaunch(std::move(T), std::move(Entry), std::move(Object), Outputs,
+                                 std::move(Keep));
+          },
+          py::arg("entry"), py::arg("obj"), py::arg("outputs"),
+          py::arg("keep") = std::vector<bool>())
+      .def("upload", &Target::upload, py::arg("array"))
+      .def(
+          "fetch",
+          [](Target &T, int64_t Resident, const py::handle &Kind) {
+            return T.fetch(Resident, parseOutputKind(Kind, 0));
+          },
+          py::arg("resident"), py::arg("kind"))
+      .def("release", &Target::release, py::arg("resident"))
       .def("launch_cache", [](std::shared_ptr<Target> T) { return makeLaunchCache(std::move(T)); });
 }

@@ -4,6 +4,7 @@
 
 #include "Errors.h"
 #include "NativeType.h"
+#include "catalyst/remote/RemoteBindings.h"
 
 #include <cstddef>
 #include <vector>
@@ -18,14 +19,18 @@ struct Binding {
   std::shared_ptr<Target> On;
   std::string Entry, Object;
   std::vector<OutputKind> Kinds;
+  std::vector<bool> Keep; // empty, or one per output
 
   py::tuple run(PyObject *const *Inputs, size_t N) const {
     Descriptors::Round R;
     Descriptors &D = R.get();
     for (size_t I = 0; I < N; ++I)
       D.addInput(Inputs[I], I);
-    for (const OutputKind &K : Kinds)
-      D.addOutput(K);
+    for (size_t I = 0; I < Kinds.size(); ++I) {
+      D.addOutput(Kinds[I]);
+      if (I < Keep.size() && Keep[I])
+        D.keepLast();
+    }
     return On->launch(Entry, Object, D);
   }
 };
@@ -77,13 +82,17 @@ void registerPreparedLaunch(py::module_ &M) {
 }
 
 py::object prepareLaunch(std::shared_ptr<Target> On, std::string Entry, std::string Object,
-                         const py::sequence &Outputs) {
+                         const py::sequence &Outputs, std::vector<bool> Keep) {
+  if (!Keep.empty() && Keep.size() != Outputs.size())
+    raise(CATALYST_REMOTE_BAD_ARGUMENT, std::to_string(Keep.size()) + " keep flags for " +
+                                            std::to_string(Outputs.size()) + " outputs");
   auto Bound = std::make_unique<Binding>();
   Bound->On = std::move(On);
   Bound->Entry = std::move(Entry);
   Bound->Object = std::move(Object);
   for (size_t I = 0; I < Outputs.size(); ++I)
     Bound->Kinds.push_back(parseOutputKind(Outputs[I], I));
+  Bound->Keep = std::move(Keep);
   auto *Self = newInstance<PreparedObject>(PreparedType);
   Self->Call = vectorcall;
   Self->Bound = Bound.release();

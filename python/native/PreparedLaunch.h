@@ -35,9 +35,11 @@ namespace py = pybind11;
 void registerPreparedLaunch(py::module_ &M);
 
 // A launch of Entry in Object on On, with an output per (dtype, rank) of
-// Outputs; throws what parseOutputKind throws for a bad one.
+// Outputs; throws what parseOutputKind throws for a bad one. Keep, empty
+// or a flag per output, names the outputs that stay in the executor: the
+// call returns each as its (resident handle, shape).
 py::object prepareLaunch(std::shared_ptr<Target> On, std::string Entry, std::string Object,
-                         const py::sequence &Outputs);
+                         const py::sequence &Outputs, std::vector<bool> Keep = {});
 
 } // namespace catalyst::remote::python
 

@@ -77,15 +77,77 @@ py::tuple Target::launch(const std::string &Entry, const std::string &Object, De
     InterruptibleCall Guard(H);
     {
       py::gil_scoped_release Free;
-      Status = catalyst_remote_launch(H, Entry.c_str(), Object.c_str(), D.numInputs(), D.inputs(),
-                                      D.inputRanks(), D.inputElemSizes(), D.numOutputs(),
-                                      D.outputs(), D.outputRanks(), D.outputElemSizes());
+      if (D.inputResidents() || D.keptOutputs())
+        Status = catalyst_remote_launch_residents(
+            H, Entry.c_str(), Object.c_str(), D.numInputs(), D.inputs(), D.inputRanks(),
+            D.inputElemSizes(), D.numOutputs(), D.outputs(), D.outputRanks(), D.outputElemSizes(),
+            D.inputResidents(), D.keptOutputs());
+      else
+        Status = catalyst_remote_launch(H, Entry.c_str(), Object.c_str(), D.numInputs(), D.inputs(),
+                                        D.inputRanks(), D.inputElemSizes(), D.numOutputs(),
+                                        D.outputs(), D.outputRanks(), D.outputElemSizes());
     }
     if (Guard.interrupted())
       interruptedOn(H);
   }
   check(Status);
   return D.takeOutputs();
+}
+
+int64_t Target::upload(py::handle Array) {
+  int64_t H = handle();
+  Descriptors::Round R;
+  Descriptors &D = R.get();
+  D.addInput(Array, 0);
+  D.seal();
+  if (D.inputResidents())
+    raise(CATALYST_REMOTE_BAD_ARGUMENT, "the array to upload is a resident already");
+  int64_t Resident = 0;
+  int32_t Status;
+  {
+    InterruptibleCall Guard(H);
+    {
+      py::gil_scoped_release Free;
+      Status = catalyst_remote_upload(H, D.inputs()[0], D.inputRanks()[0], D.inputElemSizes()[0],
+                                      &Resident);
+    }
+    if (Guard.interrupted())
+      interruptedOn(H);
+  }
+  check(Status);
+  return Resident;
+}
+
+py::array Target::fetch(int64_t Resident, const OutputKind &Kind) {
+  int64_t H = handle();
+  Descriptors::Round R;
+  Descriptors &D = R.get();
+  D.addOutput(Kind);
+  D.seal();
+  int32_t Status;
+  {
+    InterruptibleCall Guard(H);
+    {
+      py::gil_scoped_release Free;
+      Status = catalyst_remote_fetch(Resident, D.outputs()[0], D.outputRanks()[0],
+                                     D.outputElemSizes()[0], nullptr, 0);
+    }
+    if (Guard.interrupted())
+      interruptedOn(H);
+  }
+  check(Status);
+  return D.takeOutputs()[0].cast<py::array>();
+}
+
+void Target::release(int64_t Resident) {
+  // Not handle(): a closed session's residents are gone with it, which
+  // the library says as it does for any released handle.
+  int32_t Status;
+  {
+    py::gil_scoped_release Free;
+    Status = catalyst_remote_release(Resident);
+  }
+  check(Status);
 }
 
 void Target::startTrace(const std::string &Path) {

@@ -49,8 +49,14 @@ public:
 
   void sendBinary(const std::string &Path, uint32_t Format);
   py::bytes callWrapper(const std::string &Symbol, const std::string &Args);
-  // Runs a launch whose descriptors D holds; the outputs as arrays.
+  // Runs a launch whose descriptors D holds; the outputs as arrays (a kept
+  // one as its resident handle and shape, Memrefs.h).
   py::tuple launch(const std::string &Entry, const std::string &Object, Descriptors &D);
+  // Resident tensors (RemoteBindings.h): Array kept in the executor, its
+  // handle returned; a resident's values as a fresh array of Kind; freed.
+  int64_t upload(py::handle Array);
+  py::array fetch(int64_t Resident, const OutputKind &Kind);
+  void release(int64_t Resident);
   void startTrace(const std::string &Path);
   // Waits for the calls writing to the trace, hence without the GIL.
   void stopTrace();

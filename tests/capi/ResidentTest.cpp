@@ -150,6 +150,43 @@ TEST_P(ResidentTest, BadHandlesFailNamingWhatIsWrong) {
   EXPECT_EQ(__catalyst__remote__release(Theirs), 0) << "the other session's is still there";
 }
 
+// The bindings' spelling: statuses, never the failure handler.
+TEST_P(ResidentTest, TheBindingsReturnTheKindOfEachFailure) {
+  auto X = makeInput(Layout::Transposed, {30, 40}, 8, Rng);
+  int64_t Up = 0;
+  ASSERT_EQ(catalyst_remote_upload(Session.get(), X->D.data(), 2, 8, &Up), CATALYST_REMOTE_OK)
+      << __catalyst__remote__last_error();
+  ASSERT_GT(Up, 0);
+  void *InDescs[] = {nullptr};
+  size_t Two[] = {2}, Eight[] = {8};
+  int64_t Residents[] = {Up};
+  Outputs A({{2, 8}});
+  auto ADescs = A.descs();
+  int64_t Kept[] = {1};
+  ASSERT_EQ(catalyst_remote_launch_residents(Session.get(), remoteEntry("copy_r2_e8").c_str(),
+                                             "copy.o", 1, InDescs, Two, Eight, 1, ADescs.data(),
+                                             Two, Eight, Residents, Kept),
+            CATALYST_REMOTE_OK)
+      << __catalyst__remote__last_error();
+  Desc Back(2, 8);
+  ASSERT_EQ(catalyst_remote_fetch(Kept[0], Back.data(), 2, 8, nullptr, 0), CATALYST_REMOTE_OK);
+  EXPECT_EQ(Back.values(), X->D.values());
+  EXPECT_EQ(Back.sizes(), X->D.sizes());
+  std::free(Back.allocated());
+  size_t Rank1[] = {1};
+  EXPECT_EQ(catalyst_remote_launch_residents(Session.get(), remoteEntry("copy_r2_e8").c_str(),
+                                             "copy.o", 1, InDescs, Rank1, Eight, 1, ADescs.data(),
+                                             Two, Eight, Residents, nullptr),
+            CATALYST_REMOTE_BAD_ARGUMENT);
+  EXPECT_TRUE(mentions(__catalyst__remote__last_error(), "has rank 2, element size 8; the launch "
+                                                         "expects rank 1, element size 8"))
+      << __catalyst__remote__last_error();
+  EXPECT_EQ(catalyst_remote_release(Up), CATALYST_REMOTE_OK);
+  EXPECT_EQ(catalyst_remote_release(Up), CATALYST_REMOTE_BAD_ARGUMENT);
+  EXPECT_EQ(catalyst_remote_release(Kept[0]), CATALYST_REMOTE_OK);
+  EXPECT_EQ(FailureLog::count(), 0u) << "the handler is not called";
+}
+
 INSTANTIATE_TEST_SUITE_P(ZeroCopy, ResidentTest,
                          ::testing::Values(Mode::ZeroCopy, Mode::ZeroCopyShm), modeTestName);
 

@@ -61,6 +61,21 @@ int32_t catalyst_remote_launch(int64_t handle, const char *entry_symbol, const c
                                size_t num_outputs, void *const *output_descs,
                                const size_t *output_ranks, const size_t *output_elem_sizes);
 
+/* Resident tensors, as RemoteCAPI.h's upload (its handle in *resident,
+ * 0 on failure), launch_residents, fetch and release. */
+int32_t catalyst_remote_upload(int64_t handle, void *desc, size_t rank, size_t elem_size,
+                               int64_t *resident);
+int32_t catalyst_remote_launch_residents(int64_t handle, const char *entry_symbol,
+                                         const char *object, size_t num_inputs,
+                                         void *const *input_descs, const size_t *input_ranks,
+                                         const size_t *input_elem_sizes, size_t num_outputs,
+                                         void *const *output_descs, const size_t *output_ranks,
+                                         const size_t *output_elem_sizes,
+                                         const int64_t *input_residents, int64_t *kept_outputs);
+int32_t catalyst_remote_fetch(int64_t resident, void *desc, size_t rank, size_t elem_size,
+                              void *buffer, size_t bytes);
+int32_t catalyst_remote_release(int64_t resident);
+
 /* As __catalyst__remote__call_wrapper; *out_buf is released with
  * __catalyst__remote__free_result. */
 int32_t catalyst_remote_call_wrapper(int64_t handle, const char *symbol, const char *args_buf,
