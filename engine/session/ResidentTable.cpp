@@ -48,12 +48,10 @@ Resident ResidentTable::add(uint64_t Id, const wire::TensorShape &Shape) {
   Rec.Shape = Shape;
   size_t Rank = Shape.Sizes.size();
   Rec.Desc.assign(3 + 2 * Rank, 0);
-  int64_t Stride = 1;
-  for (size_t K = Rank; K-- > 0;) {
-    Rec.Desc[3 + K] = Shape.Sizes[K];
-    Rec.Desc[3 + Rank + K] = Stride;
-    Stride *= std::max<int64_t>(Shape.Sizes[K], 1);
-  }
+  wire::MemrefDesc D(Rec.Desc.data(), Rank);
+  for (size_t K = 0; K < Rank; ++K)
+    D.setSize(K, Shape.Sizes[K]);
+  D.rewriteDense(nullptr);
   return ResidentAccess::make(Owner, Id, Shape);
 }
 

@@ -24,6 +24,7 @@
 #include "../transfer/LaunchTimeline.h"
 #include "../transfer/NaiveTransfer.h"
 #include "../transfer/OutputForecast.h"
+#include "../transfer/ResidentRequests.h"
 #include "../transfer/Transfer.h"
 #include "CodeLinker.h"
 #include "LaunchArguments.h"
@@ -97,6 +98,12 @@ public:
   llvm::Error fetchMeasured(const Resident &R, HostOutputs &Outputs, LaunchStats &S,
                             uint64_t &Bytes) REQUIRES(LaunchMutex);
   llvm::Error releaseMeasured(Resident &R, LaunchStats &S, uint64_t &Bytes) REQUIRES(LaunchMutex);
+  // One resident request (ResidentRequests::request), its traffic counted
+  // into S as a launch's is.
+  llvm::Expected<wire::ResidentReply>
+  countedRequest(ResidentRequests &Requests, wire::PayloadOpcode OpC, llvm::ArrayRef<char> Plan,
+                 llvm::ArrayRef<wire::PayloadPart> Parts, LaunchStats &S,
+                 llvm::MutableArrayRef<char> Into = {}) REQUIRES(LaunchMutex);
   // Applies Count to the session's resident counters, and records what
   // the executor holds now.
   void countResidents(llvm::function_ref<void(ResidentStats &)> Count) REQUIRES(LaunchMutex);

@@ -36,6 +36,16 @@ Expected<ResidentRequests *> Session::Impl::residentRequests() {
                          "catalyst-remote's)");
 }
 
+Expected<wire::ResidentReply>
+Session::Impl::countedRequest(ResidentRequests &Requests, wire::PayloadOpcode OpC,
+                              ArrayRef<char> Plan, ArrayRef<wire::PayloadPart> Parts,
+                              LaunchStats &S, MutableArrayRef<char> Into) {
+  auto Before = WireCounters::of(*Transport);
+  auto Reply = Requests.request(OpC, Plan, Parts, S, Into);
+  WireCounters::of(*Transport).addDelta(Before, S);
+  return Reply;
+}
+
 void Session::Impl::countResidents(function_ref<void(ResidentStats &)> Count) {
   sync::MutexLock Counting(StatsMutex);
   Count(Stats.Residents);
@@ -103,10 +113,8 @@ Expected<Resident> Session::Impl::uploadMeasured(const MemrefArg &In, LaunchStat
   }
   uint64_t Id = Residents.nextId();
   Bytes = Shape->Bytes;
-  auto Before = WireCounters::of(*Transport);
-  auto Reply = (*Requests)->request(wire::PayloadOpcode::Upload,
-                                    wire::encodeUploadPlan(Id, C.ElemSize, Sizes), Part, S);
-  WireCounters::of(*Transport).addDelta(Before, S);
+  auto Reply = countedRequest(**Requests, wire::PayloadOpcode::Upload,
+                              wire::encodeUploadPlan(Id, C.ElemSize, Sizes), Part, S);
   if (!Reply)
     return explain(Reply.takeError(), "upload failed");
   if (!Reply->Error.empty())
@@ -223,10 +231,8 @@ Error Session::Impl::fetchMeasured(const Resident &R, HostOutputs &Outputs, Laun
   auto Buffer = Outputs.allocate(0, Shape.Sizes);
   if (!Buffer)
     return withContext(What, Buffer.takeError());
-  auto Before = WireCounters::of(*Transport);
-  auto Reply = (*Requests)->request(wire::PayloadOpcode::Fetch, wire::encodeResidentIds({*Id}), {},
-                                    S, *Buffer);
-  WireCounters::of(*Transport).addDelta(Before, S);
+  auto Reply = countedRequest(**Requests, wire::PayloadOpcode::Fetch,
+                              wire::encodeResidentIds({*Id}), {}, S, *Buffer);
   if (!Reply)
     return explain(Reply.takeError(), What);
   if (!Reply->Error.empty())
@@ -262,10 +268,8 @@ Error Session::Impl::releaseMeasured(Resident &R, LaunchStats &S, uint64_t &Byte
   if (!Requests) // not while the table holds one; said rather than assumed
     return withContext("release failed", Requests.takeError());
   Bytes = Residents.shapeOf(*Id).Bytes;
-  auto Before = WireCounters::of(*Transport);
-  auto Reply =
-      (*Requests)->request(wire::PayloadOpcode::Release, wire::encodeResidentIds({*Id}), {}, S);
-  WireCounters::of(*Transport).addDelta(Before, S);
+  auto Reply = countedRequest(**Requests, wire::PayloadOpcode::Release,
+                              wire::encodeResidentIds({*Id}), {}, S);
   // Forgotten whatever the outcome: released, or gone with a connection
   // that failed, or unknown to an executor that says so below.
   Residents.remove(*Id);
