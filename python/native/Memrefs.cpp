@@ -128,7 +128,6 @@ void Descriptors::clear() {
   OutputKinds.clear();
   InputResidents.clear();
   Kept.clear();
-  HasResidents = Keeps = false;
 }
 
 void Descriptors::addInput(py::handle Object, size_t Index) {
@@ -147,7 +146,6 @@ void Descriptors::addInput(py::handle Object, size_t Index) {
     InputSizes.push_back(Object.attr("itemsize").cast<size_t>());
     InputResidents.resize(InputRanks.size() - 1, 0);
     InputResidents.push_back(Handle);
-    HasResidents = true;
     return;
   }
   if (!py::isinstance<py::array>(Object))
@@ -183,7 +181,7 @@ void Descriptors::addInput(py::handle Object, size_t Index) {
   InputOffsets.push_back(At);
   InputRanks.push_back(Rank);
   InputSizes.push_back(static_cast<size_t>(Elem));
-  if (HasResidents)
+  if (!InputResidents.empty())
     InputResidents.push_back(0);
 }
 
@@ -199,12 +197,11 @@ void Descriptors::addOutput(const OutputKind &Kind) {
 void Descriptors::keepLast() {
   Kept.resize(OutputRanks.size(), 0);
   Kept.back() = 1;
-  Keeps = true;
 }
 
 void Descriptors::seal() {
-  InputResidents.resize(HasResidents ? InputRanks.size() : 0, 0);
-  Kept.resize(Keeps ? OutputRanks.size() : 0, 0);
+  if (!Kept.empty()) // outputs added after the last kept one
+    Kept.resize(OutputRanks.size(), 0);
   InputPtrs.clear();
   OutputPtrs.clear();
   for (size_t At : InputOffsets)
@@ -257,7 +254,7 @@ py::tuple Descriptors::takeOutputs() {
   py::tuple Out(OutputOffsets.size());
   for (size_t I = 0; I < OutputOffsets.size(); ++I) {
     size_t At = OutputOffsets[I];
-    if (Keeps && Kept[I]) {
+    if (!Kept.empty() && Kept[I]) {
       // In the executor: its handle and shape (its descriptor's sizes).
       const int64_t *W = Words.data() + At;
       py::tuple Shape(OutputRanks[I]);

@@ -103,10 +103,12 @@ public:
   const size_t *outputRanks() const { return OutputRanks.data(); }
   const size_t *outputElemSizes() const { return OutputSizes.data(); }
   // One resident handle per input (0: an array), or null when none is.
-  const int64_t *inputResidents() const { return HasResidents ? InputResidents.data() : nullptr; }
+  const int64_t *inputResidents() const {
+    return InputResidents.empty() ? nullptr : InputResidents.data();
+  }
   // One entry per output, not 0 for those kept, or null when none is; the
   // launch writes the kept ones' handles there.
-  int64_t *keptOutputs() { return Keeps ? Kept.data() : nullptr; }
+  int64_t *keptOutputs() { return Kept.empty() ? nullptr : Kept.data(); }
 
   // The outputs a successful launch wrote, as arrays owning their buffers,
   // a kept one as its (resident handle, shape). Throws RuntimeError for a
@@ -127,8 +129,9 @@ private:
   std::vector<void *> InputPtrs, OutputPtrs;
   std::vector<size_t> InputRanks, InputSizes, OutputRanks, OutputSizes;
   std::vector<const OutputKind *> OutputKinds;
+  // Empty until an input is a resident (an output is kept); then one per
+  // input (output).
   std::vector<int64_t> InputResidents, Kept;
-  bool HasResidents = false, Keeps = false;
   bool Taken = false;
   bool InUse = false; // a round is open on it
 };
