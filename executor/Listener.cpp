@@ -58,6 +58,14 @@ constexpr int StopSignals[] = {SIGINT, SIGTERM, SIGHUP};
 
 int WakeFds[2] = {-1, -1};
 volatile sig_atomic_t StopRequested = 0;
+// The listener blocks the stop signals and SIGCHLD while it works, and takes
+// them only inside ppoll() with this, the mask it started with. A signal
+// then always finds the loop waiting, never between its check of
+// StopRequested and its wait; and under ThreadSanitizer, which defers a
+// handler to the interrupted thread's next intercepted call, it is never
+// deferred past the wait. Forked connection processes and spawned tools get
+// this mask back.
+sigset_t WaitMask;
 
 void onSignal(int Sig) {
   // The announcement first: a launcher may SIGKILL the executor soon.
@@ -379,6 +387,8 @@ void checkStartingChildren(Clock::time_point Now) {
     std::signal(S, SIG_DFL);
   // Cannot fail, nor the ones above: the defaults of signals that have one.
   std::signal(SIGCHLD, SIG_DFL);
+  // Cannot fail: a mask this process had.
+  ::pthread_sigmask(SIG_SETMASK, &WaitMask, nullptr);
   for (auto &L : Listeners)
     ::close(L.Fd);
   // The write end stays: it tells the listener the peer was admitted
@@ -778,6 +788,14 @@ int serve(std::vector<Listener> Listeners, const ServeOptions &Given) {
     LogLine() << "catalyst-remote-executor: pipe: " << std::strerror(errno);
     return 1;
   }
+  sigset_t Taken;
+  sigemptyset(&Taken);
+  for (int S : StopSignals)
+    sigaddset(&Taken, S);
+  sigaddset(&Taken, SIGCHLD);
+  // Cannot fail: valid signals. Before the handlers, and before any thread
+  // (PMIx's) that would inherit the mask, so that only the wait takes them.
+  ::pthread_sigmask(SIG_BLOCK, &Taken, &WaitMask);
   struct sigaction SA {};
   SA.sa_handler = onSignal;
   sigemptyset(&SA.sa_mask);
@@ -823,7 +841,9 @@ int serve(std::vector<Listener> Listeners, const ServeOptions &Given) {
       break;
     else if (Options.IdleExit.count() > 0)
       Wake = std::min(Wake, IdleSince + Options.IdleExit);
-    if (::poll(Polled.data(), Polled.size(), msUntilNext(Wake, Watched)) < 0 && errno != EINTR)
+    int Ms = msUntilNext(Wake, Watched);
+    timespec Timeout{Ms / 1000, (Ms % 1000) * 1000000L};
+    if (::ppoll(Polled.data(), Polled.size(), &Timeout, &WaitMask) < 0 && errno != EINTR)
       break;
     char Drain[64];
     while (::read(WakeFds[0], Drain, sizeof(Drain)) > 0) {
@@ -843,6 +863,8 @@ int serve(std::vector<Listener> Listeners, const ServeOptions &Given) {
            ++K) {
       }
   }
+  // Cannot fail: the mask it started with. Stopping waits without ppoll().
+  ::pthread_sigmask(SIG_SETMASK, &WaitMask, nullptr);
   withdrawAnnouncement();
   endPmixAnnouncement();
   for (auto &S : Pending)

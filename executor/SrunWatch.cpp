@@ -168,8 +168,24 @@ void SrunWatch::endStep() const {
   std::string Quiet = "--quiet";
   std::string Scancel = "scancel";
   char *Argv[] = {Scancel.data(), Signal.data(), Quiet.data(), Step.data(), nullptr};
+  // The listener blocks its signals outside its wait; scancel starts with
+  // none blocked.
+  posix_spawnattr_t Attr;
+  sigset_t None;
+  sigemptyset(&None);
+  int Err = ::posix_spawnattr_init(&Attr);
+  bool Made = !Err;
+  if (!Err)
+    Err = ::posix_spawnattr_setsigmask(&Attr, &None);
+  if (!Err)
+    Err = ::posix_spawnattr_setflags(&Attr, POSIX_SPAWN_SETSIGMASK);
   pid_t Pid = 0;
-  if (int Err = ::posix_spawnp(&Pid, "scancel", nullptr, nullptr, Argv, environ)) {
+  if (!Err)
+    Err = ::posix_spawnp(&Pid, "scancel", nullptr, &Attr, Argv, environ);
+  // Cannot fail: an initialised attribute object.
+  if (Made)
+    ::posix_spawnattr_destroy(&Attr);
+  if (Err) {
     LogLine() << "catalyst-remote-executor: cannot run scancel to end step " << Step << ": "
               << ::strerror(Err) << "; its executors on other machines end with the job";
     return;
