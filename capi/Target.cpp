@@ -71,28 +71,16 @@ Error Target::await(uint64_t Ticket) {
   return One ? One->await(Ticket) : Many->await(Ticket);
 }
 
-// Until pools place launches by their residents (Pool.h), a pool keeps
-// none.
-static Error poolKeepsNone() {
-  return makeFailure(FailureKind::BadArgument, "a pool does not take resident tensors yet");
-}
-
 Expected<Resident> Target::upload(const MemrefArg &In) {
-  if (!One)
-    return poolKeepsNone();
-  return One->upload(In);
+  return One ? One->upload(In) : Many->upload(In);
 }
 
 Error Target::fetch(const Resident &R, const MemrefArg &Out, MutableArrayRef<char> Into) {
-  if (!One)
-    return poolKeepsNone();
-  return One->fetch(R, Out, Into);
+  return One ? One->fetch(R, Out, Into) : Many->fetch(R, Out, Into);
 }
 
 Error Target::release(Resident &R) {
-  if (!One)
-    return poolKeepsNone();
-  return One->release(R);
+  return One ? One->release(R) : Many->release(R);
 }
 
 Error Target::startTrace(StringRef Path) {

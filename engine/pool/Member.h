@@ -8,12 +8,12 @@
 // keeping its final counters.
 //
 // Thread safety: Name, Address, Order and Session are set at creation.
-// Holds, Running, Started, Shipped and WorkerDone are atomics any thread
-// updates. Gone, Dropped, Final, Released and Idle are the pool's: read
-// and written under its mutex, with which Wake is waited on. ShipMutex
-// makes one thread at a time ship the pool's binaries. Follows is the
-// joining thread's until the member is among the pool's members, then
-// read and written under the pool's TraceMutex.
+// Holds, Running, Started, Shipped, UploadsSeen and WorkerDone are atomics
+// any thread updates. Gone, Dropped, Final, Released, Idle and Residents
+// are the pool's: read and written under its mutex, with which Wake is
+// waited on. ShipMutex makes one thread at a time ship the pool's binaries
+// and uploads. Follows is the joining thread's until the member is among
+// the pool's members, then read and written under the pool's TraceMutex.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,6 +26,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -51,6 +52,14 @@ struct Member {
   std::atomic<uint64_t> Started{0}; // launches placed here so far
   sync::Mutex ShipMutex;
   std::atomic<size_t> Shipped{0}; // the pool's binaries sent, in order
+
+  // The pool's residents this member's session holds: the pool's id, and
+  // the session's handle for it. The pool's, under its mutex; uploads are
+  // put here under ShipMutex too, so that one thread at a time sends them.
+  std::map<uint64_t, Resident> Residents;
+  // Which of the pool's uploads (PoolImpl.h, UploadsMade) were looked for
+  // here: none is missing while it equals the pool's count.
+  std::atomic<uint64_t> UploadsSeen{0};
 
   // The pool's, under its mutex.
   bool Gone = false;

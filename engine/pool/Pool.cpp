@@ -1,5 +1,6 @@
 //===- Pool.cpp - Opening, closing, and calls that reach every member -----===//
 
+#include "../session/ResidentAccess.h"
 #include "PoolImpl.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -21,7 +22,7 @@ constexpr StringLiteral Prefix = "pool:";
 
 Pool::Impl::Impl(std::string Address, std::unique_ptr<pool::MemberSource> Source, PoolOptions Opts)
     : Address(std::move(Address)), Opts(std::move(Opts)), Source(std::move(Source)),
-      TracePath(this->Opts.Member.TracePath) {}
+      ResidentOwner(ResidentAccess::newOwner()), TracePath(this->Opts.Member.TracePath) {}
 
 // Joins what the source announces until MinMembers are in or the handshake
 // timeout passes, then leaves the source to the watcher.
@@ -76,33 +77,36 @@ Error Pool::Impl::sendBinary(StringRef Path, BinaryFormat Format) {
     if (Error Err = catchUp(*All[I]))
       Failures[I] = reportFailure(std::move(Err));
   });
-  std::string Failed;
-  size_t Refusals = 0;
-  FailureKind Kind = FailureKind::Other; // the first refusal's
-  for (size_t I = 0; I < All.size(); ++I) {
-    if (!Failures[I])
-      continue;
-    // One that lost its connection gets the file again with its next
-    // session, or is gone: the file was not refused.
-    if (!All[I]->S->connected()) {
-      rejoin(All[I]);
-      continue;
-    }
-    if (Refusals++ == 0)
-      Kind = Failures[I]->Kind;
-    Failed += "; member " + All[I]->label() + ": " + Failures[I]->Message;
-  }
+  MemberRefusals Refused = refusals(All, Failures);
   for (const MemberPtr &Mem : All)
     release(Mem);
-  if (!Refusals)
+  if (!Refused.Count)
     return Error::success();
   {
     sync::MutexLock L(M);
     Binaries[Index].Failed = true;
   }
-  return makeFailure(Kind, Address + ": send_binary of " + Path + " failed on " +
-                               std::to_string(Refusals) + " of " + std::to_string(All.size()) +
-                               " members" + Failed);
+  return makeFailure(Refused.Kind,
+                     Address + ": send_binary of " + Path + " failed on " + Refused.of(All.size()));
+}
+
+MemberRefusals Pool::Impl::refusals(ArrayRef<MemberPtr> All,
+                                    ArrayRef<std::optional<FailureReport>> Failures) {
+  MemberRefusals Out;
+  for (size_t I = 0; I < All.size(); ++I) {
+    if (!Failures[I])
+      continue;
+    // One that lost its connection gets what was sent again with its next
+    // session, or is gone: it did not refuse it.
+    if (!All[I]->S->connected()) {
+      rejoin(All[I]);
+      continue;
+    }
+    if (Out.Count++ == 0)
+      Out.Kind = Failures[I]->Kind;
+    Out.Text += "; member " + All[I]->label() + ": " + Failures[I]->Message;
+  }
+  return Out;
 }
 
 Expected<std::vector<char>> Pool::Impl::callWrapper(StringRef Symbol, ArrayRef<char> Args) {
@@ -210,6 +214,9 @@ Error Pool::Impl::close() {
     Mem->Gone = true;
   Former.insert(Former.end(), Members.begin(), Members.end());
   Members.clear();
+  // The host's copies of uploads go now; the members' sessions free theirs
+  // as they close.
+  Residents.clear();
   wakeAll();
   L.unlock();
   for (const MemberPtr &Mem : All)
@@ -295,6 +302,18 @@ std::vector<MemberReply> Pool::callWrapperOnAll(StringRef Symbol, ArrayRef<char>
 
 void Pool::forEachMember(function_ref<void(StringRef, StringRef, Session &)> F) {
   I->forEachMember(F);
+}
+
+Expected<Resident> Pool::upload(const MemrefArg &In) {
+  return I->upload(In);
+}
+
+Error Pool::fetch(const Resident &R, const MemrefArg &Out, MutableArrayRef<char> Into) {
+  return I->fetch(R, Out, Into);
+}
+
+Error Pool::release(Resident &R) {
+  return I->releaseResident(R);
 }
 
 Error Pool::launch(const LaunchCall &Call) {

@@ -3,7 +3,8 @@
 // Pool.cpp opens and closes a pool and answers the calls that touch every
 // member; PoolMembership.cpp follows the source (joins, drops, reports);
 // PoolLaunches.cpp places launches, runs the asynchronous ones and decides
-// what a failed launch means; PoolTracing.cpp starts and stops the pool's
+// what a failed launch means; PoolResidents.cpp keeps the pool's residents
+// and names them to the member a launch runs on; PoolTracing.cpp starts and stops the pool's
 // trace on every member, joining ones included.
 //
 // Threads: the callers' (any of Pool's methods); the watcher, started by
@@ -33,6 +34,7 @@
 #include "MemberSource.h"
 #include "catalyst/remote/Pool.h"
 #include "sync/Mutex.h"
+#include "wire/Residents.h"
 
 #include <chrono>
 #include <deque>
@@ -56,6 +58,61 @@ struct PoolBinary {
   bool Failed = false; // some member refused it: later ones skip it
 };
 
+// An upload's bytes on the host, dense and row-major, and a descriptor over
+// them: what a member that joins later is sent.
+struct HostTensor {
+  std::unique_ptr<char[]> Bytes;
+  std::vector<int64_t> Desc;
+  wire::TensorShape Shape;
+
+  MemrefArg arg() const {
+    return {const_cast<int64_t *>(Desc.data()), Shape.Sizes.size(), Shape.ElemSize};
+  }
+};
+
+// A resident of the pool: an upload, which every member gets, or an output
+// a launch kept, which lives on the member that made it.
+struct PoolResident {
+  wire::TensorShape Shape;
+  // An upload's copy; null for a kept output. Shared: a member catching up
+  // sends it outside the pool's mutex while release() may drop the record.
+  std::shared_ptr<const HostTensor> Copy;
+  // A kept output's member: its Order, and its label for errors.
+  uint64_t Home = 0;
+  std::string HomeLabel;
+};
+
+// Where a launch must run: on the member that holds a kept output it
+// names (Home), or anywhere.
+struct Placement {
+  std::optional<uint64_t> Home;
+  std::string HomeLabel;
+};
+
+// A pool launch as one member runs it: the pool's residents named by the
+// member's session's own handles, and its session's handles for the
+// outputs it keeps. Moving it keeps Call's pointers valid.
+struct MemberCall {
+  std::vector<MemrefArg> Inputs;
+  std::vector<Resident> Named; // the member's handles Inputs point at
+  std::vector<Resident> Kept;  // one per output
+  std::vector<Resident *> Keep;
+  LaunchCall Call;
+};
+
+// What the members that refused a call made on many of them said: how
+// many, the first one's kind, and "; member NAME: why" for each.
+struct MemberRefusals {
+  size_t Count = 0;
+  FailureKind Kind = FailureKind::Other;
+  std::string Text;
+
+  // "N of TOTAL members; member NAME: why...".
+  std::string of(size_t Total) const {
+    return std::to_string(Count) + " of " + std::to_string(Total) + " members" + Text;
+  }
+};
+
 // Runs F(0) .. F(N-1) at once: one on the calling thread, the others on
 // threads of their own. Members are few, and each call waits on the
 // network, so a thread each is what lets them overlap.
@@ -75,11 +132,13 @@ struct PoolJob {
   std::string Entry, Object;
   std::vector<MemrefArg> Inputs, Outputs;
   std::vector<llvm::MutableArrayRef<char>> Into;
+  std::vector<Resident *> Keep;
+  Placement Place;
   std::vector<uint64_t> Tried; // Orders of the members lost while running it
   Clock::time_point Since;     // queued, or queued again
   std::optional<uint64_t> For; // the Order of the member it was handed to
 
-  LaunchCall call() const { return {Entry, Object, Inputs, Outputs, Into}; }
+  LaunchCall call() const { return {Entry, Object, Inputs, Outputs, Into, Keep}; }
 };
 
 class Pool::Impl {
@@ -91,6 +150,11 @@ public:
   llvm::Error sendBinary(llvm::StringRef Path, BinaryFormat Format);
   llvm::Expected<std::vector<char>> callWrapper(llvm::StringRef Symbol, llvm::ArrayRef<char> Args);
   std::vector<MemberReply> callWrapperOnAll(llvm::StringRef Symbol, llvm::ArrayRef<char> Args);
+  // Of a call made on each of All, one failure each (none where it
+  // succeeded): the refusals. Members whose connection ended did not
+  // refuse; they are joined again, or dropped.
+  MemberRefusals refusals(llvm::ArrayRef<MemberPtr> All,
+                          llvm::ArrayRef<std::optional<FailureReport>> Failures);
   void forEachMember(
       llvm::function_ref<void(llvm::StringRef Name, llvm::StringRef Address, Session &S)> F);
   PoolStats stats() const;
@@ -109,8 +173,10 @@ public:
                std::vector<std::string> &Reports);
 
   // PoolLaunches.cpp
-  MemberPtr best(llvm::ArrayRef<uint64_t> Tried, bool Oldest, bool IdleOnly) const REQUIRES(M);
-  llvm::Expected<MemberPtr> pick(llvm::ArrayRef<uint64_t> Tried, bool Oldest = false);
+  MemberPtr best(llvm::ArrayRef<uint64_t> Tried, bool Oldest, bool IdleOnly,
+                 std::optional<uint64_t> Only = std::nullopt) const REQUIRES(M);
+  llvm::Expected<MemberPtr> pick(llvm::ArrayRef<uint64_t> Tried, bool Oldest = false,
+                                 const Placement &Place = {});
   // Counts a call placed on Mem (hold() and Running); release() ends it.
   static void hold(pool::Member &Mem);
   static void release(const MemberPtr &Mem);
@@ -118,7 +184,7 @@ public:
   bool caughtUp(const MemberPtr &Mem);
   llvm::Error runOn(const MemberPtr &Mem, const LaunchCall &Call);
   llvm::Error afterFailure(const MemberPtr &Mem, llvm::Error Err, llvm::StringRef Entry,
-                           bool &Retry);
+                           const Placement &Place, bool &Retry);
   llvm::Error launch(const LaunchCall &Call);
   uint64_t launchAsync(const LaunchCall &Call);
   llvm::Error await(uint64_t Ticket);
@@ -126,6 +192,16 @@ public:
   void dispatch() REQUIRES(M);
   void work(MemberPtr Mem);
   void failStranded();
+
+  // PoolResidents.cpp
+  llvm::Expected<Resident> upload(const MemrefArg &In);
+  llvm::Error fetch(const Resident &R, const MemrefArg &Out, llvm::MutableArrayRef<char> Into);
+  llvm::Error releaseResident(Resident &R);
+  llvm::Expected<Placement> placement(const LaunchCall &Call);
+  llvm::Error lostHome(const Placement &Place) const REQUIRES(M);
+  llvm::Error catchUpResidents(pool::Member &Mem);
+  llvm::Expected<MemberCall> onMember(const LaunchCall &Call, const MemberPtr &Mem);
+  void adoptKept(const LaunchCall &Call, MemberCall &Ran, const MemberPtr &Mem);
 
   // Pool.cpp: counts a use of every healthy member; each must be released.
   std::vector<MemberPtr> useAll() EXCLUDES(M);
@@ -175,6 +251,14 @@ private:
 
   std::vector<PoolBinary> Binaries GUARDED_BY(M);
   std::atomic<size_t> BinaryCount{0};
+
+  // Residents: the pool's, by the id its handles carry (ResidentOwner's).
+  // UploadsMade counts uploads ever recorded, so that a member that saw as
+  // many (Member::UploadsSeen) needs no look for missing ones.
+  const uint64_t ResidentOwner;
+  std::map<uint64_t, PoolResident> Residents GUARDED_BY(M);
+  uint64_t NextResident GUARDED_BY(M) = 1;
+  std::atomic<uint64_t> UploadsMade{0};
 
   // Asynchronous launches.
   bool AsyncStarted GUARDED_BY(M) = false;

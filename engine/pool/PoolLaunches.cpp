@@ -32,28 +32,34 @@ bool better(const pool::Member &A, const pool::Member &B, bool Oldest) {
 } // namespace
 
 // The healthy member not in Tried that ranks best (better()), among the
-// idle ones only with IdleOnly; null for none.
-MemberPtr Pool::Impl::best(ArrayRef<uint64_t> Tried, bool Oldest, bool IdleOnly) const {
+// idle ones only with IdleOnly, and only the one of Order Only when given;
+// null for none.
+MemberPtr Pool::Impl::best(ArrayRef<uint64_t> Tried, bool Oldest, bool IdleOnly,
+                           std::optional<uint64_t> Only) const {
   MemberPtr Best;
   for (const MemberPtr &Mem : Members)
-    if ((!IdleOnly || Mem->Idle) && !llvm::is_contained(Tried, Mem->Order) &&
-        (!Best || better(*Mem, *Best, Oldest)))
+    if ((!IdleOnly || Mem->Idle) && (!Only || Mem->Order == *Only) &&
+        !llvm::is_contained(Tried, Mem->Order) && (!Best || better(*Mem, *Best, Oldest)))
       Best = Mem;
   return Best;
 }
 
-// A healthy member not in Tried, counted as used (release() it). With none,
-// waits up to the handshake timeout for one to join.
-Expected<MemberPtr> Pool::Impl::pick(ArrayRef<uint64_t> Tried, bool Oldest) {
+// A healthy member not in Tried, counted as used (release() it): the one
+// Place pins the launch to, else any. With none, waits up to the handshake
+// timeout for one to join; a pinned launch's member joins no more.
+Expected<MemberPtr> Pool::Impl::pick(ArrayRef<uint64_t> Tried, bool Oldest,
+                                     const Placement &Place) {
   sync::UniqueLock L(M);
   MemberPtr Best;
   auto Find = [&]() REQUIRES(M) {
-    Best = best(Tried, Oldest, /*IdleOnly=*/false);
-    return Closing || Best;
+    Best = best(Tried, Oldest, /*IdleOnly=*/false, Place.Home);
+    return Closing || Best || Place.Home;
   };
   Changed.wait_for(L, Opts.Member.HandshakeTimeout, Find);
   if (Closing)
     return makeFailure(FailureKind::Closed, Address + ": the pool is closed");
+  if (!Best && Place.Home)
+    return lostHome(Place);
   if (!Best)
     return makeFailure(noMemberKind(Tried),
                        Address + ": no member " + (Tried.empty() ? "" : "left ") +
@@ -95,23 +101,41 @@ Error Pool::Impl::catchUp(pool::Member &Mem) {
   }
 }
 
-// Whether Mem has every file sent to the pool, catching it up if not. A
-// member that cannot take them never ran the launch, which goes elsewhere:
-// the member is replaced by a new session when only its connection ended,
-// else dropped.
+// Whether Mem has every file and upload sent to the pool, catching it up
+// if not. A member that cannot take them never ran the launch, which goes
+// elsewhere: the member is replaced by a new session when only its
+// connection ended, else dropped.
 bool Pool::Impl::caughtUp(const MemberPtr &Mem) {
   Error Err = catchUp(*Mem);
+  if (!Err)
+    Err = catchUpResidents(*Mem);
   if (!Err)
     return true;
   std::string Why = toString(std::move(Err));
   if (Mem->S->connected() || !rejoin(Mem))
-    drop(Mem, "it cannot take a file sent to the pool: " + Why);
+    drop(Mem, "it cannot take what was sent to the pool: " + Why);
   return false;
 }
 
+// A launch no member takes, blocking or asynchronous, leaves its outputs
+// zeroed, as a session's failed launch does, so that a caller freeing
+// them frees nothing.
+static void zeroOutputs(const LaunchCall &Call) {
+  for (const MemrefArg &Out : Call.Outputs)
+    if (Out.Desc)
+      std::memset(Out.Desc, 0, (3 + 2 * Out.Rank) * sizeof(int64_t));
+}
+
 Error Pool::Impl::runOn(const MemberPtr &Mem, const LaunchCall &Call) {
+  auto Ran = onMember(Call, Mem);
+  if (!Ran) {
+    zeroOutputs(Call);
+    return Ran.takeError();
+  }
   ++Mem->Started;
-  Error Err = Mem->S->launch(Call);
+  Error Err = Mem->S->launch(Ran->Call);
+  if (!Err)
+    adoptKept(Call, *Ran, Mem);
   sync::MutexLock L(M);
   ++Launches;
   if (!Err)
@@ -121,12 +145,20 @@ Error Pool::Impl::runOn(const MemberPtr &Mem, const LaunchCall &Call) {
 
 // What a launch's failure on Mem means. Its member lives: the launch's
 // own error, naming the member. Its member was lost: with
-// RetryOnMemberLoss, Retry and success; else an error saying so.
-Error Pool::Impl::afterFailure(const MemberPtr &Mem, Error Err, StringRef Entry, bool &Retry) {
+// RetryOnMemberLoss, Retry and success, unless Place pins the launch to
+// that member (it reads an output kept there); else an error saying so.
+Error Pool::Impl::afterFailure(const MemberPtr &Mem, Error Err, StringRef Entry,
+                               const Placement &Place, bool &Retry) {
   Retry = false;
   std::string Head = Address + ": launch of '" + Entry.str() + "' on member " + Mem->label();
   if (Mem->S->connected() || rejoin(Mem))
     return withContext(Head, std::move(Err));
+  if (Place.Home)
+    return makeFailure(FailureKind::ExecutorLost,
+                       Head +
+                           " failed: the member was lost, and with it the output kept there "
+                           "that the launch reads, so it does not run elsewhere: " +
+                           toString(std::move(Err)));
   if (!Opts.RetryOnMemberLoss)
     return makeFailure(FailureKind::ExecutorLost,
                        Head +
@@ -142,34 +174,15 @@ Error Pool::Impl::afterFailure(const MemberPtr &Mem, Error Err, StringRef Entry,
   return Error::success();
 }
 
-// A launch no member takes, blocking or asynchronous, leaves its outputs
-// zeroed, as a session's failed launch does, so that a caller freeing
-// them frees nothing.
-static void zeroOutputs(const LaunchCall &Call) {
-  for (const MemrefArg &Out : Call.Outputs)
-    if (Out.Desc)
-      std::memset(Out.Desc, 0, (3 + 2 * Out.Rank) * sizeof(int64_t));
-}
-
-// A resident lives in one member's session; until pools place launches by
-// their residents, a pool refuses them rather than run a launch where its
-// residents are not.
-static Error refuseResidents(const LaunchCall &Call) {
-  if (!any_of(Call.Inputs, [](const MemrefArg &A) { return A.Kept != nullptr; }) &&
-      !any_of(Call.Keep, [](const Resident *R) { return R != nullptr; }))
-    return Error::success();
-  return makeFailure(FailureKind::BadArgument,
-                     "launch of '" + Call.Entry + "': a pool does not take resident tensors yet");
-}
-
 Error Pool::Impl::launch(const LaunchCall &Call) {
-  if (auto Err = refuseResidents(Call)) {
+  auto Place = placement(Call);
+  if (!Place) {
     zeroOutputs(Call);
-    return Err;
+    return Place.takeError();
   }
   std::vector<uint64_t> Tried;
   for (;;) {
-    auto Mem = pick(Tried);
+    auto Mem = pick(Tried, /*Oldest=*/false, *Place);
     if (!Mem) {
       zeroOutputs(Call);
       return Mem.takeError();
@@ -182,7 +195,7 @@ Error Pool::Impl::launch(const LaunchCall &Call) {
     Error Err = runOn(*Mem, Call);
     bool Retry = false;
     if (Err)
-      Err = afterFailure(*Mem, std::move(Err), Call.Entry, Retry);
+      Err = afterFailure(*Mem, std::move(Err), Call.Entry, *Place, Retry);
     release(*Mem);
     if (!Retry)
       return Err;
@@ -192,12 +205,15 @@ Error Pool::Impl::launch(const LaunchCall &Call) {
 }
 
 uint64_t Pool::Impl::launchAsync(const LaunchCall &Call) {
+  auto Place = placement(Call);
   PoolJob Job{0,
               Call.Entry.str(),
               Call.Object.str(),
               Call.Inputs.vec(),
               Call.Outputs.vec(),
               Call.Into.vec(),
+              Call.Keep.vec(),
+              Place ? *Place : Placement(),
               {},
               Clock::now(),
               std::nullopt};
@@ -206,14 +222,16 @@ uint64_t Pool::Impl::launchAsync(const LaunchCall &Call) {
   uint64_t Ticket = Job.Ticket;
   if (Closing) {
     zeroOutputs(Call);
+    if (!Place) // the pool's closing is what the caller hears of
+      consumeError(Place.takeError());
     Finished.emplace(
         Ticket, makeFailure(FailureKind::Closed, Address + ": launch of '" + Job.Entry +
                                                      "' was queued after the pool was closed"));
     return Ticket;
   }
-  if (Error Refused = refuseResidents(Call)) {
+  if (!Place) {
     zeroOutputs(Call);
-    Finished.emplace(Ticket, std::move(Refused));
+    Finished.emplace(Ticket, Place.takeError());
     return Ticket;
   }
   Pending.insert(Ticket);
@@ -257,7 +275,7 @@ void Pool::Impl::dispatch() {
       return;
     if (Job.For)
       continue;
-    MemberPtr Best = best(Job.Tried, /*Oldest=*/false, /*IdleOnly=*/true);
+    MemberPtr Best = best(Job.Tried, /*Oldest=*/false, /*IdleOnly=*/true, Job.Place.Home);
     if (!Best)
       continue;
     Job.For = Best->Order;
@@ -293,7 +311,7 @@ void Pool::Impl::work(MemberPtr Mem) {
     Error Err = Error::success();
     bool Retry = !caughtUp(Mem);
     if (!Retry && (Err = runOn(Mem, Job.call())))
-      Err = afterFailure(Mem, std::move(Err), Job.Entry, Retry);
+      Err = afterFailure(Mem, std::move(Err), Job.Entry, Job.Place, Retry);
     release(Mem);
     L.lock();
     if (Retry) {
@@ -320,18 +338,29 @@ void Pool::Impl::work(MemberPtr Mem) {
 
 // Fails queued launches that no healthy member may take (each lost its
 // member on all of them, or none is left) and that waited longer than the
-// handshake timeout for one to join.
+// handshake timeout for one to join; and at once those pinned to a member
+// that was lost.
 void Pool::Impl::failStranded() {
   sync::MutexLock L(M);
   auto Now = Clock::now();
   for (auto It = Queue.begin(); It != Queue.end();) {
-    bool Takeable = llvm::any_of(
-        Members, [&](const MemberPtr &Mem) { return !llvm::is_contained(It->Tried, Mem->Order); });
-    if (Takeable || Now - It->Since < Opts.Member.HandshakeTimeout) {
+    const Placement &Place = It->Place;
+    bool Takeable = llvm::any_of(Members, [&](const MemberPtr &Mem) {
+      return !llvm::is_contained(It->Tried, Mem->Order) &&
+             (!Place.Home || Mem->Order == *Place.Home);
+    });
+    if (Takeable || (!Place.Home && Now - It->Since < Opts.Member.HandshakeTimeout)) {
       ++It;
       continue;
     }
     zeroOutputs(It->call());
+    if (Place.Home) {
+      Finished.emplace(It->Ticket, withContext("launch of '" + It->Entry + "'", lostHome(Place)));
+      Pending.erase(It->Ticket);
+      It = Queue.erase(It);
+      Changed.notify_all();
+      continue;
+    }
     Finished.emplace(It->Ticket,
                      makeFailure(noMemberKind(It->Tried),
                                  Address + ": launch of '" + It->Entry + "' waited " +

@@ -4,17 +4,11 @@
 
 #include "catalyst/remote/Failure.h"
 
-#include <atomic>
-
 using namespace llvm;
 
 namespace catalyst::remote {
 
 namespace {
-
-// Serial numbers of tables, so that a handle names its session even after
-// another session takes the first one's address.
-std::atomic<uint64_t> NextOwner{1};
 
 std::string shapeText(uint64_t ElemSize, size_t Rank) {
   return "rank " + std::to_string(Rank) + ", element size " + std::to_string(ElemSize);
@@ -22,17 +16,7 @@ std::string shapeText(uint64_t ElemSize, size_t Rank) {
 
 } // namespace
 
-Resident ResidentAccess::make(uint64_t Owner, uint64_t Id, const wire::TensorShape &Shape) {
-  Resident R;
-  R.Owner = Owner;
-  R.Id = Id;
-  R.ElemSize = Shape.ElemSize;
-  R.Shape.assign(Shape.Sizes.begin(), Shape.Sizes.end());
-  R.Bytes = Shape.Bytes;
-  return R;
-}
-
-ResidentTable::ResidentTable() : Owner(NextOwner.fetch_add(1, std::memory_order_relaxed)) {}
+ResidentTable::ResidentTable() : Owner(ResidentAccess::newOwner()) {}
 
 void ResidentTable::remove(uint64_t Id) {
   auto It = Held.find(Id);

@@ -22,6 +22,7 @@
 #define CATALYST_REMOTE_SESSION_RESIDENTTABLE_H
 
 #include "../transfer/Transfer.h"
+#include "ResidentAccess.h"
 #include "catalyst/remote/Launch.h"
 #include "catalyst/remote/Resident.h"
 #include "wire/Residents.h"
@@ -34,12 +35,6 @@
 #include <vector>
 
 namespace catalyst::remote {
-
-// Makes handles, which only the engine may (Resident.h).
-struct ResidentAccess {
-  static Resident make(uint64_t Owner, uint64_t Id, const wire::TensorShape &Shape);
-  static uint64_t owner(const Resident &R) { return R.Owner; }
-};
 
 class ResidentTable {
 public:

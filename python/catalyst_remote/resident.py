@@ -16,7 +16,9 @@ returns them as RemoteArrays, ready for the next launch::
 An upload of any layout is kept dense in row-major order. A RemoteArray
 belongs to the session that made it; it is freed by release(), by leaving
 its ``with`` block, when it is garbage-collected, or with its session.
-Sessions whose strategy is not zerocopy, and pools for now, refuse them.
+Sessions whose strategy is not zerocopy refuse them. A pool's upload
+reaches every member; an output a pool's launch keeps stays on its member,
+where launches that read it run.
 """
 
 import numpy as np

@@ -35,9 +35,11 @@ protected:
   std::mt19937_64 Rng{7};
 };
 
-TEST_P(ResidentTest, AChainKeepsItsResultInTheExecutorUntilFetched) {
+// A strided upload, copied and kept, then concatenated and kept, on Target
+// (a session or a pool): fetched, the result is the same kernels' run here.
+void checkChain(int64_t Target, std::mt19937_64 &Rng) {
   auto X = makeInput(Layout::Strided, {100000}, 1, Rng);
-  int64_t Up = __catalyst__remote__upload(Session.get(), X->D.data(), 1, 1);
+  int64_t Up = __catalyst__remote__upload(Target, X->D.data(), 1, 1);
   ASSERT_GT(Up, 0) << FailureLog::last();
 
   // copy_r1_e1(X), kept.
@@ -47,8 +49,8 @@ TEST_P(ResidentTest, AChainKeepsItsResultInTheExecutorUntilFetched) {
   Outputs A({{1, 1}});
   auto ADescs = A.descs();
   int64_t KeptA[] = {-1};
-  __catalyst__remote__launch_residents(Session.get(), remoteEntry("copy_r1_e1").c_str(), "copy.o",
-                                       1, InDescs, One, One, 1, ADescs.data(), One, One, Residents,
+  __catalyst__remote__launch_residents(Target, remoteEntry("copy_r1_e1").c_str(), "copy.o", 1,
+                                       InDescs, One, One, 1, ADescs.data(), One, One, Residents,
                                        KeptA);
   ASSERT_EQ(FailureLog::count(), 0u) << FailureLog::last();
   ASSERT_GT(KeptA[0], 0);
@@ -64,12 +66,12 @@ TEST_P(ResidentTest, AChainKeepsItsResultInTheExecutorUntilFetched) {
   Outputs B({{1, 1}});
   auto BDescs = B.descs();
   int64_t KeptB[] = {1};
-  __catalyst__remote__launch_residents(Session.get(), remoteEntry("concat_2").c_str(), "concat.o",
-                                       2, ChainDescs, Ones, Ones, 1, BDescs.data(), One, One,
+  __catalyst__remote__launch_residents(Target, remoteEntry("concat_2").c_str(), "concat.o", 2,
+                                       ChainDescs, Ones, Ones, 1, BDescs.data(), One, One,
                                        ChainResidents, KeptB);
   ASSERT_EQ(FailureLog::count(), 0u) << FailureLog::last();
   ASSERT_GT(KeptB[0], 0);
-  catalyst_remote_launch_stats Last = lastLaunch(Session.get());
+  catalyst_remote_launch_stats Last = lastLaunch(Target);
   EXPECT_LT(Last.bytes_sent + Last.bytes_received, uint64_t(64 << 10));
 
   Outputs Local({{1, 1}});
@@ -87,6 +89,10 @@ TEST_P(ResidentTest, AChainKeepsItsResultInTheExecutorUntilFetched) {
 
   for (int64_t R : {Up, KeptA[0], KeptB[0]})
     EXPECT_EQ(__catalyst__remote__release(R), 0) << FailureLog::last();
+}
+
+TEST_P(ResidentTest, AChainKeepsItsResultInTheExecutorUntilFetched) {
+  checkChain(Session.get(), Rng);
 }
 
 TEST_P(ResidentTest, BadHandlesFailNamingWhatIsWrong) {
@@ -189,5 +195,19 @@ TEST_P(ResidentTest, TheBindingsReturnTheKindOfEachFailure) {
 
 INSTANTIATE_TEST_SUITE_P(ZeroCopy, ResidentTest,
                          ::testing::Values(Mode::ZeroCopy, Mode::ZeroCopyShm), modeTestName);
+
+// A pool takes the same calls: the chain's kept outputs stay on the member
+// that made them.
+TEST_F(CapiTest, APoolTakesResidentsThroughTheCAbi) {
+  ASSERT_TRUE(Exec.start({}));
+  ScopedEnv Strategy("CATALYST_REMOTE_STRATEGY", expectedStrategy(Mode::ZeroCopy));
+  std::string Address = "pool:" + Exec.address();
+  Session.reset(__catalyst__remote__open(Address.c_str()));
+  ASSERT_GT(Session.get(), 0) << FailureLog::last();
+  ASSERT_NO_FATAL_FAILURE(sendKernel("concat"));
+  ASSERT_NO_FATAL_FAILURE(sendKernel("copy"));
+  std::mt19937_64 Rng{11};
+  checkChain(Session.get(), Rng);
+}
 
 } // namespace

@@ -236,24 +236,189 @@ TEST_F(PoolTest, BlockingLaunchesSpreadOverEveryListedMemberAndComeBackRight) {
   EXPECT_EQ(LateKind, FailureKind::Closed) << LateMsg;
 }
 
-// Until pools place launches by their residents, a launch that names one
-// or keeps an output is refused, blocking or async, before it runs
-// anywhere.
-TEST_F(PoolTest, ResidentsAreRefusedUntilPoolsPlaceThem) {
-  auto P = openList(1);
+// The two int64 values a descriptor holds.
+std::vector<int64_t> twoValues(const Desc &D) {
+  auto V = D.values();
+  if (V.size() != 16)
+    return {};
+  std::vector<int64_t> Out(2);
+  std::memcpy(Out.data(), V.data(), 16);
+  return Out;
+}
+
+// A call of whose on a resident, its output kept or not.
+struct OnResident {
+  explicit OnResident(const Resident &R, Resident *Keep = nullptr) : Args{MemrefArg::of(R)} {
+    Out.poison();
+    if (Keep)
+      Keeps = {Keep};
+  }
+  ~OnResident() { std::free(Out.allocated()); }
+  LaunchCall call() {
+    Outs = {{Out.data(), 1, 8}};
+    return {Entry, "member.o", Args, Outs, {}, Keeps};
+  }
+  std::string Entry = remoteEntry("whose");
+  std::vector<MemrefArg> Args, Outs;
+  std::vector<Resident *> Keeps;
+  Desc Out{1, 8};
+};
+
+// An upload reaches every member, compacted from any layout: launches that
+// read it run anywhere and read the uploaded values; the pool fetches it
+// from the host's own copy; a released one is refused.
+TEST_F(PoolTest, AnUploadReachesEveryMemberAndLaunchesReadItAnywhere) {
+  auto P = openList(2);
   ASSERT_TRUE(P);
-  Resident Kept;
-  Resident *Keep[] = {&Kept};
-  Whose W(0, 1);
-  LaunchCall Call = W.call();
-  Call.Keep = Keep;
-  auto [Kind, Msg] = failureOf(P->launch(Call));
+  // {0, 42} as every other element from the second: offset and strided.
+  auto In = makeDenseInput<int64_t>({4}, {7, 0, 9, 42});
+  In->D.setOffset(1);
+  In->D.setSize(0, 2);
+  In->D.setStride(0, 2);
+  auto R = P->upload({In->D.data(), 1, 8});
+  ASSERT_TRUE(bool(R)) << llvm::toString(R.takeError());
+  EXPECT_EQ(R->shape(), llvm::ArrayRef<int64_t>({2}));
+  std::set<int> Used;
+  for (int I = 0; I < 4; ++I) {
+    OnResident L(*R);
+    ASSERT_EQ(messageOf(P->launch(L.call())), "");
+    auto V = twoValues(L.Out);
+    ASSERT_EQ(V.size(), 2u);
+    EXPECT_EQ(V[0], 42);
+    Used.insert(indexOf(pid_t(V[1])));
+  }
+  EXPECT_EQ(Used, (std::set<int>{0, 1}));
+  for (const PoolMemberStats &M : P->stats().Members)
+    EXPECT_EQ(M.Session.Residents.Uploads, 1u) << M.Name;
+  Desc Back(1, 8);
+  ASSERT_EQ(messageOf(P->fetch(*R, {Back.data(), 1, 8})), "");
+  EXPECT_EQ(twoValues(Back), (std::vector<int64_t>{0, 42}));
+  std::free(Back.allocated());
+  Resident Copy = *R;
+  ASSERT_EQ(messageOf(P->release(*R)), "");
+  EXPECT_FALSE(*R);
+  for (const PoolMemberStats &M : P->stats().Members)
+    EXPECT_EQ(M.Session.Residents.Held, 0u) << M.Name << ": freed on every member";
+  OnResident Late(Copy);
+  auto [Kind, Msg] = failureOf(P->launch(Late.call()));
   EXPECT_EQ(Kind, FailureKind::BadArgument) << Msg;
-  EXPECT_TRUE(mentions(Msg, "a pool does not take resident tensors yet")) << Msg;
-  EXPECT_TRUE(W.Out.allZero());
-  auto [AsyncKind, AsyncMsg] = failureOf(P->await(P->launchAsync(Call)));
-  EXPECT_EQ(AsyncKind, FailureKind::BadArgument) << AsyncMsg;
-  EXPECT_EQ(P->stats().Launches, 0u);
+  EXPECT_TRUE(mentions(Msg, "input 0, resident " + std::to_string(Copy.id()) + ", was released"))
+      << Msg;
+  EXPECT_TRUE(Late.Out.allZero());
+  auto [ReleaseKind, ReleaseMsg] = failureOf(P->release(Copy));
+  EXPECT_EQ(ReleaseKind, FailureKind::BadArgument) << ReleaseMsg;
+  // Bad tensors are refused on the host, before any member sees them.
+  auto [NullKind, NullMsg] = failureOf(P->upload({nullptr, 1, 8}).takeError());
+  EXPECT_EQ(NullKind, FailureKind::BadArgument) << NullMsg;
+  EXPECT_TRUE(mentions(NullMsg, "null descriptor")) << NullMsg;
+  Desc Unmapped(1, 8);
+  Unmapped.setAllocated(reinterpret_cast<void *>(0x1000));
+  Unmapped.setAligned(reinterpret_cast<void *>(0x1000));
+  Unmapped.setSize(0, 4);
+  Unmapped.setStride(0, 1);
+  auto [BadKind, BadMsg] = failureOf(P->upload({Unmapped.data(), 1, 8}).takeError());
+  EXPECT_EQ(BadKind, FailureKind::BadArgument) << BadMsg;
+  for (const PoolMemberStats &M : P->stats().Members)
+    EXPECT_EQ(M.Session.Residents.Uploads, 1u) << M.Name << ": only the good one reached it";
+}
+
+// A kept output lives on the member that made it: every launch that reads
+// it, blocking or async, runs there; it fetches from there; and a launch
+// naming outputs kept on two members is refused before it runs.
+TEST_F(PoolTest, KeptOutputsStayOnTheirMemberAndLaunchesThatReadThemRunThere) {
+  auto P = openList(2);
+  ASSERT_TRUE(P);
+  // Four kept outputs {3, pid}, spread over both members.
+  std::vector<Resident> Kept(4);
+  std::set<int> Homes;
+  for (Resident &K : Kept) {
+    Whose W(0, 3);
+    LaunchCall Call = W.call();
+    Resident *Keep[] = {&K};
+    Call.Keep = Keep;
+    ASSERT_EQ(messageOf(P->launch(Call)), "");
+    ASSERT_TRUE(K);
+    Desc Back(1, 8);
+    ASSERT_EQ(messageOf(P->fetch(K, {Back.data(), 1, 8})), "");
+    auto V = twoValues(Back);
+    std::free(Back.allocated());
+    ASSERT_EQ(V.size(), 2u);
+    EXPECT_EQ(V[0], 3);
+    Homes.insert(indexOf(pid_t(V[1])));
+  }
+  EXPECT_EQ(Homes, (std::set<int>{0, 1}));
+  // whose on {3, pid} sleeps 3 ms and says {pid, the pid that ran it}.
+  for (Resident &K : Kept) {
+    for (int Round = 0; Round < 2; ++Round) {
+      OnResident L(K);
+      ASSERT_EQ(messageOf(P->launch(L.call())), "");
+      auto V = twoValues(L.Out);
+      ASSERT_EQ(V.size(), 2u);
+      EXPECT_EQ(V[0], V[1]) << "ran away from the member that holds its input";
+    }
+    OnResident A(K);
+    ASSERT_EQ(messageOf(P->await(P->launchAsync(A.call()))), "");
+    auto V = twoValues(A.Out);
+    ASSERT_EQ(V.size(), 2u);
+    EXPECT_EQ(V[0], V[1]) << "an async launch ran away from its input's member";
+  }
+  // A chain: each launch reads the output the last one kept.
+  Resident Next;
+  {
+    OnResident L(Kept[0], &Next);
+    ASSERT_EQ(messageOf(P->launch(L.call())), "");
+  }
+  ASSERT_TRUE(Next);
+  // Inputs kept on two members: refused, naming both inputs.
+  size_t Other = 1;
+  Desc Probe(1, 8);
+  ASSERT_EQ(messageOf(P->fetch(Kept[0], {Probe.data(), 1, 8})), "");
+  int64_t Home0 = twoValues(Probe)[1];
+  std::free(Probe.allocated());
+  for (; Other < Kept.size(); ++Other) {
+    Desc D(1, 8);
+    ASSERT_EQ(messageOf(P->fetch(Kept[Other], {D.data(), 1, 8})), "");
+    int64_t H = twoValues(D)[1];
+    std::free(D.allocated());
+    if (H != Home0)
+      break;
+  }
+  ASSERT_LT(Other, Kept.size());
+  OnResident Both(Kept[0]);
+  Both.Args.push_back(MemrefArg::of(Kept[Other]));
+  auto [Kind, Msg] = failureOf(P->launch(Both.call()));
+  EXPECT_EQ(Kind, FailureKind::BadArgument) << Msg;
+  EXPECT_TRUE(mentions(Msg, "a launch runs on one member")) << Msg;
+  for (Resident &K : Kept)
+    EXPECT_EQ(messageOf(P->release(K)), "");
+  EXPECT_EQ(messageOf(P->release(Next)), "");
+  uint64_t Held = 0;
+  for (const PoolMemberStats &M : P->stats().Members)
+    Held += M.Session.Residents.Held;
+  EXPECT_EQ(Held, 0u);
+}
+
+// A member that joins after an upload gets it before its first launch,
+// from the host's copy.
+TEST_F(PoolTest, AMemberThatJoinsLaterGetsTheUploadsBeforeItsFirstLaunch) {
+  TempDir Dir;
+  start(1, {"--announce", Dir.dir()});
+  auto P = open("pool:" + Dir.dir(), options(1));
+  ASSERT_TRUE(P);
+  auto In = makeDenseInput<int64_t>({2}, {0, 42});
+  auto R = P->upload({In->D.data(), 1, 8});
+  ASSERT_TRUE(bool(R)) << llvm::toString(R.takeError());
+  ASSERT_NE(startOne({"--announce", Dir.dir()}), nullptr);
+  ASSERT_TRUE(waitForMembers(*P, 2));
+  EXPECT_TRUE(Execs[0]->stop());
+  ASSERT_TRUE(waitForMembers(*P, 1)) << "dropped once its announcement went";
+  OnResident L(*R);
+  ASSERT_EQ(messageOf(P->launch(L.call())), "");
+  auto V = twoValues(L.Out);
+  ASSERT_EQ(V.size(), 2u);
+  EXPECT_EQ(V[0], 42);
+  EXPECT_EQ(indexOf(pid_t(V[1])), 1);
+  EXPECT_EQ(messageOf(P->release(*R)), "");
 }
 
 // Each await returns its own launch's result, whichever member ran it; a
@@ -499,6 +664,47 @@ TEST_F(MemberLossTest, WithRetryTheLaunchRunsAgainOnAnotherMember) {
   ASSERT_TRUE(K.ranOn(Ran));
   EXPECT_EQ(indexOf(Ran), 1 - Victim);
   EXPECT_EQ(P->stats().Retried, 1u);
+}
+
+// A kept output dies with its member: a launch or fetch that names it fails
+// as ExecutorLost naming the member, even with retry on, and nothing runs
+// elsewhere; release() forgets it.
+TEST_F(PoolTest, AKeptOutputWhoseMemberDiesFailsNamingItAndIsNotRetried) {
+  auto P = openList(2, /*Retry=*/true);
+  ASSERT_TRUE(P);
+  Resident K;
+  {
+    Whose W(0, 3);
+    LaunchCall Call = W.call();
+    Resident *Keep[] = {&K};
+    Call.Keep = Keep;
+    ASSERT_EQ(messageOf(P->launch(Call)), "");
+  }
+  Desc Back(1, 8);
+  ASSERT_EQ(messageOf(P->fetch(K, {Back.data(), 1, 8})), "");
+  int Home = indexOf(pid_t(twoValues(Back)[1]));
+  std::free(Back.allocated());
+  ASSERT_NE(Home, -1);
+  std::vector<pid_t> Connections = Execs[Home]->connectionPids();
+  ::kill(Execs[Home]->pid(), SIGKILL);
+  for (pid_t C : Connections)
+    ::kill(C, SIGKILL);
+  OnResident L(K);
+  auto [Kind, Msg] = failureOf(P->launch(L.call()));
+  EXPECT_EQ(Kind, FailureKind::ExecutorLost) << Msg;
+  EXPECT_TRUE(mentions(Msg, "member " + Execs[Home]->address())) << Msg;
+  EXPECT_TRUE(L.Out.allZero());
+  EXPECT_EQ(P->stats().Retried, 0u);
+  ASSERT_TRUE(waitForMembers(*P, 1));
+  auto [AsyncKind, AsyncMsg] = failureOf(P->await(P->launchAsync(L.call())));
+  EXPECT_EQ(AsyncKind, FailureKind::ExecutorLost) << AsyncMsg;
+  Desc Gone(1, 8);
+  auto [FetchKind, FetchMsg] = failureOf(P->fetch(K, {Gone.data(), 1, 8}));
+  EXPECT_EQ(FetchKind, FailureKind::ExecutorLost) << FetchMsg;
+  EXPECT_TRUE(mentions(FetchMsg, Execs[Home]->address())) << FetchMsg;
+  EXPECT_TRUE(Gone.allZero());
+  EXPECT_EQ(messageOf(P->release(K)), "");
+  EXPECT_EQ(P->stats().Retried, 0u);
 }
 
 // close() waits for every queued launch, one queued again after its

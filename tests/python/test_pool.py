@@ -107,3 +107,31 @@ def test_progress_line_without_tqdm():
     with _progress.elapsed("long launch", stream=out, every=0.01):
         time.sleep(0.05)
     assert out.getvalue().startswith("\rlong launch: ") and out.getvalue().endswith(" s\n")
+
+
+def test_residents_in_a_pool(start_executor, kernels):
+    """An upload reaches both members, and launches on either read it; a
+    kept output stays on its member, where the launch that reads it runs;
+    every value is NumPy's own."""
+    two = [start_executor() for _ in range(2)]
+    address = "pool:" + ",".join(e.address for e in two)
+    rng = np.random.default_rng(5)
+    x = rng.integers(0, 200, size=(4000,), dtype=np.uint8)
+    h = rng.integers(0, 200, size=(9,), dtype=np.uint8)
+    with cr.Pool(address, min_members=2, strategy="zerocopy") as pool:
+        pool.send_binary(os.path.join(kernels, "copy.o"))
+        pool.send_binary(os.path.join(kernels, "concat.o"))
+        r = pool.upload(x[::2])
+        for _ in range(4):
+            (out,) = pool.launch(f"{PREFIX}copy_r1_e1", "copy.o", r, outputs=[("uint8", 1)])
+            assert np.array_equal(out, x[::2])
+        assert all(m["launches"] == 2 for m in pool.members()), pool.members()
+        assert np.array_equal(r.fetch(), x[::2])
+        (k,) = pool.launch(f"{PREFIX}copy_r1_e1", "copy.o", r, outputs=[("uint8", 1)], keep=True)
+        (c,) = pool.launch(f"{PREFIX}concat_2", "concat.o", k, h, outputs=[("uint8", 1)],
+                           keep=True)
+        expected = np.concatenate([(x[::2] + 1).astype(np.uint8), (h + 32).astype(np.uint8)])
+        assert np.array_equal(c.fetch(), expected)
+        for each in (r, k, c):
+            each.release()
+        assert sum(m["residents"]["held"] for m in pool.members()) == 0

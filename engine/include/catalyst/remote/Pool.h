@@ -45,6 +45,20 @@
 // bad argument) fails as on a session: running it elsewhere would fail
 // again, or crash that member too.
 //
+// Residents (Resident.h). upload() puts a copy of a tensor on every member
+// and keeps a dense copy on the host until release(), from which each
+// member that joins later, or joins again with a new session, gets it
+// before its first launch: an upload costs its bytes in host memory for as
+// long as it lives. A launch that names only uploads runs on any member,
+// and runs again elsewhere after a loss as any launch does. An output a
+// launch keeps (LaunchCall::Keep) lives only on the member that made it:
+// a launch that names it runs on that member, in its turn there, and is
+// never run elsewhere. When that member is
+// lost, a launch or fetch that names the output fails as ExecutorLost,
+// naming the member, RetryOnMemberLoss or not; release() still forgets it.
+// Handles are the pool's own: a member session's, or another pool's, are
+// refused.
+//
 // Errors carry a kind (Failure.h), as a session's do, the member's own
 // kept where one member's error is passed on: a launch whose member was
 // lost is ExecutorLost, a call on a closed pool Closed, and a pool that
@@ -60,6 +74,7 @@
 #define CATALYST_REMOTE_POOL_H
 
 #include "catalyst/remote/Launch.h"
+#include "catalyst/remote/Resident.h"
 #include "catalyst/remote/Session.h"
 #include "catalyst/remote/SessionOptions.h"
 #include "catalyst/remote/Stats.h"
@@ -106,7 +121,7 @@ struct PoolMemberStats {
   std::string Dropped; // why it was dropped; empty while healthy
   uint64_t Running = 0;
   remote::Strategy Strategy = Strategy::Auto; // its launches'; Auto once dropped
-  SessionStats Session;               // of its current session
+  SessionStats Session;                       // of its current session
 };
 
 struct PoolStats {
@@ -161,7 +176,22 @@ public:
   void forEachMember(
       llvm::function_ref<void(llvm::StringRef Name, llvm::StringRef Address, Session &S)> F);
 
-  // As on a Session; see Placement and Losing a member above.
+  // Copies the tensor In describes to every healthy member, and keeps a
+  // dense copy on the host for members joining later (Residents above).
+  // Fails, keeping nothing anywhere, when a member that lives refuses it
+  // (naming the member), or as a session's upload fails for a bad
+  // descriptor.
+  llvm::Expected<Resident> upload(const MemrefArg &In);
+  // As Session::fetch, from a member that holds R: for a kept output its
+  // member, ExecutorLost when that member was lost.
+  llvm::Error fetch(const Resident &R, const MemrefArg &Out, llvm::MutableArrayRef<char> Into = {});
+  // Frees R on every member that holds it and on the host, and empties R.
+  // A member lost meanwhile freed its copy with its connection. Fails as
+  // BadArgument, freeing nothing, for a handle this pool did not make or
+  // has released already.
+  llvm::Error release(Resident &R);
+
+  // As on a Session; see Placement, Residents and Losing a member above.
   llvm::Error launch(const LaunchCall &Call);
   uint64_t launchAsync(const LaunchCall &Call);
   llvm::Error await(uint64_t Ticket);
