@@ -441,6 +441,7 @@ int main(int argc, char **argv) {
   registerTraceBenchmarks(Env);
   registerWireBenchmarks(Env);
   registerPoolBenchmarks(Env);
+  registerResidentBenchmarks(Env);
   registerPackBenchmarks();
   registerGrpcBenchmarks();
   if (Listing) {

@@ -31,6 +31,7 @@ constexpr uint64_t GiB = uint64_t(1) << 30;
 inline const char *const IdentityKernel = CATALYST_REMOTE_BENCH_KERNEL_DIR "/identity.o";
 inline const char *const ScaleKernel = CATALYST_REMOTE_BENCH_KERNEL_DIR "/scale.o";
 inline const char *const ForwardKernel = CATALYST_REMOTE_BENCH_KERNEL_DIR "/forward.o";
+inline const char *const SweepKernel = CATALYST_REMOTE_BENCH_KERNEL_DIR "/sweep.o";
 
 using Clock = std::chrono::steady_clock;
 
@@ -113,6 +114,7 @@ void registerAuthBenchmarks(BenchEnv &Env);
 void registerTraceBenchmarks(BenchEnv &Env);
 void registerWireBenchmarks(BenchEnv &Env);
 void registerPoolBenchmarks(BenchEnv &Env);
+void registerResidentBenchmarks(BenchEnv &Env);
 void registerPackBenchmarks();
 // Seconds to open a session with O and close it again.
 llvm::Expected<double> openClose(const std::string &Address, const SessionOptions &O);

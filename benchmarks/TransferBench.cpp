@@ -36,6 +36,8 @@
 //   trace/launch/8B/<strategy>  (TraceBench.cpp)
 //   pack/transposed/<size>  (PackBench.cpp)
 //   pool/tiny/<N>members/depth<D>, pool/16MiB/<N>members  (PoolBench.cpp)
+//   resident/sweep/<size>/<tcp|local>, resident/chain/64MiB/<tcp|local>
+//            (ResidentBench.cpp)
 //
 // Presets, for --benchmark_filter (catalyst-remote-bench --list-presets
 // prints them; --quick, --same-host and --full select them, and without a
@@ -51,13 +53,15 @@
 //   default  (2.5-3.5 min)  everything over TCP up to 256MiB, naive capped
 //            at 16MiB, fan-out at 1MiB and 64MiB, the raw, memory, gRPC,
 //            authentication, TLS and trace benchmarks, the scale kernel at
-//            256MiB over TCP against its direct run, the pools as in quick
-//     ^(launch/(batched|zerocopy)/(8B|4KiB|64KiB|1MiB|16MiB|256MiB)/|launch/naive/(8B|4KiB|64KiB|1MiB|16MiB)/|raw/fresh_output/|fanout/zerocopy/(1MiB|64MiB)/|memory/|grpc/|auth/|liveness/|trace/|wire/|kernel/scale/256MiB/tcp/|pool/tiny/[0-9]+members/depth8/|pool/16MiB/)
+//            256MiB over TCP against its direct run, the pools as in quick,
+//            the sweep on a 256MiB resident and the kept chain over TCP
+//     ^(launch/(batched|zerocopy)/(8B|4KiB|64KiB|1MiB|16MiB|256MiB)/|launch/naive/(8B|4KiB|64KiB|1MiB|16MiB)/|raw/fresh_output/|fanout/zerocopy/(1MiB|64MiB)/|memory/|grpc/|auth/|liveness/|trace/|wire/|kernel/scale/256MiB/tcp/|pool/tiny/[0-9]+members/depth8/|pool/16MiB/|resident/(sweep/256MiB|chain/64MiB)/tcp/)
 //   same-host  (about 1 min)  local, every shape up to 256MiB, with its
 //            three references, the scale kernel at 256MiB over the
 //            local transport against its direct run (tools/bench's same-host link),
-//            and the packer on the transposed view against a memcpy
-//     ^(launch/local/(8B|4KiB|64KiB|1MiB|16MiB|256MiB)/|kernel/scale/256MiB/local/|pack/)
+//            the packer on the transposed view against a memcpy, and the
+//            resident sweep and chain over the local transport
+//     ^(launch/local/(8B|4KiB|64KiB|1MiB|16MiB|256MiB)/|kernel/scale/256MiB/local/|pack/|resident/(sweep/256MiB|chain/64MiB)/local/)
 //   full     (about 20 min, estimated from its parts)  every benchmark
 //            registered: naive at 256MiB, 1GiB, fan-out at 16MiB and 256MiB,
 //            pools at depth 1
@@ -92,9 +96,10 @@ constexpr Preset Presets[] = {
     {"default", "^(launch/(batched|zerocopy)/(8B|4KiB|64KiB|1MiB|16MiB|256MiB)/|launch/naive/"
                 "(8B|4KiB|64KiB|1MiB|16MiB)/|raw/fresh_output/|fanout/zerocopy/(1MiB|64MiB)/|"
                 "memory/|grpc/|auth/|liveness/|trace/|wire/|kernel/scale/256MiB/tcp/|"
-                "pool/tiny/[0-9]+members/depth8/|pool/16MiB/)"},
+                "pool/tiny/[0-9]+members/depth8/|pool/16MiB/|resident/(sweep/256MiB|chain/64MiB)/tcp/)"},
     {"same-host",
-     "^(launch/local/(8B|4KiB|64KiB|1MiB|16MiB|256MiB)/|kernel/scale/256MiB/local/|pack/)"},
+     "^(launch/local/(8B|4KiB|64KiB|1MiB|16MiB|256MiB)/|kernel/scale/256MiB/local/|pack/|"
+     "resident/(sweep/256MiB|chain/64MiB)/local/)"},
     {"full", "."},
 };
 
