@@ -106,6 +106,10 @@ llvm::Expected<double> timeRaw(RawLink &Link, const char *Out);
 // The medians of the launches' phases (Stats.h) as <phase>_us counters.
 void reportPhases(benchmark::State &State, const std::vector<PhaseTimes> &All);
 
+// Checks that Out holds Want alone, the parameter a sweep launch was given
+// (ResidentBench.cpp), and frees it.
+llvm::Error takeParameter(MemrefR1 &Out, int64_t Want);
+
 void registerTransferBenchmarks(BenchEnv &Env);
 void registerKernelBenchmarks(BenchEnv &Env);
 void registerFanoutBenchmarks(BenchEnv &Env);

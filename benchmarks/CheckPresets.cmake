@@ -9,7 +9,7 @@ cmake_minimum_required(VERSION 3.20)
 set(launch_name "^launch/(naive|batched|zerocopy|local)/[0-9]+(B|KiB|MiB|GiB)/[0-9]+in/rank(1/into|1|3/strided)/")
 set(fanout_name "^fanout/zerocopy/[0-9]+(B|KiB|MiB|GiB)/[0-9]+exec/")
 set(kernel_name "^kernel/scale/[0-9]+(B|KiB|MiB|GiB)/(tcp|local)/")
-set(pool_name "^pool/(tiny/[0-9]+members/depth[0-9]+|[0-9]+(B|KiB|MiB|GiB)/[0-9]+members)/")
+set(pool_name "^pool/((tiny|sweep)/[0-9]+members/depth[0-9]+|[0-9]+(B|KiB|MiB|GiB)/[0-9]+members)/")
 
 function(check_names preset_flag)
   execute_process(COMMAND ${BENCH} --benchmark_list_tests ${preset_flag}

@@ -13,6 +13,12 @@
 //        session_launches_per_s are medians over the samples;
 //        ratio_to_session is their ratio, scaling their ratio over N (1:
 //        N members did N times one member's work)
+//   pool/sweep/<N>members/depth8  a sweep: launches of sweep.o on a 64 MiB
+//        constant uploaded to the pool (every member holds a copy) and an
+//        8-byte parameter, 8 in flight, in samples of 300, beside a single
+//        Session to the first member sweeping its own upload of the same
+//        constant; counters as the tiny rows'. The constant never crosses
+//        again, so the pool should scale as tiny launches do
 //   pool/16MiB/<N>members  16 MiB each way, 2N in flight, 4N launches per
 //        sample; each iteration also times one raw TCP exchange of the
 //        same bytes over the first member's link (RawPeer.h: one link's
@@ -57,6 +63,8 @@ constexpr unsigned TinyDepths[] = {1, 8};
 constexpr uint64_t TinyBytes = 8;
 constexpr uint64_t TinyPerSample = 300;
 constexpr int64_t TinyIterations = 7;
+constexpr uint64_t SweepConstantBytes = 64 * MiB;
+constexpr unsigned SweepDepth = 8;
 constexpr uint64_t BulkBytes = 16 * MiB;
 constexpr unsigned BulkPerMember = 4; // launches per member per sample
 constexpr int64_t BulkIterations = 5;
@@ -132,7 +140,35 @@ Expected<std::unique_ptr<Pool>> openPool(ArrayRef<std::string> Addresses) {
   return P;
 }
 
-using Cases = std::vector<std::unique_ptr<LaunchCase>>;
+template <typename Case> using CasesOf = std::vector<std::unique_ptr<Case>>;
+using Cases = CasesOf<LaunchCase>;
+
+// One launch of a sweep (sweep.o) on a resident constant: the constant and
+// an 8-byte parameter in, the parameter back, checked and freed.
+class SweepCase {
+public:
+  explicit SweepCase(const Resident &Constant) : Constant(Constant) {}
+  SweepCase(const SweepCase &) = delete;
+  SweepCase &operator=(const SweepCase &) = delete;
+
+  // A fresh parameter each time; the call points into this case.
+  LaunchCall call() {
+    ++Param;
+    P = {&Param, &Param, 0, {1}, {1}};
+    Out = {};
+    In[0] = MemrefArg::of(Constant);
+    In[1] = {&P, 1, 8};
+    Outs[0] = {&Out, 1, 8};
+    return {"sweep", SweepKernel, In, Outs};
+  }
+  Error finish(bool) { return takeParameter(Out, Param); }
+
+private:
+  const Resident &Constant;
+  int64_t Param = 0;
+  MemrefR1 P{}, Out{};
+  MemrefArg In[2], Outs[1];
+};
 
 Cases makeCases(uint64_t Bytes, unsigned Depth) {
   Cases C;
@@ -145,12 +181,12 @@ Cases makeCases(uint64_t Bytes, unsigned Depth) {
 // every case in flight; returns the seconds from the first launchAsync to
 // the last await. A launch that fails stops new ones; those in flight are
 // awaited all the same, as their calls point into the cases.
-template <typename Target>
-Expected<double> keepInFlight(Target &T, Cases &C, uint64_t Count, bool Everything) {
-  std::deque<std::pair<uint64_t, LaunchCase *>> InFlight;
+template <typename Target, typename Case>
+Expected<double> keepInFlight(Target &T, CasesOf<Case> &C, uint64_t Count, bool Everything) {
+  std::deque<std::pair<uint64_t, Case *>> InFlight;
   uint64_t Issued = 0;
   Error Err = Error::success();
-  auto Issue = [&](LaunchCase &L) {
+  auto Issue = [&](Case &L) {
     InFlight.emplace_back(T.launchAsync(L.call()), &L);
     ++Issued;
   };
@@ -188,10 +224,10 @@ Error checkSpread(Pool &P, unsigned N) {
 }
 
 // One row's pool, its cases, and what its samples took.
-struct PoolRow {
+template <typename Case> struct PoolRowOf {
   Members M;
   std::unique_ptr<Pool> P;
-  Cases C;
+  CasesOf<Case> C;
   std::vector<double> Samples, Others; // seconds: the pool's, the reference's
   CpuUse Cpu;
 
@@ -206,6 +242,8 @@ struct PoolRow {
     return Error::success();
   }
 };
+
+using PoolRow = PoolRowOf<LaunchCase>;
 
 Expected<PoolRow> openRow(BenchEnv &Env, unsigned N, uint64_t Bytes, unsigned Depth) {
   PoolRow R;
@@ -226,13 +264,14 @@ Expected<PoolRow> openRow(BenchEnv &Env, unsigned N, uint64_t Bytes, unsigned De
   return R;
 }
 
-void reportCommon(benchmark::State &State, const PoolRow &R, unsigned N, unsigned Depth,
-                  uint64_t PerSample) {
+template <typename Case>
+void reportCommon(benchmark::State &State, const PoolRowOf<Case> &R, unsigned N, unsigned Depth,
+                  uint64_t PerSample, uint64_t PayloadBytes) {
   auto &C = State.counters;
   C["members"] = N;
   C["depth"] = Depth;
   C["launches_per_sample"] = double(PerSample);
-  C["payload_bytes"] = double(R.C.front()->shape().Bytes);
+  C["payload_bytes"] = double(PayloadBytes);
   R.Cpu.report(C);
   State.SetLabel(R.M.Local ? "executors=local" : "executors=given");
 }
@@ -240,7 +279,8 @@ void reportCommon(benchmark::State &State, const PoolRow &R, unsigned N, unsigne
 // Each iteration: a sample of PerSample launches on the pool and one
 // reference measurement (Other, its seconds), taking turns at going first
 // so that both see the same load.
-Error sampleWithReference(benchmark::State &State, PoolRow &R, uint64_t PerSample,
+template <typename Case>
+Error sampleWithReference(benchmark::State &State, PoolRowOf<Case> &R, uint64_t PerSample,
                           function_ref<Expected<double>()> Other) {
   bool PoolFirst = true;
   for (auto _ : State) {
@@ -261,6 +301,22 @@ Error sampleWithReference(benchmark::State &State, PoolRow &R, uint64_t PerSampl
   return Error::success();
 }
 
+// The tiny and sweep rows' counters: the pool's launches per second and a
+// session's, medians over the samples, and their ratios.
+template <typename Case>
+void reportRates(benchmark::State &State, const PoolRowOf<Case> &R, unsigned N, unsigned Depth,
+                 uint64_t PayloadBytes) {
+  double Pool = double(TinyPerSample) / median(R.Samples);
+  double One = double(TinyPerSample) / median(R.Others);
+  auto &C = State.counters;
+  C["launches_per_s"] = Pool;
+  C["session_launches_per_s"] = One;
+  C["ratio_to_session"] = Pool / One;
+  C["scaling"] = Pool / One / N;
+  C["launch_us"] = median(R.Samples) / double(TinyPerSample) * 1e6;
+  reportCommon(State, R, N, Depth, TinyPerSample, PayloadBytes);
+}
+
 void runTiny(benchmark::State &State, BenchEnv &Env, unsigned N, unsigned Depth) {
   auto R = openRow(Env, N, TinyBytes, Depth);
   if (!R)
@@ -279,15 +335,66 @@ void runTiny(benchmark::State &State, BenchEnv &Env, unsigned N, unsigned Depth)
   Err = joinErrors(std::move(Err), joinErrors(R->P->close(), (*S)->close()));
   if (Err)
     return fail(State, std::move(Err));
-  double Pool = double(TinyPerSample) / median(R->Samples);
-  double One = double(TinyPerSample) / median(R->Others);
-  auto &C = State.counters;
-  C["launches_per_s"] = Pool;
-  C["session_launches_per_s"] = One;
-  C["ratio_to_session"] = Pool / One;
-  C["scaling"] = Pool / One / N;
-  C["launch_us"] = median(R->Samples) / double(TinyPerSample) * 1e6;
-  reportCommon(State, *R, N, Depth, TinyPerSample);
+  reportRates(State, *R, N, Depth, TinyBytes);
+}
+
+// A sweep on a constant the pool uploaded to every member, beside one
+// session sweeping its own upload of it (the first member's).
+Error sweepRow(benchmark::State &State, BenchEnv &Env, unsigned N, PoolRowOf<SweepCase> &R,
+               Session &S) {
+  std::vector<char> Constant(SweepConstantBytes);
+  for (uint64_t I = 0; I < Constant.size(); I += 4096)
+    Constant[I] = char(I >> 12);
+  MemrefR1 C{Constant.data(), Constant.data(), 0, {int64_t(Constant.size())}, {1}};
+  auto OnPool = R.P->upload({&C, 1, 1});
+  if (!OnPool)
+    return OnPool.takeError();
+  auto OnSession = S.upload({&C, 1, 1});
+  if (!OnSession)
+    return joinErrors(OnSession.takeError(), R.P->release(*OnPool));
+  CasesOf<SweepCase> SessionCases;
+  for (unsigned I = 0; I < SweepDepth; ++I) {
+    R.C.push_back(std::make_unique<SweepCase>(*OnPool));
+    SessionCases.push_back(std::make_unique<SweepCase>(*OnSession));
+  }
+  // Untimed, every result checked: enough launches that every member
+  // takes some.
+  Error Err = keepInFlight(*R.P, R.C, uint64_t(std::max(SweepDepth, N)) * 2, /*Everything=*/true)
+                  .takeError();
+  if (!Err)
+    Err = keepInFlight(S, SessionCases, SweepDepth, /*Everything=*/true).takeError();
+  if (!Err)
+    Err = sampleWithReference(State, R, TinyPerSample, [&] {
+      return keepInFlight(S, SessionCases, TinyPerSample, /*Everything=*/false);
+    });
+  if (!Err)
+    Err = checkSpread(*R.P, N);
+  return joinErrors(std::move(Err), joinErrors(R.P->release(*OnPool), S.release(*OnSession)));
+}
+
+void runSweep(benchmark::State &State, BenchEnv &Env, unsigned N) {
+  // Each member's copy, the session's, the host's and the pool's.
+  if (skipUnlessMemory(State, (N + 3) * SweepConstantBytes, "this sweep"))
+    return;
+  PoolRowOf<SweepCase> R;
+  auto M = membersFor(Env, N);
+  if (!M)
+    return fail(State, M.takeError());
+  R.M = std::move(*M);
+  auto P = openPool(R.M.Addresses);
+  if (!P)
+    return fail(State, P.takeError());
+  R.P = std::move(*P);
+  auto S = openSession(R.M.Addresses.front(), Strategy::ZeroCopy, {SweepKernel});
+  Error Err = S ? R.P->sendBinary(SweepKernel, BinaryFormat::Object) : S.takeError();
+  if (!Err)
+    Err = sweepRow(State, Env, N, R, **S);
+  Err = joinErrors(std::move(Err), R.P->close());
+  if (S)
+    Err = joinErrors(std::move(Err), (*S)->close());
+  if (Err)
+    return fail(State, std::move(Err));
+  reportRates(State, R, N, SweepDepth, SweepConstantBytes);
 }
 
 void runBulk(benchmark::State &State, BenchEnv &Env, unsigned N) {
@@ -317,7 +424,7 @@ void runBulk(benchmark::State &State, BenchEnv &Env, unsigned N) {
   C["raw_us"] = median(R->Others) * 1e6;
   C["ratio_to_links"] = Aggregate / (N * Raw);
   C["sample_us"] = median(R->Samples) * 1e6;
-  reportCommon(State, *R, N, Depth, PerSample);
+  reportCommon(State, *R, N, Depth, PerSample, BulkBytes);
 }
 
 } // namespace
@@ -331,6 +438,12 @@ void registerPoolBenchmarks(BenchEnv &Env) {
           ->UseManualTime()
           ->Unit(benchmark::kMicrosecond)
           ->Iterations(TinyIterations);
+    benchmark::RegisterBenchmark(
+        ("pool/sweep/" + Members + "/depth" + std::to_string(SweepDepth)).c_str(),
+        [&Env, N](benchmark::State &S) { runSweep(S, Env, N); })
+        ->UseManualTime()
+        ->Unit(benchmark::kMicrosecond)
+        ->Iterations(TinyIterations);
     benchmark::RegisterBenchmark(("pool/16MiB/" + Members).c_str(),
                                  [&Env, N](benchmark::State &S) { runBulk(S, Env, N); })
         ->UseManualTime()

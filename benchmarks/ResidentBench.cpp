@@ -58,20 +58,6 @@ Error wrong(const char *What) {
   return createStringError(inconvertibleErrorCode(), "%s", What);
 }
 
-// Checks that Out holds Want alone, the parameter a launch was given, and
-// frees it.
-Error takeParameter(MemrefR1 &Out, int64_t Want) {
-  int64_t Got = 0;
-  bool Shaped = Out.Sizes[0] == 1 && Out.Aligned;
-  if (Shaped)
-    std::memcpy(&Got, static_cast<char *>(Out.Aligned) + Out.Offset * 8, 8);
-  std::free(Out.Allocated);
-  Out = {};
-  if (!Shaped || Got != Want)
-    return wrong("a launch did not hand its parameter back");
-  return Error::success();
-}
-
 Error measureSweep(benchmark::State &State, Session &S, uint64_t Bytes) {
   std::vector<char> Constant(Bytes);
   for (uint64_t I = 0; I < Bytes; I += 4096)
@@ -247,6 +233,20 @@ void onSession(benchmark::State &State, BenchEnv &Env, const Over &T, Fn Measure
 }
 
 } // namespace
+
+// Checks that Out holds Want alone, the parameter a launch was given, and
+// frees it.
+Error takeParameter(MemrefR1 &Out, int64_t Want) {
+  int64_t Got = 0;
+  bool Shaped = Out.Sizes[0] == 1 && Out.Aligned;
+  if (Shaped)
+    std::memcpy(&Got, static_cast<char *>(Out.Aligned) + Out.Offset * 8, 8);
+  std::free(Out.Allocated);
+  Out = {};
+  if (!Shaped || Got != Want)
+    return wrong("a launch did not hand its parameter back");
+  return Error::success();
+}
 
 void registerResidentBenchmarks(BenchEnv &Env) {
   for (const Over &T : Transports) {

@@ -35,7 +35,8 @@
 //            (WireBench.cpp)
 //   trace/launch/8B/<strategy>  (TraceBench.cpp)
 //   pack/transposed/<size>  (PackBench.cpp)
-//   pool/tiny/<N>members/depth<D>, pool/16MiB/<N>members  (PoolBench.cpp)
+//   pool/tiny/<N>members/depth<D>, pool/sweep/<N>members/depth8,
+//            pool/16MiB/<N>members  (PoolBench.cpp)
 //   resident/sweep/<size>/<tcp|local>, resident/chain/64MiB/<tcp|local>
 //            (ResidentBench.cpp)
 //
@@ -54,8 +55,9 @@
 //            at 16MiB, fan-out at 1MiB and 64MiB, the raw, memory, gRPC,
 //            authentication, TLS and trace benchmarks, the scale kernel at
 //            256MiB over TCP against its direct run, the pools as in quick,
-//            the sweep on a 256MiB resident and the kept chain over TCP
-//     ^(launch/(batched|zerocopy)/(8B|4KiB|64KiB|1MiB|16MiB|256MiB)/|launch/naive/(8B|4KiB|64KiB|1MiB|16MiB)/|raw/fresh_output/|fanout/zerocopy/(1MiB|64MiB)/|memory/|grpc/|auth/|liveness/|trace/|wire/|kernel/scale/256MiB/tcp/|pool/tiny/[0-9]+members/depth8/|pool/16MiB/|resident/(sweep/256MiB|chain/64MiB)/tcp/)
+//            pools sweeping a broadcast resident, the sweep on a 256MiB
+//            resident and the kept chain over TCP
+//     ^(launch/(batched|zerocopy)/(8B|4KiB|64KiB|1MiB|16MiB|256MiB)/|launch/naive/(8B|4KiB|64KiB|1MiB|16MiB)/|raw/fresh_output/|fanout/zerocopy/(1MiB|64MiB)/|memory/|grpc/|auth/|liveness/|trace/|wire/|kernel/scale/256MiB/tcp/|pool/(tiny|sweep)/[0-9]+members/depth8/|pool/16MiB/|resident/(sweep/256MiB|chain/64MiB)/tcp/)
 //   same-host  (about 1 min)  local, every shape up to 256MiB, with its
 //            three references, the scale kernel at 256MiB over the
 //            local transport against its direct run (tools/bench's same-host link),
@@ -96,7 +98,8 @@ constexpr Preset Presets[] = {
     {"default", "^(launch/(batched|zerocopy)/(8B|4KiB|64KiB|1MiB|16MiB|256MiB)/|launch/naive/"
                 "(8B|4KiB|64KiB|1MiB|16MiB)/|raw/fresh_output/|fanout/zerocopy/(1MiB|64MiB)/|"
                 "memory/|grpc/|auth/|liveness/|trace/|wire/|kernel/scale/256MiB/tcp/|"
-                "pool/tiny/[0-9]+members/depth8/|pool/16MiB/|resident/(sweep/256MiB|chain/64MiB)/tcp/)"},
+                "pool/(tiny|sweep)/[0-9]+members/depth8/|pool/16MiB/|resident/(sweep/256MiB|chain/"
+                "64MiB)/tcp/)"},
     {"same-host",
      "^(launch/local/(8B|4KiB|64KiB|1MiB|16MiB|256MiB)/|kernel/scale/256MiB/local/|pack/|"
      "resident/(sweep/256MiB|chain/64MiB)/local/)"},
