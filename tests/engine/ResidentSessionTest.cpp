@@ -10,7 +10,8 @@
 // or empty ones, a rank or element size the kernel does not expect, a
 // strategy without residents, the executor's cap) fails naming the
 // argument, and the session goes on. Stats and the trace show each
-// resident call and the bytes residents kept off the link.
+// resident call and the bytes residents kept off the link. Residents
+// work over TLS as over plain TCP.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,7 +21,9 @@
 #include "Memref.h"
 #include "TempDir.h"
 #include "Text.h"
+#include "TokenFile.h"
 #include "TraceReader.h"
+#include "catalyst/remote/SecretBytes.h"
 #include "catalyst/remote/Session.h"
 
 #include <gtest/gtest.h>
@@ -318,6 +321,44 @@ TEST_F(ResidentSessionTest, KeptOutputsChainInTheExecutorAndComeBackWhenFetched)
   EXPECT_TRUE(Wrong.allZero()) << "a failed fetch zeroes the descriptor";
   for (Resident *R : {&Up, &A, &B})
     EXPECT_FALSE(bool(S->release(*R)));
+}
+
+// Over TLS (an executor with a token, reached over TCP) residents work as
+// over plain TCP: an upload read by a launch, a kept output, its fetch.
+TEST_F(ResidentSessionTest, UploadsKeepsAndFetchesOverTls) {
+  TokenFile Token;
+  ExecutorOptions EO;
+  EO.Args = {"--token-file", Token.path()};
+  ASSERT_TRUE(Exec.start(EO));
+  SessionOptions O;
+  O.Secret = SecretBytes::copyOf(Token.secret());
+  O.Transport = TransportKind::Tcp;
+  S = openWithConcat(Exec.address(), Strategy::ZeroCopy, O);
+  ASSERT_TRUE(S);
+  ASSERT_FALSE(bool(S->sendBinary(kernelObject("copy"), BinaryFormat::Object)));
+  // Socket files (the .unix run) stay plain.
+  if (!llvm::StringRef(Exec.address()).starts_with("unix:")) {
+    EXPECT_TRUE(mentions(S->protection(), "TLS")) << S->protection();
+  }
+  auto Big = makeInput(Layout::Dense, {300000}, 1, Rng);
+  Resident R = upload(*Big);
+  ASSERT_TRUE(R);
+  auto Small = makeInput(Layout::Dense, {50}, 1, Rng);
+  uint64_t Sent = 0;
+  EXPECT_TRUE(concatMatches(R, *Big, *Small, Sent));
+  EXPECT_LT(Sent, uint64_t(64 << 10)) << "the resident's values do not cross again";
+  Resident K;
+  Resident *Keep[] = {&K};
+  Desc KDesc(1, 1);
+  MemrefArg In[] = {MemrefArg::of(R)};
+  MemrefArg KOut{KDesc.data(), 1, 1};
+  ASSERT_FALSE(bool(S->launch({remoteEntry("copy_r1_e1"), "copy.o", In, {KOut}, {}, Keep})));
+  Desc Back(1, 1);
+  ASSERT_FALSE(bool(S->fetch(K, {Back.data(), 1, 1})));
+  EXPECT_EQ(Back.values(), Big->D.values());
+  std::free(Back.allocated());
+  for (Resident *Each : {&R, &K})
+    EXPECT_FALSE(bool(S->release(*Each)));
 }
 
 TEST_F(ResidentSessionTest, AFailedLaunchKeepsNothingAndFreesWhatTheExecutorKept) {
