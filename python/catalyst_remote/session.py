@@ -146,7 +146,8 @@ class _Target:
     def upload(self, array):
         """Copies `array` into the executor, which keeps it for this session,
         and returns it as a RemoteArray: launches given it read it there,
-        none of its bytes crossing again (resident.py)."""
+        none of its bytes crossing again (resident.py). On a pool, every
+        member gets a copy, members joining later included."""
         if isinstance(array, RemoteArray):
             raise BadArgument("the array to upload is a RemoteArray already")
         array = np.asarray(array)
