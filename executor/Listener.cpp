@@ -56,25 +56,35 @@ namespace {
 // and stops it by closing that session.
 constexpr int StopSignals[] = {SIGINT, SIGTERM, SIGHUP};
 
-int WakeFds[2] = {-1, -1};
-volatile sig_atomic_t StopRequested = 0;
-// The listener blocks the stop signals and SIGCHLD while it works, and takes
-// them only inside ppoll() with this, the mask it started with. A signal
-// then always finds the loop waiting, never between its check of
-// StopRequested and its wait; and under ThreadSanitizer, which defers a
-// handler to the interrupted thread's next intercepted call, it is never
-// deferred past the wait. Forked connection processes and spawned tools get
-// this mask back.
-sigset_t WaitMask;
+// What the listener's signal handler reads and writes, and the mask its
+// wait takes signals with: process-wide, because a handler is given no
+// object, and runs on whatever the process was doing.
+struct ListenerSignals {
+  // The self-pipe: the handler writes a byte and the wait wakes on it.
+  // Connection processes write it too (ConnectionOptions::AdmittedFd), and
+  // PMIx's watch of its server.
+  int WakeFds[2] = {-1, -1};
+  // Set by a stop signal; the loop ends once it sees it.
+  volatile sig_atomic_t StopRequested = 0;
+  // The listener blocks the stop signals and SIGCHLD while it works, and
+  // takes them only inside ppoll() with this, the mask it started with. A
+  // signal then always finds the loop waiting, never between its check of
+  // StopRequested and its wait; and under ThreadSanitizer, which defers a
+  // handler to the interrupted thread's next intercepted call, it is never
+  // deferred past the wait. Forked connection processes and spawned tools
+  // get this mask back.
+  sigset_t WaitMask;
+};
+ListenerSignals Signals;
 
 void onSignal(int Sig) {
   // The announcement first: a launcher may SIGKILL the executor soon.
   if (Sig != SIGCHLD) {
     withdrawAnnouncement();
-    StopRequested = 1;
+    Signals.StopRequested = 1;
   }
   int Saved = errno;
-  [[maybe_unused]] ssize_t N = ::write(WakeFds[1], "x", 1);
+  [[maybe_unused]] ssize_t N = ::write(Signals.WakeFds[1], "x", 1);
   errno = Saved;
 }
 
@@ -388,12 +398,12 @@ void checkStartingChildren(Clock::time_point Now) {
   // Cannot fail, nor the ones above: the defaults of signals that have one.
   std::signal(SIGCHLD, SIG_DFL);
   // Cannot fail: a mask this process had.
-  ::pthread_sigmask(SIG_SETMASK, &WaitMask, nullptr);
+  ::pthread_sigmask(SIG_SETMASK, &Signals.WaitMask, nullptr);
   for (auto &L : Listeners)
     ::close(L.Fd);
   // The write end stays: it tells the listener the peer was admitted
   // (ConnectionOptions::AdmittedFd).
-  ::close(WakeFds[0]);
+  ::close(Signals.WakeFds[0]);
   // Other hosts' connections: holding them would keep them open past their
   // own processes.
   for (auto &[P, C] : Children)
@@ -629,7 +639,7 @@ void watch(std::vector<pollfd> &Polled, std::vector<std::list<Startup>::iterator
   bool Paused = Clock::now() < AcceptPausedUntil;
   for (auto &L : Listeners)
     Polled.push_back({Paused ? -1 : L.Fd, POLLIN, 0});
-  Polled.push_back({WakeFds[0], POLLIN, 0});
+  Polled.push_back({Signals.WakeFds[0], POLLIN, 0});
   Polled.push_back({Watched.Parent.fd(), POLLIN, 0});
   Polled.push_back({Watched.Srun.fd(), POLLIN, 0});
   for (auto It = Pending.begin(); It != Pending.end(); ++It) {
@@ -774,7 +784,7 @@ void fitDescriptors(ServeOptions &Options) {
 // In a directory or through PMIx, as --announce says.
 Error announceAsAsked(const ServeOptions &Options, const std::vector<Listener> &Listeners) {
   if (Options.AnnouncePmix)
-    return announceThroughPmix(Listeners, Options.WatchPmixServer ? WakeFds[1] : -1);
+    return announceThroughPmix(Listeners, Options.WatchPmixServer ? Signals.WakeFds[1] : -1);
   if (!Options.AnnounceDir.empty())
     return announceIn(Options.AnnounceDir, Listeners);
   return Error::success();
@@ -784,7 +794,7 @@ Error announceAsAsked(const ServeOptions &Options, const std::vector<Listener> &
 
 int serve(std::vector<Listener> Listeners, const ServeOptions &Given) {
   ServeOptions Options = Given;
-  if (::pipe2(WakeFds, O_CLOEXEC | O_NONBLOCK) != 0) {
+  if (::pipe2(Signals.WakeFds, O_CLOEXEC | O_NONBLOCK) != 0) {
     LogLine() << "catalyst-remote-executor: pipe: " << std::strerror(errno);
     return 1;
   }
@@ -795,7 +805,7 @@ int serve(std::vector<Listener> Listeners, const ServeOptions &Given) {
   sigaddset(&Taken, SIGCHLD);
   // Cannot fail: valid signals. Before the handlers, and before any thread
   // (PMIx's) that would inherit the mask, so that only the wait takes them.
-  ::pthread_sigmask(SIG_BLOCK, &Taken, &WaitMask);
+  ::pthread_sigmask(SIG_BLOCK, &Taken, &Signals.WaitMask);
   struct sigaction SA {};
   SA.sa_handler = onSignal;
   sigemptyset(&SA.sa_mask);
@@ -827,12 +837,12 @@ int serve(std::vector<Listener> Listeners, const ServeOptions &Given) {
     listenLocally(Listeners, Options);
   fitDescriptors(Options);
   HandshakeTimeout = Options.Connection.HandshakeTimeout;
-  Options.Connection.AdmittedFd = WakeFds[1];
+  Options.Connection.AdmittedFd = Signals.WakeFds[1];
   Budget.emplace(Options.Startups);
   std::vector<pollfd> Polled;
   std::vector<std::list<Startup>::iterator> Polling;
   Clock::time_point IdleSince = Clock::now();
-  while (!StopRequested && !orphaned(Watched)) {
+  while (!Signals.StopRequested && !orphaned(Watched)) {
     watch(Polled, Polling, Listeners, Watched);
     Clock::time_point Wake = Refusals.flush();
     if (!Children.empty() || !Pending.empty())
@@ -843,10 +853,10 @@ int serve(std::vector<Listener> Listeners, const ServeOptions &Given) {
       Wake = std::min(Wake, IdleSince + Options.IdleExit);
     int Ms = msUntilNext(Wake, Watched);
     timespec Timeout{Ms / 1000, (Ms % 1000) * 1000000L};
-    if (::ppoll(Polled.data(), Polled.size(), &Timeout, &WaitMask) < 0 && errno != EINTR)
+    if (::ppoll(Polled.data(), Polled.size(), &Timeout, &Signals.WaitMask) < 0 && errno != EINTR)
       break;
     char Drain[64];
-    while (::read(WakeFds[0], Drain, sizeof(Drain)) > 0) {
+    while (::read(Signals.WakeFds[0], Drain, sizeof(Drain)) > 0) {
     }
     reapChildren();
     checkStartingChildren(Clock::now());
@@ -857,14 +867,14 @@ int serve(std::vector<Listener> Listeners, const ServeOptions &Given) {
     expireStartups(Clock::now());
     // A flood is taken in batches, so that the peers already here advance
     // between them.
-    for (size_t I = 0; I < Listeners.size() && !StopRequested; ++I)
+    for (size_t I = 0; I < Listeners.size() && !Signals.StopRequested; ++I)
       for (int K = 0;
            K < 64 && (Polled[I].revents & POLLIN) && acceptOne(Listeners[I], Listeners, Options);
            ++K) {
       }
   }
   // Cannot fail: the mask it started with. Stopping waits without ppoll().
-  ::pthread_sigmask(SIG_SETMASK, &WaitMask, nullptr);
+  ::pthread_sigmask(SIG_SETMASK, &Signals.WaitMask, nullptr);
   withdrawAnnouncement();
   endPmixAnnouncement();
   for (auto &S : Pending)
