@@ -277,10 +277,7 @@ void ZeroCopyService::buildArguments() {
   S.Args.clear();
   char *Cursor = S.Descs.data();
   for (auto &[ElemSize, Sizes, Dest, Bytes] : Current.Inputs) {
-    MemrefDesc D(Cursor, Sizes.size());
-    for (size_t K = 0; K < Sizes.size(); ++K)
-      D.setSize(K, Sizes[K]);
-    D.rewriteDense(Dest.toPtr<void *>());
+    MemrefDesc(Cursor, Sizes.size()).describeDense(Sizes, Dest.toPtr<void *>());
     S.Args.push_back(Cursor);
     Cursor += MemrefDesc::byteSize(Sizes.size());
   }

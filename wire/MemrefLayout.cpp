@@ -8,6 +8,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
+#include <cassert>
 
 using namespace llvm;
 
@@ -89,6 +90,13 @@ void MemrefDesc::rewriteDense(void *Buffer) {
     setStride(I, Stride);
     Stride *= std::max<int64_t>(size(I), 1);
   }
+}
+
+void MemrefDesc::describeDense(ArrayRef<int64_t> Sizes, void *Buffer) {
+  assert(Sizes.size() == Rank && "a size per dimension");
+  for (size_t I = 0; I < Rank; ++I)
+    setSize(I, Sizes[I]);
+  rewriteDense(Buffer);
 }
 
 Expected<MemrefLayout> layoutOf(const MemrefDesc &D, size_t ElemSize, MemrefName Name) {

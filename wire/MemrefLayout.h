@@ -12,6 +12,7 @@
 #ifndef CATALYST_REMOTE_WIRE_MEMREFLAYOUT_H
 #define CATALYST_REMOTE_WIRE_MEMREFLAYOUT_H
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"
 
 #include <cstddef>
@@ -49,6 +50,9 @@ public:
 
   // Points the descriptor at a dense row-major buffer holding its values.
   void rewriteDense(void *Buffer);
+  // Gives the descriptor Sizes (one per dimension) and points it at a dense
+  // row-major buffer of that shape.
+  void describeDense(llvm::ArrayRef<int64_t> Sizes, void *Buffer);
 
 private:
   int64_t load(size_t Slot) const {

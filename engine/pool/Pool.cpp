@@ -72,12 +72,7 @@ Error Pool::Impl::sendBinary(StringRef Path, BinaryFormat Format) {
     BinaryCount = Binaries.size();
   }
   All = useAll();
-  std::vector<std::optional<FailureReport>> Failures(All.size());
-  atOnce(All.size(), [&](size_t I) {
-    if (Error Err = catchUp(*All[I]))
-      Failures[I] = reportFailure(std::move(Err));
-  });
-  MemberRefusals Refused = refusals(All, Failures);
+  MemberRefusals Refused = onEach(All, [&](size_t I) { return catchUp(*All[I]); });
   for (const MemberPtr &Mem : All)
     release(Mem);
   if (!Refused.Count)
@@ -90,8 +85,12 @@ Error Pool::Impl::sendBinary(StringRef Path, BinaryFormat Format) {
                      Address + ": send_binary of " + Path + " failed on " + Refused.of(All.size()));
 }
 
-MemberRefusals Pool::Impl::refusals(ArrayRef<MemberPtr> All,
-                                    ArrayRef<std::optional<FailureReport>> Failures) {
+MemberRefusals Pool::Impl::onEach(ArrayRef<MemberPtr> All, function_ref<Error(size_t)> Call) {
+  std::vector<std::optional<FailureReport>> Failures(All.size());
+  atOnce(All.size(), [&](size_t I) {
+    if (Error Err = Call(I))
+      Failures[I] = reportFailure(std::move(Err));
+  });
   MemberRefusals Out;
   for (size_t I = 0; I < All.size(); ++I) {
     if (!Failures[I])

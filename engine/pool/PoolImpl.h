@@ -150,11 +150,11 @@ public:
   llvm::Error sendBinary(llvm::StringRef Path, BinaryFormat Format);
   llvm::Expected<std::vector<char>> callWrapper(llvm::StringRef Symbol, llvm::ArrayRef<char> Args);
   std::vector<MemberReply> callWrapperOnAll(llvm::StringRef Symbol, llvm::ArrayRef<char> Args);
-  // Of a call made on each of All, one failure each (none where it
-  // succeeded): the refusals. Members whose connection ended did not
+  // Runs Call(I) for each member All[I] at once (atOnce) and returns the
+  // refusals among their failures. Members whose connection ended did not
   // refuse; they are joined again, or dropped.
-  MemberRefusals refusals(llvm::ArrayRef<MemberPtr> All,
-                          llvm::ArrayRef<std::optional<FailureReport>> Failures);
+  MemberRefusals onEach(llvm::ArrayRef<MemberPtr> All,
+                        llvm::function_ref<llvm::Error(size_t)> Call);
   void forEachMember(
       llvm::function_ref<void(llvm::StringRef Name, llvm::StringRef Address, Session &S)> F);
   PoolStats stats() const;

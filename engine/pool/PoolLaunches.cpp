@@ -127,14 +127,19 @@ static void zeroOutputs(const LaunchCall &Call) {
 }
 
 Error Pool::Impl::runOn(const MemberPtr &Mem, const LaunchCall &Call) {
-  auto Ran = onMember(Call, Mem);
-  if (!Ran) {
-    zeroOutputs(Call);
-    return Ran.takeError();
+  // Only a launch that names residents needs them named to the member.
+  std::optional<MemberCall> Ran;
+  if (Call.namesResidents()) {
+    auto Named = onMember(Call, Mem);
+    if (!Named) {
+      zeroOutputs(Call);
+      return Named.takeError();
+    }
+    Ran = std::move(*Named);
   }
   ++Mem->Started;
-  Error Err = Mem->S->launch(Ran->Call);
-  if (!Err)
+  Error Err = Mem->S->launch(Ran ? Ran->Call : Call);
+  if (!Err && Ran)
     adoptKept(Call, *Ran, Mem);
   sync::MutexLock L(M);
   ++Launches;

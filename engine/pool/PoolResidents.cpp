@@ -35,19 +35,21 @@ Expected<std::shared_ptr<const HostTensor>> hostCopy(const MemrefArg &In) {
   };
   if (!In.Desc)
     return makeFailure(FailureKind::BadArgument, "tensor 0: null descriptor");
+  // In the order a session checks an upload: its layout (rank, element
+  // size, sizes), its memory, then its shape as the wire carries it.
   size_t Rank = In.Rank;
-  wire::Shape Sizes(std::min<size_t>(Rank, wire::MaxRank + 1));
   wire::MemrefDesc D(In.Desc, Rank);
-  for (size_t K = 0; K < Sizes.size(); ++K)
-    Sizes[K] = D.size(K);
-  auto Shape = wire::tensorShape(In.ElemSize, Sizes, "the tensor");
-  if (!Shape)
-    return Bad(Shape.takeError());
   auto L = wire::layoutOf(D, In.ElemSize, {"tensor", 0});
   if (!L)
     return Bad(L.takeError());
   if (Error Err = wire::checkReadable(D, In.ElemSize, *L, {"tensor", 0}))
     return Bad(std::move(Err));
+  wire::Shape Sizes(Rank);
+  for (size_t K = 0; K < Rank; ++K)
+    Sizes[K] = D.size(K);
+  auto Shape = wire::tensorShape(In.ElemSize, Sizes, "the tensor");
+  if (!Shape)
+    return Bad(Shape.takeError());
   auto T = std::make_shared<HostTensor>();
   // Not zeroed: every byte is written below.
   T->Bytes.reset(new (std::nothrow) char[std::max<uint64_t>(Shape->Bytes, 1)]);
@@ -68,10 +70,7 @@ Expected<std::shared_ptr<const HostTensor>> hostCopy(const MemrefArg &In) {
   }
   T->Shape = std::move(*Shape);
   T->Desc.assign(3 + 2 * Rank, 0);
-  wire::MemrefDesc Dense(T->Desc.data(), Rank);
-  for (size_t K = 0; K < Rank; ++K)
-    Dense.setSize(K, Sizes[K]);
-  Dense.rewriteDense(T->Bytes.get());
+  wire::MemrefDesc(T->Desc.data(), Rank).describeDense(Sizes, T->Bytes.get());
   return T;
 }
 
@@ -127,16 +126,14 @@ Expected<Resident> Pool::Impl::upload(const MemrefArg &In) {
     return Fail(Copy.takeError());
   std::vector<MemberPtr> All = useAll();
   std::vector<std::optional<Resident>> Made(All.size());
-  std::vector<std::optional<FailureReport>> Failures(All.size());
-  atOnce(All.size(), [&](size_t I) {
+  MemberRefusals Refused = onEach(All, [&](size_t I) -> Error {
     sync::MutexLock Shipping(All[I]->ShipMutex);
     auto R = All[I]->S->upload((*Copy)->arg());
-    if (R)
-      Made[I] = std::move(*R);
-    else
-      Failures[I] = reportFailure(R.takeError());
+    if (!R)
+      return R.takeError();
+    Made[I] = std::move(*R);
+    return Error::success();
   });
-  MemberRefusals Refused = refusals(All, Failures);
   if (Refused.Count) {
     for (size_t I = 0; I < All.size(); ++I)
       if (Made[I])
@@ -204,6 +201,8 @@ Error Pool::Impl::catchUpResidents(pool::Member &Mem) {
 
 Expected<Placement> Pool::Impl::placement(const LaunchCall &Call) {
   Placement Place;
+  if (!Call.namesResidents())
+    return Place;
   size_t HomeInput = 0;
   sync::MutexLock L(M);
   for (size_t I = 0; I < Call.Inputs.size(); ++I) {
@@ -371,13 +370,8 @@ Error Pool::Impl::releaseResident(Resident &R) {
       Mem->Residents.erase(Id);
   }
   R = Resident();
-  std::vector<std::optional<FailureReport>> Failures(All.size());
-  atOnce(All.size(), [&](size_t I) {
-    if (Error Err = All[I]->S->release(Theirs[I]))
-      Failures[I] = reportFailure(std::move(Err));
-  });
   // A member lost meanwhile freed its copy with its connection.
-  MemberRefusals Refused = refusals(All, Failures);
+  MemberRefusals Refused = onEach(All, [&](size_t I) { return All[I]->S->release(Theirs[I]); });
   for (const MemberPtr &Mem : All)
     release(Mem);
   if (!Refused.Count)

@@ -32,10 +32,7 @@ Resident ResidentTable::add(uint64_t Id, const wire::TensorShape &Shape) {
   Rec.Shape = Shape;
   size_t Rank = Shape.Sizes.size();
   Rec.Desc.assign(3 + 2 * Rank, 0);
-  wire::MemrefDesc D(Rec.Desc.data(), Rank);
-  for (size_t K = 0; K < Rank; ++K)
-    D.setSize(K, Shape.Sizes[K]);
-  D.rewriteDense(nullptr);
+  wire::MemrefDesc(Rec.Desc.data(), Rank).describeDense(Shape.Sizes, nullptr);
   return ResidentAccess::make(Owner, Id, Shape);
 }
 

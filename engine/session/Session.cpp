@@ -171,7 +171,7 @@ Error Session::Impl::launchMeasured(const LaunchCall &Call, HostOutputs &Outputs
   if (auto Err = checkOutputs(Call))
     return Err;
   ResidentTable *Kept = nullptr;
-  if (usesResidents(Call)) {
+  if (Call.namesResidents()) {
     if (auto Err = keepOutputs(Call, Outputs))
       return Err;
     Kept = &Residents;

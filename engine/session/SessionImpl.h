@@ -79,7 +79,6 @@ public:
   llvm::Error fetch(const Resident &R, const MemrefArg &Out, llvm::MutableArrayRef<char> Into)
       EXCLUDES(LaunchMutex);
   // Whether Call names residents: as inputs, or outputs to keep.
-  static bool usesResidents(const LaunchCall &Call);
   // Checks that this session can take Call's residents and gives each
   // output Call keeps an id in Outputs.
   llvm::Error keepOutputs(const LaunchCall &Call, HostOutputs &Outputs) REQUIRES(LaunchMutex);

@@ -128,11 +128,6 @@ Expected<Resident> Session::Impl::uploadMeasured(const MemrefArg &In, LaunchStat
   return Residents.add(Id, *Shape);
 }
 
-bool Session::Impl::usesResidents(const LaunchCall &Call) {
-  return any_of(Call.Inputs, [](const MemrefArg &A) { return A.Kept != nullptr; }) ||
-         any_of(Call.Keep, [](const Resident *R) { return R != nullptr; });
-}
-
 Error Session::Impl::keepOutputs(const LaunchCall &Call, HostOutputs &Outputs) {
   auto Requests = residentRequests();
   if (!Requests)

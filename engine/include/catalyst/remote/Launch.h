@@ -55,6 +55,18 @@ struct LaunchCall {
   // kernel's to give), else a dense copy. A failed launch keeps nothing
   // and leaves the handles as they were. Zero-copy sessions only.
   llvm::ArrayRef<Resident *> Keep = {};
+
+  // Whether an input is a resident or an output is to be kept: whether the
+  // launch needs its sessions' residents at all.
+  bool namesResidents() const {
+    for (const MemrefArg &A : Inputs)
+      if (A.Kept)
+        return true;
+    for (const Resident *R : Keep)
+      if (R)
+        return true;
+    return false;
+  }
 };
 
 } // namespace catalyst::remote
